@@ -1,0 +1,142 @@
+"""layoutalg: CuTe-style layout algebra for GPU kernel authors.
+
+A layout is a function from coordinates to offsets, written ``Shape:Stride``::
+
+    >>> from layoutalg import Layout, composition, logical_divide, parse
+    >>> L = parse("(4,2):(2,1)")            # a 4x2 row-major matrix
+    >>> [L(i) for i in range(8)]
+    [0, 2, 4, 6, 1, 3, 5, 7]
+    >>> str(composition(L, Layout(4, 2)))   # every other element, in index order
+    '(2,2):(4,1)'
+
+The NVIDIA tensor-core layouts live in :mod:`layoutalg.nvidia`; swizzles and composed layouts in
+:mod:`layoutalg.swizzle` and :mod:`layoutalg.composed`; proofs in :mod:`layoutalg.verify`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import inttuple
+from .algebra import (
+    coalesce,
+    complement,
+    composition,
+    downcast,
+    filter,
+    flat_divide,
+    flat_product,
+    blocked_product,
+    left_inverse,
+    logical_divide,
+    logical_product,
+    max_common_layout,
+    max_common_vector,
+    nullspace,
+    raked_product,
+    recast_layout,
+    right_inverse,
+    tile_to_shape,
+    tiled_divide,
+    tiled_product,
+    upcast,
+    zipped_divide,
+    zipped_product,
+)
+from .errors import LayoutError
+from .layout import (
+    Layout,
+    append,
+    cosize,
+    depth,
+    flatten_layout,
+    group,
+    is_layout,
+    make_layout,
+    make_ordered_layout,
+    prepend,
+    rank,
+    shape,
+    size,
+    stride,
+    with_shape,
+)
+from .parse import parse, symbol
+
+__version__ = "0.1.0"
+
+
+def flatten(x: Any) -> Any:
+    """flatten(L): a layout with every leaf mode at the top level; flatten(t) of an IntTuple: its leaves."""
+    if isinstance(x, Layout):
+        return flatten_layout(x)
+    return inttuple.flatten(x)
+
+
+# Names provided by modules that build on the core; imported on first use.
+_LAZY = {
+    "Swizzle": "swizzle",
+    "ComposedLayout": "composed",
+    "verify": "verify",
+    "equivalent": "verify",
+    "Verdict": "verify",
+    "to_linear": "linear",
+    "from_linear": "linear",
+}
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'layoutalg' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "Layout",
+    "LayoutError",
+    "make_layout",
+    "make_ordered_layout",
+    "parse",
+    "symbol",
+    "size",
+    "cosize",
+    "rank",
+    "depth",
+    "shape",
+    "stride",
+    "append",
+    "prepend",
+    "group",
+    "flatten",
+    "with_shape",
+    "is_layout",
+    "coalesce",
+    "filter",
+    "composition",
+    "complement",
+    "right_inverse",
+    "left_inverse",
+    "logical_divide",
+    "zipped_divide",
+    "tiled_divide",
+    "flat_divide",
+    "logical_product",
+    "zipped_product",
+    "tiled_product",
+    "flat_product",
+    "blocked_product",
+    "raked_product",
+    "tile_to_shape",
+    "max_common_vector",
+    "max_common_layout",
+    "upcast",
+    "downcast",
+    "recast_layout",
+    "nullspace",
+    *_LAZY,
+]

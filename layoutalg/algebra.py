@@ -1,0 +1,881 @@
+"""The layout algebra, with CuTe's semantics.
+
+Every operation here is a function of layouts that returns a layout; its contract is the first
+line of its docstring. One example to check by hand: divide a 16-element vector into tiles of
+two elements taken at stride 4 (``B = 2:4``). The tile covers offsets {0, 4}; its complement in
+16 enumerates the tiles' origins, {0,1,2,3, 8,9,10,11}, i.e. ``(4,2):(1,8)``; the divided layout
+visits tile by tile:
+
+    >>> from layoutalg import Layout, complement, logical_divide
+    >>> str(complement(Layout(2, 4), 16))
+    '(4,2):(1,8)'
+    >>> str(logical_divide(Layout(16, 1), Layout(2, 4)))
+    '(2,(4,2)):(4,(1,8))'
+
+Composition is *functional*: whenever ``composition(A, B)`` returns ``R``, ``R(i) == A(B(i))``
+for every ``i < size(B)``. CuTe builds ``R`` mode by mode; where that construction would not be
+the functional composition (B's modes overlap in A's coordinate space, or B reaches past A's
+domain) the result is checked by enumeration and a :class:`~layoutalg.errors.LayoutError` is raised
+if it is not a layout. Past its size, A is extended as CuTe extends it (its last mode absorbs the
+overflow, however A is spelled, see ``_coalesce_x``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import inttuple as it
+from .errors import LayoutError
+from .inttuple import flatten, is_tuple, product
+from .layout import Layout, _fmt, append, make_layout, make_ordered_layout
+
+__all__ = [
+    "coalesce",
+    "filter",
+    "composition",
+    "complement",
+    "right_inverse",
+    "left_inverse",
+    "logical_divide",
+    "zipped_divide",
+    "tiled_divide",
+    "flat_divide",
+    "logical_product",
+    "zipped_product",
+    "tiled_product",
+    "flat_product",
+    "blocked_product",
+    "raked_product",
+    "tile_to_shape",
+    "max_common_vector",
+    "max_common_layout",
+    "upcast",
+    "downcast",
+    "recast_layout",
+    "nullspace",
+]
+
+_ENUM_LIMIT = 1 << 22  # largest size(B) checked by enumeration when the fast soundness test fails
+
+
+def _dispatch(op: str, left: Any, *args: Any) -> Any:
+    fn = getattr(left, "_algebra_", None)
+    if fn is not None:
+        r = fn(op, *args)
+        if r is not NotImplemented:
+            return r
+    raise LayoutError(f"{op}: the left operand {left!r} is not a layout")
+
+
+def _modes_of(L: Layout) -> list[Layout]:
+    if type(L.shape) is tuple:
+        return [Layout._make(s, d) for s, d in zip(L.shape, L.stride)]
+    return [L]
+
+
+def _is_one(s: Any) -> bool:
+    if type(s) is int:
+        return s == 1
+    try:
+        return it.equal(s, 1)
+    except LayoutError:
+        return False
+
+
+def _is_zero(d: Any) -> bool:
+    if type(d) is int:
+        return d == 0
+    try:
+        return it.iszero(d)
+    except LayoutError:
+        return False
+
+
+def _provably_equal(a: Any, b: Any) -> bool:
+    if type(a) is int and type(b) is int:
+        return a == b
+    try:
+        return it.equal(a, b)
+    except LayoutError:
+        return False
+
+
+def _coalesce_flat(fs: tuple | list, fd: tuple | list) -> tuple[list, list]:
+    """Coalesce flat modes: drop size-1 modes, merge (s0:d0),(s1:d1) when s0*d0 == d1."""
+    rs: list = []
+    rd: list = []
+    for s, d in zip(fs, fd):
+        if type(s) is int:
+            if s == 1:
+                continue
+        elif _is_one(s):
+            continue
+        if rs:
+            ps, pd = rs[-1], rd[-1]
+            m = ps * pd
+            if (m == d) if (type(m) is int and type(d) is int) else _provably_equal(m, d):
+                rs[-1] = ps * s
+                continue
+        rs.append(s)
+        rd.append(d)
+    return rs, rd
+
+
+def _from_flat(rs: list, rd: list) -> Layout:
+    if not rs:
+        return Layout._make(1, 0)
+    if len(rs) == 1:
+        return Layout._make(rs[0], rd[0])
+    return Layout._make(tuple(rs), tuple(rd))
+
+
+# ---------------------------------------------------------------------------------------------
+# coalesce, filter
+# ---------------------------------------------------------------------------------------------
+
+
+def coalesce(layout: Layout, profile: Any = None) -> Layout:
+    """coalesce(L) -> R with R(i) == L(i) for all i < size(L), and as few modes as possible.
+
+    Flattens, drops size-1 modes, and merges adjacent modes ``(s0:d0),(s1:d1)`` with ``s0*d0 == d1``.
+    With a tuple ``profile``, coalesces each mode ``i < len(profile)`` separately (by-mode),
+    keeping the rank; a leaf profile coalesces the whole layout.
+
+    >>> str(coalesce(Layout((2, (1, 6)), (1, (6, 2)))))
+    '12:1'
+    >>> str(coalesce(Layout(((4, 2), (2, 3)), ((1, 4), (16, 32))), (1, 1)))
+    '(8,6):(1,16)'
+    """
+    if not isinstance(layout, Layout):
+        return _dispatch("coalesce", layout, profile)
+    if type(profile) is tuple:
+        modes = _modes_of(layout)
+        if len(profile) > len(modes):
+            raise LayoutError(
+                f"coalesce: profile {profile} has more modes than layout {layout} (rank {len(modes)})"
+            )
+        out = [coalesce(m, p) for m, p in zip(modes, profile)] + modes[len(profile):]
+        return make_layout(*out)
+    fs, fd = layout.flat
+    return _from_flat(*_coalesce_flat(fs, fd))
+
+
+def filter(layout: Layout, profile: Any = None) -> Layout:  # noqa: A001 - CuTe's name
+    """filter(L) -> coalesce(L) with every stride-0 mode removed: the image of L, enumerated once.
+
+    >>> str(filter(Layout((4, 2, 3), (1, 0, 4))))
+    '12:1'
+    """
+    if not isinstance(layout, Layout):
+        return _dispatch("filter", layout, profile)
+    if type(profile) is tuple:
+        modes = _modes_of(layout)
+        if len(profile) > len(modes):
+            raise LayoutError(
+                f"filter: profile {profile} has more modes than layout {layout} (rank {len(modes)})"
+            )
+        return make_layout(*([filter(m, p) for m, p in zip(modes, profile)] + modes[len(profile):]))
+    fs, fd = layout.flat
+    ks = [s for s, d in zip(fs, fd) if not _is_zero(d)]
+    kd = [d for d in fd if not _is_zero(d)]
+    return _from_flat(*_coalesce_flat(ks, kd))
+
+
+# ---------------------------------------------------------------------------------------------
+# composition
+# ---------------------------------------------------------------------------------------------
+
+
+def _compose_leaf(S: list, D: list, s: Any, d: Any, A: Layout, B: Layout) -> tuple[list, list]:
+    """Compose the flat, coalesced modes S:D with one integral mode s:d (CuTe's composition_impl)."""
+    if _is_zero(d):
+        return [s], [0]
+    R = len(S)
+    if R == 1:
+        return [s], [d * D[0]]
+    if type(d) is int and d < 0:
+        raise LayoutError(f"composition: right-hand layout {B} has negative stride {d}")
+    rest_stride = d
+    newS = []
+    newD = []
+    try:
+        # divide out the stride of the right-hand mode from the left-hand shape
+        for j in range(R - 1):
+            Sj = S[j]
+            ns = it.shape_div(Sj, rest_stride)
+            rest_stride = it.shape_div(rest_stride, Sj)
+            newS.append(ns)
+            newD.append(D[j] * it.shape_div(Sj, ns))
+    except LayoutError:
+        raise LayoutError(
+            f"composition: stride {d} of the right-hand layout {B} does not divide, and is not divided "
+            f"by, the shapes {_fmt(tuple(S))} of the left-hand layout {A} (stride divisibility condition)"
+        ) from None
+    rest_shape = s
+    outS = []
+    try:
+        # mod out the shape of the right-hand mode
+        for j in range(R - 1):
+            ns = newS[j]
+            outS.append(it.leaf_min(ns, rest_shape))
+            rest_shape = it.shape_div(rest_shape, ns)
+    except LayoutError:
+        raise LayoutError(
+            f"composition: shape {s} (stride {d}) of the right-hand layout {B} does not divide, and is not "
+            f"divided by, the shapes of the left-hand layout {A} it spans (shape divisibility condition)"
+        ) from None
+    outS.append(rest_shape)
+    newD.append(rest_stride * D[R - 1])
+    rs, rd = _coalesce_flat(outS, newD)
+    if not rs:
+        return [1], [0]
+    return rs, rd
+
+
+def _coalesce_x(A: Layout) -> tuple[list, list]:
+    """Coalesce that also keeps A's function past its size (CuTe's coalesce_x).
+
+    Past ``size(A)`` the last mode absorbs the overflow, so a trailing size-1 mode's stride matters:
+    ``(4,1):(1,0)`` is 0 at index 4 whereas ``4:1`` is 4. Only the last mode's stride is used by
+    composition, so a placeholder shape keeps that mode from being dropped.
+    """
+    fs, fd = A.flat
+    if len(fs) > 1 and _is_one(fs[-1]):
+        S, D = _coalesce_flat(fs[:-1] + (2,), fd)
+        return S, D
+    S, D = _coalesce_flat(fs, fd)
+    if not S:
+        return [1], [0]
+    return S, D
+
+
+def _compose_layouts(A: Layout, B: Layout) -> Layout:
+    S, D = _coalesce_x(A)
+
+    def go(bs: Any, bd: Any) -> tuple[Any, Any]:
+        if type(bs) is tuple:
+            pairs = [go(x, y) for x, y in zip(bs, bd)]
+            return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+        rs, rd = _compose_leaf(S, D, bs, bd, A, B)
+        if len(rs) == 1:
+            return rs[0], rd[0]
+        return tuple(rs), tuple(rd)
+
+    shp, strd = go(B.shape, B.stride)
+    R = Layout._make(shp, strd)
+    _check_functional(A, B, R)
+    return R
+
+
+def _no_carry(fs: tuple, fd: tuple) -> bool:
+    """True iff B's non-trivial modes, sorted by stride, satisfy d[k] * s[k] | d[k+1] (no carries)."""
+    modes = [(d, s) for s, d in zip(fs, fd) if not _is_one(s) and not _is_zero(d)]
+    if len(modes) <= 1:
+        return True
+    if all(type(d) is int and type(s) is int for d, s in modes):
+        modes.sort()
+        for (d0, s0), (d1, _) in zip(modes, modes[1:]):
+            if d1 % (d0 * s0):
+                return False
+        return True
+    return False
+
+
+def _check_functional(A: Layout, B: Layout, R: Layout) -> None:
+    """Raise unless R(i) == A(B(i)) for all i < size(B) (a fast sufficient test, else enumeration)."""
+    bs, bd = B.flat
+    if _no_carry(bs, bd) or len(_coalesce_x(A)[0]) == 1:
+        return
+    if not (A.is_static and B.is_static):
+        raise LayoutError(
+            f"composition: cannot decide for symbolic layouts whether {A} o {B} is a layout "
+            "(the right-hand modes may overlap in the left-hand coordinates)"
+        )
+    n = B.size()
+    if n > _ENUM_LIMIT:
+        raise LayoutError(
+            f"composition: {A} o {B} is not provably a layout and size {n} is too large to enumerate"
+        )
+    bt = B.table()
+    if (bt < 0).any():
+        raise LayoutError(f"composition: right-hand layout {B} maps to negative offsets")
+    want = A._eval_array(bt)
+    if not np.array_equal(R.table(), want):
+        bad = int(np.nonzero(R.table() != want)[0][0])
+        raise LayoutError(
+            f"composition: {A} o {B} is not a layout: the mode-by-mode result {R} gives {int(R.table()[bad])} "
+            f"at index {bad} but A(B({bad})) = A({int(bt[bad])}) = {int(want[bad])} "
+            "(the right-hand layout is not injective, or its modes overlap in the left-hand coordinates, "
+            "or it runs past the left-hand domain)"
+        )
+
+
+def composition(A: Any, B: Any) -> Any:
+    """composition(A, B) -> R with R(c) = A(B(c)) for every coordinate c of B; R is compatible with B.
+
+    ``B`` may be a layout, an integer ``n`` (meaning ``n:1``), ``None`` (identity), or a tuple
+    tiler applied by-mode: ``R = (A[0] o B[0], A[1] o B[1], ...)``; as in CuTe, modes of A beyond
+    the tiler's rank are dropped.
+
+    Preconditions (CuTe's): each stride and shape of B divides, or is divided by, the shapes of
+    ``coalesce(A)`` it spans.
+
+    >>> str(composition(Layout((6, 2), (8, 2)), Layout((4, 3), (3, 1))))
+    '((2,2),3):((24,2),8)'
+    >>> str(composition(Layout((10, 2), (16, 4)), (Layout(5, 2), Layout(2, 1))))
+    '(5,2):(32,4)'
+    """
+    if not isinstance(A, Layout):
+        return _dispatch("composition", A, B)
+    if B is None:
+        return A
+    if isinstance(B, Layout):
+        return _compose_layouts(A, B)
+    if type(B) is tuple:
+        modes = _modes_of(A)
+        if len(B) > len(modes):
+            raise LayoutError(
+                f"composition: tiler {B!r} has {len(B)} modes but layout {A} has only {len(modes)}"
+            )
+        return make_layout(*[composition(m, b) for m, b in zip(modes, B)])
+    if it.is_integer(B):
+        b = it.as_leaf(B, "composition tiler")
+        if type(b) is int and b < 1:
+            raise LayoutError(f"composition: tiler size {b} must be >= 1")
+        return _compose_layouts(A, Layout._make(b, 1))
+    if hasattr(B, "_algebra_rhs_"):
+        return B._algebra_rhs_("composition", A)
+    raise LayoutError(f"composition: cannot compose {A} with {B!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# complement and inverses
+# ---------------------------------------------------------------------------------------------
+
+
+def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, bool]:
+    """CuTe's complement; also says whether it is exact (every gap divides evenly)."""
+    fl = filter(layout)
+    fs, fd = fl.flat
+    if len(fs) == 1 and _is_zero(fd[0]):
+        # a layout of only stride-0 (or size-1) modes: complement is the whole cotarget
+        if type(cotarget) is tuple:
+            return coalesce(Layout(cotarget)), True
+        return Layout._make(cotarget, 1), True
+    modes = list(zip(fd, fs))
+    for d, s in modes:
+        if type(d) is int and d < 0:
+            raise LayoutError(f"{op}: layout {layout} has negative stride {d}")
+    if all(type(d) is int for d, _ in modes):
+        modes.sort(key=lambda m: m[0])
+    else:
+        try:
+            import functools
+
+            modes.sort(key=functools.cmp_to_key(lambda x, y: -1 if it.less(x[0], y[0]) else (
+                0 if it.equal(x[0], y[0]) else 1)))
+        except LayoutError as e:
+            raise LayoutError(f"{op}: cannot order the strides of {layout}: {e}") from None
+    rshape: list = []
+    rstride: list = [1]
+    exact = True
+    for d, s in modes:
+        last = rstride[-1]
+        if type(d) is int and type(last) is int:
+            ns = d // last
+            if d % last:
+                exact = False
+        else:
+            if it.divides(last, d):
+                ns = it.shape_div(d, last)
+            else:
+                raise LayoutError(f"{op}: cannot decide whether {last} divides stride {d} of {layout}")
+        if (ns == 0) if type(ns) is int else False:
+            raise LayoutError(
+                f"{op}: layout {layout} is not injective (stride {d} is smaller than the extent {last} "
+                "of the modes below it): non-injective layout detected in complement"
+            )
+        rshape.append(ns)
+        rstride.append(d * s)
+    new_stride = rstride[-1]
+    rest = it.ceil_div(cotarget, new_stride)
+    if type(rest) is tuple:
+        rest_l = coalesce(Layout(rest))
+        rest_shape = rest_l.shape
+        rest_stride = it.prefix_product(rest_shape, new_stride)
+        fs2 = rshape + list(flatten(rest_shape))
+        fd2 = rstride[:-1] + list(flatten(rest_stride))
+    else:
+        fs2 = rshape + [rest]
+        fd2 = rstride
+    return _from_flat(*_coalesce_flat(fs2, fd2)), exact
+
+
+def complement(layout: Layout, cotarget: Any = None) -> Layout:
+    """complement(L, M) -> C: the ordered layout of offsets "between" L's, so that (L, C) is injective.
+
+    Postconditions: C is ordered (strictly increasing), ``C(i) != L(j)`` for ``i >= 1``, ``(L, C)``
+    is injective, and ``size(L) * size(C) >= M`` (``cosize`` of ``(L, C)`` covers ``M``).
+    ``M`` defaults to ``cosize(filter(L))``; it may be a shape (folded mode by mode, as CuTe does).
+    Precondition: L is injective as CuTe can detect it (each sorted stride is at least the extent of
+    the modes below it).
+
+    >>> str(complement(Layout(4, 2), 24))
+    '(2,3):(1,8)'
+    >>> str(complement(Layout((2, 2), (1, 6)), 24))
+    '(3,2):(2,12)'
+    """
+    if not isinstance(layout, Layout):
+        return _dispatch("complement", layout, cotarget)
+    if cotarget is None:
+        cotarget = filter(layout).cosize()
+    elif type(cotarget) is tuple:
+        cotarget = it.normalize(cotarget, "complement cotarget")
+    elif isinstance(cotarget, Layout):
+        cotarget = cotarget.shape
+    else:
+        cotarget = it.as_leaf(cotarget, "complement cotarget")
+        if type(cotarget) is int and cotarget < 1:
+            raise LayoutError(f"complement: cotarget {cotarget} must be >= 1")
+    return _complement_parts(layout, cotarget, "complement")[0]
+
+
+def right_inverse(layout: Layout) -> Layout:
+    """right_inverse(L) -> R with L(R(i)) == i for all i < size(R) (R as large as CuTe finds it).
+
+    Follows the strides of ``coalesce(L)`` from 1: mode with stride 1, then the mode whose stride is
+    that mode's extent, and so on.
+
+    >>> str(right_inverse(Layout((4, 2), (2, 1))))
+    '(2,4):(4,1)'
+    """
+    if not isinstance(layout, Layout):
+        return _dispatch("right_inverse", layout)
+    cl = coalesce(layout)
+    fs, fd = cl.flat
+    rstride = list(flatten(it.prefix_product(tuple(fs)))) if len(fs) > 1 else [1]
+    shapes: list = []
+    strides: list = []
+    nxt = 1
+    used = set()
+    while True:
+        found = -1
+        for k, d in enumerate(fd):
+            if k in used:
+                continue
+            ad = -d if (type(d) is int and d < 0) else d
+            if (ad == nxt) if (type(ad) is int and type(nxt) is int) else _provably_equal(ad, nxt):
+                found = k
+                break
+        if found < 0:
+            break
+        used.add(found)
+        s, d = fs[found], fd[found]
+        shapes.append(s)
+        strides.append(rstride[found] if not (type(d) is int and d < 0) else -rstride[found])
+        ad = -d if (type(d) is int and d < 0) else d
+        step = s * ad
+        if _provably_equal(step, nxt):
+            break
+        nxt = step
+    if not shapes:
+        return Layout._make(1, 0)
+    if len(shapes) == 1:
+        return Layout._make(shapes[0], strides[0])
+    return Layout._make(tuple(shapes), tuple(strides))
+
+
+def left_inverse(layout: Layout) -> Layout:
+    """left_inverse(L) -> R with R(L(i)) == i for all i < size(L). Precondition: L is injective.
+
+    CuTe's construction ``right_inverse(make_layout(L, complement(L)))``; where L's strides leave
+    gaps that CuTe's complement cannot tile exactly, a layout that skips the gaps is built instead.
+
+    >>> str(left_inverse(Layout((2, 4), (4, 1))))
+    '(4,2):(2,1)'
+    """
+    if not isinstance(layout, Layout):
+        return _dispatch("left_inverse", layout)
+    C, exact = _complement_parts(layout, filter(layout).cosize(), "left_inverse")
+    if exact:
+        return right_inverse(make_layout(layout, C))
+    return _gapped_left_inverse(layout)
+
+
+def _gapped_left_inverse(layout: Layout) -> Layout:
+    """Left inverse of an injective layout whose sorted strides divide each other but leave gaps."""
+    fs, fd = layout.flat
+    idx_stride = flatten(it.prefix_product(tuple(fs))) if len(fs) > 1 else (1,)
+    modes = sorted(
+        ((d, s, p) for s, d, p in zip(fs, fd, idx_stride) if s != 1 and d != 0), key=lambda m: m[0]
+    )
+    shapes: list = []
+    strides: list = []
+    if modes and modes[0][0] > 1:
+        shapes.append(modes[0][0])
+        strides.append(0)
+    for k, (d, s, p) in enumerate(modes):
+        if k + 1 < len(modes):
+            d1 = modes[k + 1][0]
+            if d1 % d or d1 < d * s:
+                raise LayoutError(
+                    f"left_inverse: layout {layout} has no left inverse as a layout "
+                    f"(stride {d1} is not a multiple of stride {d})"
+                )
+            shapes.append(d1 // d)
+        else:
+            shapes.append(s)
+        strides.append(p)
+    return _from_flat(shapes, strides) if len(shapes) != 1 else Layout._make(shapes[0], strides[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# divides and products
+# ---------------------------------------------------------------------------------------------
+
+
+def _tiler_layout(t: Any, op: str) -> Layout:
+    if isinstance(t, Layout):
+        return t
+    if it.is_integer(t):
+        v = it.as_leaf(t, f"{op} tiler")
+        if type(v) is int and v < 1:
+            raise LayoutError(f"{op}: tiler size {v} must be >= 1")
+        return Layout._make(v, 1)
+    raise LayoutError(f"{op}: tiler {t!r} is not a layout, an integer or a tuple of them")
+
+
+def _by_mode(op: str, A: Layout, B: tuple, f: Callable[[Layout, Any], Layout]) -> Layout:
+    modes = _modes_of(A)
+    if len(B) > len(modes):
+        raise LayoutError(f"{op}: tiler {B!r} has {len(B)} modes but layout {A} has only {len(modes)}")
+    return make_layout(*([f(m, b) for m, b in zip(modes, B)] + modes[len(B):]))
+
+
+def logical_divide(A: Any, B: Any) -> Any:
+    """logical_divide(A, B) = composition(A, make_layout(B, complement(B, size(A)))).
+
+    Mode 0 of the result is the tile (B's elements of A), mode 1 enumerates the tiles. A tuple
+    tiler divides mode by mode.
+
+    >>> str(logical_divide(Layout((4, 2, 3), (2, 1, 8)), Layout(4, 2)))
+    '((2,2),(2,3)):((4,1),(2,8))'
+    """
+    if not isinstance(A, Layout):
+        return _dispatch("logical_divide", A, B)
+    if B is None:
+        return A
+    if type(B) is tuple:
+        return _by_mode("logical_divide", A, B, logical_divide)
+    B = _tiler_layout(B, "logical_divide")
+    return composition(A, make_layout(B, complement(B, A.size())))
+
+
+def logical_product(A: Any, B: Any) -> Any:
+    """logical_product(A, B) = make_layout(A, composition(complement(A, size(A)*cosize(B)), B)).
+
+    Mode 0 is A, mode 1 repeats A as B says. A tuple tiler multiplies mode by mode.
+
+    >>> str(logical_product(Layout((2, 2), (4, 1)), Layout(6, 1)))
+    '((2,2),(2,3)):((4,1),(2,8))'
+    """
+    if not isinstance(A, Layout):
+        return _dispatch("logical_product", A, B)
+    if B is None:
+        return A
+    if type(B) is tuple:
+        return _by_mode("logical_product", A, B, logical_product)
+    B = _tiler_layout(B, "logical_product")
+    return make_layout(A, composition(complement(A, A.size() * B.cosize()), B))
+
+
+def _hier_unzip(op: str, f: Callable[[Layout, Any], Layout], A: Layout, B: Any) -> Layout:
+    if B is None:
+        return make_layout(Layout._make(1, 0), A)
+    if type(B) is tuple:
+        modes = _modes_of(A)
+        if len(B) > len(modes):
+            raise LayoutError(f"{op}: tiler {B!r} has {len(B)} modes but layout {A} has only {len(modes)}")
+        split = [_hier_unzip(op, f, modes[i], B[i]) for i in range(len(B))]
+        first = make_layout(*[s[0] for s in split])
+        second = make_layout(*([s[1] for s in split] + modes[len(B):]))
+        return make_layout(first, second)
+    return f(A, B)
+
+
+def zipped_divide(A: Any, B: Any) -> Any:
+    """zipped_divide(A, B): logical_divide with the tile modes gathered: ((tile...), (rest...)).
+
+    >>> str(zipped_divide(Layout((8, 6)), (Layout(2, 1), Layout(3, 1))))
+    '((2,3),(4,2)):((1,8),(2,24))'
+    """
+    if not isinstance(A, Layout):
+        return _dispatch("zipped_divide", A, B)
+    return _hier_unzip("zipped_divide", logical_divide, A, B)
+
+
+def tiled_divide(A: Any, B: Any) -> Any:
+    """tiled_divide(A, B): zipped_divide with the rest modes unpacked: ((tile...), rest0, rest1, ...)."""
+    if not isinstance(A, Layout):
+        return _dispatch("tiled_divide", A, B)
+    r = zipped_divide(A, B)
+    return make_layout(r[0], *_modes_of(r[1]))
+
+
+def flat_divide(A: Any, B: Any) -> Any:
+    """flat_divide(A, B): zipped_divide with both modes unpacked: (tile0, tile1, ..., rest0, rest1, ...)."""
+    if not isinstance(A, Layout):
+        return _dispatch("flat_divide", A, B)
+    r = zipped_divide(A, B)
+    return make_layout(*_modes_of(r[0]), *_modes_of(r[1]))
+
+
+def zipped_product(A: Any, B: Any) -> Any:
+    """zipped_product(A, B): logical_product with modes gathered: ((block...), (repeats...))."""
+    if not isinstance(A, Layout):
+        return _dispatch("zipped_product", A, B)
+    return _hier_unzip("zipped_product", logical_product, A, B)
+
+
+def tiled_product(A: Any, B: Any) -> Any:
+    """tiled_product(A, B): zipped_product with the repeat modes unpacked."""
+    if not isinstance(A, Layout):
+        return _dispatch("tiled_product", A, B)
+    r = zipped_product(A, B)
+    return make_layout(r[0], *_modes_of(r[1]))
+
+
+def flat_product(A: Any, B: Any) -> Any:
+    """flat_product(A, B): zipped_product with both modes unpacked."""
+    if not isinstance(A, Layout):
+        return _dispatch("flat_product", A, B)
+    r = zipped_product(A, B)
+    return make_layout(*_modes_of(r[0]), *_modes_of(r[1]))
+
+
+def _rank_product(op: str, A: Any, B: Any, raked: bool) -> Layout:
+    if not isinstance(A, Layout):
+        return _dispatch(op, A, B)
+    if type(B) is tuple:
+        B = make_layout(*[_tiler_layout(b, op) for b in B])
+    B = _tiler_layout(B, op)
+    R = max(len(A), len(B))
+    Ap, Bp = append(A, n=R), append(B, n=R)
+    res = logical_product(Ap, Bp)
+    a_modes, b_modes = _modes_of(res[0]), _modes_of(res[1])
+    if len(a_modes) != R or len(b_modes) != R:  # pragma: no cover - guarded by construction
+        raise LayoutError(f"{op}: internal rank mismatch for {A} and {B}")
+    pairs = [make_layout(b, a) if raked else make_layout(a, b) for a, b in zip(a_modes, b_modes)]
+    return coalesce(make_layout(*pairs), (1,) * R)
+
+
+def blocked_product(A: Any, B: Any) -> Any:
+    """blocked_product(A, B): B's elements each replaced by a copy of the block A; rank max(rank A, rank B).
+
+    Mode i of the result is ``(A_i, P_i)``: the block's mode first, then the repeats (coalesced).
+
+    >>> str(blocked_product(Layout((2, 2), (1, 2)), Layout((3, 4), (4, 1))))
+    '((2,3),8):((1,16),2)'
+    """
+    return _rank_product("blocked_product", A, B, raked=False)
+
+
+def raked_product(A: Any, B: Any) -> Any:
+    """raked_product(A, B): like blocked_product, but the blocks are interleaved: mode i is (P_i, A_i).
+
+    >>> str(raked_product(Layout((2, 5), (5, 1)), Layout((3, 4), (1, 3))))
+    '((3,2),(4,5)):((10,5),(30,1))'
+    """
+    return _rank_product("raked_product", A, B, raked=True)
+
+
+def tile_to_shape(block: Any, target_shape: Any, order: Any = None) -> Any:
+    """tile_to_shape(A, S, order) -> blocked product of A over S / shape(A), compatible with S.
+
+    ``order`` ("left" by default, "right", or a tuple of ranks) says which modes the block repeats
+    across first. Precondition: each mode of the block divides the target mode.
+
+    >>> str(tile_to_shape(Layout((2, 2), (1, 2)), (4, 6)))
+    '((2,2),(2,3)):((1,4),(2,8))'
+    """
+    if not isinstance(block, Layout):
+        return _dispatch("tile_to_shape", block, target_shape, order)
+    trg = it.normalize(target_shape, "tile_to_shape target") if not isinstance(
+        target_shape, Layout) else target_shape.shape
+    R = it.rank(trg)
+    if len(block) > R:
+        raise LayoutError(
+            f"tile_to_shape: block {block} has rank {len(block)} > rank {R} of target shape {_fmt(trg)}"
+        )
+    padded = append(block, n=R) if R > 1 or type(block.shape) is tuple else block
+    bshape = it.product_each(padded.shape)
+    tshape = it.product_each(trg)
+    bsh = bshape if type(bshape) is tuple else (bshape,)
+    tsh = tshape if type(tshape) is tuple else (tshape,)
+    for b, t in zip(bsh, tsh):
+        if not it.divides(b, t):
+            raise LayoutError(
+                f"tile_to_shape: block shape {_fmt(bshape)} of {block} does not divide target shape {_fmt(tshape)}"
+            )
+    pshape = it.ceil_div(tshape, bshape)
+    pl = make_ordered_layout(pshape, "left" if order is None else order) if order not in (None, "left") \
+        else Layout(pshape)
+    if order == "right":
+        pl = make_layout(pshape, order="right")
+    res = blocked_product(padded, pl)
+    return coalesce(res, pshape if type(pshape) is tuple else None) if type(pshape) is tuple else coalesce(res)
+
+
+# ---------------------------------------------------------------------------------------------
+# common vectors, casts, nullspace
+# ---------------------------------------------------------------------------------------------
+
+
+def max_common_layout(a: Layout, b: Layout) -> Layout:
+    """max_common_layout(A, B) -> R with A(R(i)) == i and B(R(i)) == i for all i < size(R), R maximal.
+
+    >>> str(max_common_layout(Layout((4, 8), (8, 1)), Layout((4, 8), (1, 4))))
+    '1:0'
+    >>> str(max_common_layout(Layout((4, 8), (8, 1)), Layout((4, 8), (8, 1))))
+    '(8,4):(4,1)'
+    """
+    if not isinstance(a, Layout):
+        return _dispatch("max_common_layout", a, b)
+    if not isinstance(b, Layout):
+        raise LayoutError(f"max_common_layout: {b!r} is not a layout")
+    inv_b = right_inverse(b)
+    common = coalesce(composition(a, inv_b))
+    m0 = common[0]
+    if type(m0.shape) is int and m0.stride == 1:
+        return composition(inv_b, m0)
+    return Layout._make(1, 0)
+
+
+def max_common_vector(a: Layout, b: Layout) -> Any:
+    """max_common_vector(A, B) -> N, the largest N with A(B⁻¹(n)) == n for all n < N (at least 1).
+
+    >>> max_common_vector(Layout((4, 8), (8, 1)), Layout((4, 8), (8, 1)))
+    32
+    """
+    if not isinstance(a, Layout):
+        return _dispatch("max_common_vector", a, b)
+    if not isinstance(b, Layout):
+        raise LayoutError(f"max_common_vector: {b!r} is not a layout")
+    common = coalesce(composition(a, right_inverse(b)))
+    m0 = common[0]
+    if type(m0.shape) is int and m0.stride == 1:
+        return m0.shape
+    return 1
+
+
+def upcast(layout: Layout, n: int) -> Layout:
+    """upcast(L, N): L in units of N-element vectors: stride-1 modes shrink by N, other strides divide by N.
+
+    >>> str(upcast(Layout((8, 16), (1, 8)), 2))
+    '(4,16):(1,4)'
+    """
+    if not isinstance(layout, Layout):
+        return _dispatch("upcast", layout, n)
+    n = _cast_factor(n, "upcast")
+
+    def go(s, d):
+        if type(s) is tuple:
+            pairs = [go(x, y) for x, y in zip(s, d)]
+            return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+        if _is_zero(d):
+            return s, d
+        try:
+            ad = -d if (type(d) is int and d < 0) else d
+            return it.shape_div(s, it.shape_div(n, ad)), it.shape_div(d, n)
+        except LayoutError:
+            raise LayoutError(
+                f"upcast: mode {s}:{d} of {layout} cannot be regrouped into vectors of {n} "
+                "(shape and stride must divide or be divided by the vector size)"
+            ) from None
+
+    s, d = go(layout.shape, layout.stride)
+    return Layout(s, d)
+
+
+def downcast(layout: Layout, n: int) -> Layout:
+    """downcast(L, N): L in units N times smaller: stride-±1 modes grow by N, other strides multiply by N.
+
+    Precondition: some mode has stride 1 or -1 (adjacent elements).
+
+    >>> str(downcast(Layout((4, 16), (1, 4)), 2))
+    '(8,16):(1,8)'
+    """
+    if not isinstance(layout, Layout):
+        return _dispatch("downcast", layout, n)
+    n = _cast_factor(n, "downcast")
+    fd = layout.flat[1]
+    if not any(d in (1, -1) for d in fd if type(d) is int):
+        raise LayoutError(f"downcast: layout {layout} has no stride-1 mode (downcast requires adjacent elements)")
+
+    def go(s, d):
+        if type(s) is tuple:
+            pairs = [go(x, y) for x, y in zip(s, d)]
+            return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+        if type(d) is int and d in (1, -1):
+            return s * n, d
+        return s, d * n
+
+    s, d = go(layout.shape, layout.stride)
+    return Layout(s, d)
+
+
+def _cast_factor(n: Any, op: str) -> int:
+    if type(n) is not int or n < 1:
+        raise LayoutError(f"{op}: factor {n!r} must be a positive integer")
+    return n
+
+
+def recast_layout(layout: Layout, old_bits: int, new_bits: int) -> Layout:
+    """recast_layout(L, old_bits, new_bits): L re-expressed for elements of ``new_bits`` instead of ``old_bits``.
+
+    Wider elements upcast by new/old, narrower ones downcast by old/new.
+
+    >>> str(recast_layout(Layout((8, 16), (1, 8)), 16, 32))
+    '(4,16):(1,4)'
+    >>> str(recast_layout(Layout((8, 16), (1, 8)), 16, 8))
+    '(16,16):(1,16)'
+    """
+    for v, name in ((old_bits, "old_bits"), (new_bits, "new_bits")):
+        if type(v) is not int or v < 1:
+            raise LayoutError(f"recast_layout: {name} = {v!r} must be a positive integer")
+    from math import gcd
+
+    g = gcd(old_bits, new_bits)
+    num, den = new_bits // g, old_bits // g
+    if num == 1 and den == 1:
+        return layout
+    if num == 1:
+        return downcast(layout, den)
+    if den == 1:
+        return upcast(layout, num)
+    raise LayoutError(
+        f"recast_layout: element sizes {old_bits} and {new_bits} bits are not multiples of one another"
+    )
+
+
+def nullspace(layout: Layout) -> Layout:
+    """nullspace(L) -> R with L(R(i)) == 0 for all i < size(R), size(R) = size(L) / size(filter(L)).
+
+    R enumerates the coordinates of L's stride-0 modes.
+
+    >>> str(nullspace(Layout((2, 4, 3), (1, 0, 0))))
+    '(4,3):(2,8)'
+    """
+    if not isinstance(layout, Layout):
+        return _dispatch("nullspace", layout)
+    fs, fd = layout.flat
+    pp = flatten(it.prefix_product(tuple(fs))) if len(fs) > 1 else (1,)
+    shapes = [s for s, d in zip(fs, fd) if _is_zero(d)]
+    strides = [p for p, d in zip(pp, fd) if _is_zero(d)]
+    if not shapes:
+        return Layout._make(1, 0)
+    if len(shapes) == 1:
+        return Layout._make(shapes[0], strides[0])
+    return Layout._make(tuple(shapes), tuple(strides))

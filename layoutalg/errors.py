@@ -1,0 +1,20 @@
+"""The one exception type of layoutalg.
+
+Every violated precondition of the public API raises :class:`LayoutError`, a
+``ValueError``, with a message that names the operation, the offending input and
+the rule it broke::
+
+    >>> from layoutalg import Layout, composition
+    >>> composition(Layout((4, 6), (1, 10)), Layout(3, 1))
+    Traceback (most recent call last):
+    ...
+    layoutalg.errors.LayoutError: composition: ...
+"""
+
+from __future__ import annotations
+
+__all__ = ["LayoutError"]
+
+
+class LayoutError(ValueError):
+    """A layout operation's precondition does not hold for the given inputs."""

@@ -1,0 +1,566 @@
+"""Layouts: functions from coordinates to offsets, written ``Shape:Stride``.
+
+A layout pairs a shape with a congruent stride. It maps a coordinate to the inner product of
+coordinate and stride; a 1-D index is first turned into a coordinate colexicographically (the
+leftmost mode moves fastest). Take ``L = (4,2):(2,1)``, a 4x2 row-major matrix::
+
+    index i    0  1  2  3  4  5  6  7
+    coord    (0,0)(1,0)(2,0)(3,0)(0,1)(1,1)(2,1)(3,1)
+    L(i)       0  2  4  6  1  3  5  7
+
+Check one by hand: ``L(5) = L(1,1) = 1*2 + 1*1 = 3``.
+
+    >>> L = Layout((4, 2), (2, 1))
+    >>> L(5), L(1, 1), str(L), L.size(), L.cosize()
+    (3, 3, '(4,2):(2,1)', 8, 8)
+    >>> L.table().tolist()
+    [0, 2, 4, 6, 1, 3, 5, 7]
+    >>> L.grid().tolist()
+    [[0, 1], [2, 3], [4, 5], [6, 7]]
+    >>> Layout((8, 4))        # compact column-major by default
+    Layout((8, 4), (1, 8))
+    >>> make_layout((8, 4), order="right")
+    Layout((8, 4), (4, 1))
+
+Beyond its size a layout is extended as CuTe extends it: the last mode absorbs the overflow
+(``Layout((4, 2), (2, 1))(9) == 1*2 + 2*1``). Shapes and strides may hold sympy integer
+expressions (see :mod:`layoutalg.inttuple`); such layouts evaluate to expressions and
+``subs`` turns them into concrete layouts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+import sympy
+
+from . import inttuple as it
+from .errors import LayoutError
+from .inttuple import IntTuple, flatten, is_tuple, product
+
+__all__ = [
+    "Layout",
+    "make_layout",
+    "make_ordered_layout",
+    "size",
+    "cosize",
+    "rank",
+    "depth",
+    "shape",
+    "stride",
+    "append",
+    "prepend",
+    "group",
+    "flatten_layout",
+    "with_shape",
+    "is_layout",
+]
+
+
+def _check_positive_shape(shape: IntTuple, op: str) -> None:
+    for s in flatten(shape):
+        if type(s) is int:
+            if s < 1:
+                raise LayoutError(f"{op}: shape {shape!s} has entry {s}; shape entries must be >= 1")
+        elif s.is_positive is False:
+            raise LayoutError(f"{op}: shape {shape!s} has entry {s}, which is not positive")
+
+
+def _fmt(t: Any) -> str:
+    if type(t) is tuple:
+        return "(" + ",".join(_fmt(x) for x in t) + ")"
+    if type(t) is int:
+        return str(t)
+    return str(t).replace(" ", "")
+
+
+class Layout:
+    """A layout ``shape:stride``; immutable and hashable.
+
+    ``Layout(shape)`` is compact column-major (CuTe's LayoutLeft): stride = prefix products.
+
+    Invariant: ``shape`` and ``stride`` are congruent IntTuples of normalised leaves (Python ints
+    or sympy integer expressions), every shape leaf >= 1.
+    """
+
+    __slots__ = ("shape", "stride", "_flat", "_hash", "_static")
+
+    def __init__(self, shape: Any, stride: Any = None):
+        shape = it.normalize(shape, "Layout shape")
+        _check_positive_shape(shape, "Layout")
+        if stride is None:
+            stride = it.prefix_product(shape)
+        else:
+            stride = it.normalize(stride, "Layout stride")
+            if not it.congruent(shape, stride):
+                raise LayoutError(
+                    f"Layout: stride {_fmt(stride)} is not congruent with shape {_fmt(shape)} "
+                    "(they must have the same nesting)"
+                )
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "stride", stride)
+        object.__setattr__(self, "_flat", None)
+        object.__setattr__(self, "_hash", None)
+        object.__setattr__(self, "_static", None)
+
+    @classmethod
+    def _make(cls, shape: IntTuple, stride: IntTuple) -> "Layout":
+        """Construct without validation (for internal use: inputs already normalised and congruent)."""
+        self = object.__new__(cls)
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "stride", stride)
+        object.__setattr__(self, "_flat", None)
+        object.__setattr__(self, "_hash", None)
+        object.__setattr__(self, "_static", None)
+        return self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Layout is immutable")
+
+    def __reduce__(self):
+        return (Layout, (self.shape, self.stride))
+
+    # --- structure -------------------------------------------------------------------------
+
+    @property
+    def flat(self) -> tuple[tuple, tuple]:
+        """(flat shape, flat stride) leaves, cached."""
+        f = self._flat
+        if f is None:
+            f = (flatten(self.shape), flatten(self.stride))
+            object.__setattr__(self, "_flat", f)
+        return f
+
+    @property
+    def is_static(self) -> bool:
+        """True iff every shape and stride leaf is a concrete int (no symbols)."""
+        s = self._static
+        if s is None:
+            fs, fd = self.flat
+            s = all(type(x) is int for x in fs) and all(type(x) is int for x in fd)
+            object.__setattr__(self, "_static", s)
+        return s
+
+    def __len__(self) -> int:
+        return len(self.shape) if type(self.shape) is tuple else 1
+
+    def rank(self) -> int:
+        """Number of top-level modes."""
+        return len(self)
+
+    def depth(self) -> int:
+        """Nesting depth of the shape (0 for a single integer mode)."""
+        return it.depth(self.shape)
+
+    def size(self) -> Any:
+        """size(L) = product of the shape: the size of the domain."""
+        fs = self.flat[0]
+        p = 1
+        for s in fs:
+            p = p * s
+        return p
+
+    def cosize(self) -> Any:
+        """cosize(L) = max offset + 1 over the domain (``L(size-1) + 1`` for non-negative strides)."""
+        fs, fd = self.flat
+        hi = 0
+        lo = 0
+        for s, d in zip(fs, fd):
+            if type(s) is int and type(d) is int:
+                if d > 0:
+                    hi += (s - 1) * d
+                else:
+                    lo += (s - 1) * d
+            else:
+                sg = it.signum(d)
+                if sg >= 0:
+                    hi = hi + (s - 1) * d
+                else:
+                    lo = lo + (s - 1) * d
+        return hi + 1
+
+    def __getitem__(self, i: Any) -> "Layout":
+        if type(self.shape) is not tuple:
+            if i in (0, -1):
+                return self
+            raise LayoutError(f"Layout[{i}]: layout {self} has rank 1")
+        try:
+            if isinstance(i, slice):
+                return Layout._make(self.shape[i], self.stride[i])
+            return Layout._make(self.shape[i], self.stride[i])
+        except (IndexError, TypeError):
+            raise LayoutError(f"Layout[{i!r}]: no such mode in {self} (rank {len(self)})") from None
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    # --- evaluation ------------------------------------------------------------------------
+
+    def __call__(self, *coord: Any) -> Any:
+        """Offset of a coordinate: ``L(i)`` for a 1-D index, ``L(c0, c1, ...)`` one coordinate per mode.
+
+        Each per-mode coordinate is an int (a 1-D index within that mode) or a nested tuple.
+        numpy integer arrays evaluate element-wise; sympy symbols give an expression.
+        """
+        if len(coord) == 1:
+            c = coord[0]
+        elif len(coord) == 0:
+            raise LayoutError(f"Layout.__call__: no coordinate given to {self}")
+        else:
+            c = coord
+            if len(c) != len(self):
+                raise LayoutError(
+                    f"Layout.__call__: {len(c)} coordinates given to {self}, which has rank {len(self)}"
+                )
+        if type(c) is int:
+            if c < 0:
+                raise LayoutError(f"Layout.__call__: negative index {c} into {self}")
+            fs, fd = self.flat
+            n = len(fs)
+            r = 0
+            for k in range(n - 1):
+                s = fs[k]
+                r += (c % s) * fd[k]
+                c //= s
+            return r + c * fd[n - 1] if n else 0
+        if isinstance(c, np.ndarray):
+            return self._eval_array(c)
+        if type(c) is tuple:
+            if type(self.shape) is not tuple or len(c) != len(self.shape):
+                raise LayoutError(
+                    f"Layout.__call__: coordinate {c} is not congruent with the modes of {self}"
+                )
+            if any(isinstance(x, np.ndarray) for x in c):
+                return sum(self[k]._eval_any(x) for k, x in enumerate(c))
+            return it.crd2idx(c, self.shape, self.stride)
+        if isinstance(c, (np.integer,)):
+            return self(int(c))
+        if isinstance(c, sympy.Basic):
+            if isinstance(c, sympy.Integer):
+                return self(int(c))
+            return it.crd2idx(c, self.shape, self.stride)
+        raise LayoutError(f"Layout.__call__: cannot evaluate {self} at {c!r}")
+
+    def _eval_any(self, c: Any) -> Any:
+        if isinstance(c, np.ndarray):
+            return self._eval_array(c)
+        return self(c)
+
+    def _eval_array(self, idx: np.ndarray) -> np.ndarray:
+        if not self.is_static:
+            raise LayoutError(f"Layout: cannot evaluate symbolic layout {self} on an array")
+        idx = np.asarray(idx, dtype=np.int64)
+        fs, fd = self.flat
+        out = np.zeros(idx.shape, dtype=np.int64)
+        rest = idx
+        n = len(fs)
+        for k in range(n - 1):
+            q, r = np.divmod(rest, fs[k])
+            if fd[k]:
+                out += r * fd[k]
+            rest = q
+        if n:
+            out += rest * fd[n - 1]
+        return out
+
+    def table(self) -> np.ndarray:
+        """numpy int64 array of ``L(i)`` for every ``i < size(L)``, in index order (vectorized)."""
+        if not self.is_static:
+            raise LayoutError(f"table: layout {self} has symbolic entries; substitute values first (subs)")
+        fs, fd = self.flat
+        modes = [(s, d) for s, d in zip(fs, fd) if s != 1]
+        # merge contiguous modes to keep the broadcast small
+        merged: list[list[int]] = []
+        for s, d in modes:
+            if merged and merged[-1][0] * merged[-1][1] == d:
+                merged[-1][0] *= s
+            else:
+                merged.append([s, d])
+        if not merged:
+            return np.zeros(1, dtype=np.int64)
+        t = np.arange(merged[-1][0], dtype=np.int64)
+        if merged[-1][1] != 1:
+            t *= merged[-1][1]
+        for s, d in reversed(merged[:-1]):
+            a = np.arange(s, dtype=np.int64)
+            if d != 1:
+                a *= d
+            t = np.add.outer(t, a)
+        return t.reshape(-1)
+
+    def grid(self) -> np.ndarray:
+        """For a rank-2 layout, the rows x cols int64 array ``G[r, c] = L(r, c)``."""
+        if len(self) != 2:
+            raise LayoutError(f"grid: layout {self} has rank {len(self)}, grid needs rank 2")
+        return np.add.outer(self[0].table(), self[1].table())
+
+    # --- symbolic --------------------------------------------------------------------------
+
+    @property
+    def free_symbols(self) -> set:
+        """The sympy symbols appearing in shape or stride."""
+        out: set = set()
+        for x in self.flat[0] + self.flat[1]:
+            if type(x) is not int:
+                out |= x.free_symbols
+        return out
+
+    def subs(self, mapping: dict | None = None, **kwargs: Any) -> "Layout":
+        """Substitute values for symbols: ``L.subs({m: 2, k: 2})`` or ``L.subs(m=2, k=2)``."""
+        m: dict = {}
+        for key, v in dict(mapping or {}, **kwargs).items():
+            if isinstance(key, str):
+                hits = [s for s in self.free_symbols if s.name == key]
+                for s in hits:
+                    m[s] = v
+            else:
+                m[key] = v
+
+        def go(t):
+            if type(t) is tuple:
+                return tuple(go(x) for x in t)
+            if type(t) is int:
+                return t
+            return it.as_leaf(sympy.sympify(t).subs(m), "subs")
+
+        return Layout(go(self.shape), go(self.stride))
+
+    # --- printing and comparison -----------------------------------------------------------
+
+    def __str__(self) -> str:
+        return f"{_fmt(self.shape)}:{_fmt(self.stride)}"
+
+    def __repr__(self) -> str:
+        if self.is_static:
+            return f"Layout({self.shape!r}, {self.stride!r})"
+        return f"parse({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Layout):
+            return NotImplemented
+        return self.shape == other.shape and self.stride == other.stride
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.shape, self.stride))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def _repr_svg_(self) -> str | None:  # pragma: no cover - exercised in notebooks
+        try:
+            from .viz import layout_svg
+        except Exception:
+            return None
+        try:
+            return layout_svg(self)
+        except Exception:
+            return None
+
+
+def is_layout(x: Any) -> bool:
+    """True iff ``x`` is a plain :class:`Layout`."""
+    return isinstance(x, Layout)
+
+
+def make_layout(*args: Any, stride: Any = None, order: Any = None) -> Layout:
+    """Build a layout.
+
+    - ``make_layout(L0, L1, ...)``: concatenate layouts into one whose mode i is ``Li``;
+    - ``make_layout(shape)``: compact column-major (LayoutLeft), or ``order="right"`` for row-major;
+    - ``make_layout(shape, stride)``: the given stride;
+    - ``make_layout(shape, order=(...))``: compact with modes ordered by the given ranks.
+
+    >>> make_layout(Layout(4, 2), Layout(3, 8))
+    Layout((4, 3), (2, 8))
+    >>> make_layout((2, 3, 4), order=(1, 2, 0))
+    Layout((2, 3, 4), (4, 8, 1))
+    """
+    if args and all(isinstance(a, Layout) for a in args):
+        if stride is not None or order is not None:
+            raise LayoutError("make_layout: stride/order apply to a shape, not to layouts")
+        if len(args) == 1 and False:
+            return args[0]
+        return Layout._make(tuple(a.shape for a in args), tuple(a.stride for a in args))
+    if len(args) == 2 and stride is None:
+        shp, stride = args
+    elif len(args) == 1:
+        shp = args[0]
+    else:
+        raise LayoutError(f"make_layout: expected layouts, or a shape (and stride), got {args!r}")
+    if isinstance(shp, Layout):
+        raise LayoutError("make_layout: cannot mix a layout with a stride")
+    if stride is not None:
+        if order is not None:
+            raise LayoutError("make_layout: give a stride or an order, not both")
+        return Layout(shp, stride)
+    if order is None or order == "left":
+        return Layout(shp)
+    if order == "right":
+        shp = it.normalize(shp, "make_layout shape")
+        return Layout(shp, it.suffix_product(shp))
+    return make_ordered_layout(shp, order)
+
+
+def make_ordered_layout(shp: Any, order: Any) -> Layout:
+    """Compact layout of ``shp`` whose leaves get strides in increasing ``order`` (ties: left first)."""
+    shp = it.normalize(shp, "make_ordered_layout shape")
+    fs = flatten(shp)
+    if type(order) is not tuple:
+        order = tuple(order) if isinstance(order, list) else order
+    if it.congruent(shp, order) or (type(order) is tuple and it.weakly_congruent(order, shp)):
+        # expand a per-mode order to its leaves, keeping leaf order inside a mode
+        def expand(o, s):
+            if type(s) is tuple and type(o) is not tuple:
+                return tuple(expand(o, x) for x in s)
+            if type(s) is tuple:
+                return tuple(expand(a, b) for a, b in zip(o, s))
+            return o
+
+        fo = flatten(expand(order, shp))
+    else:
+        raise LayoutError(f"make_ordered_layout: order {order!r} does not match shape {_fmt(shp)}")
+    if len(fo) != len(fs):
+        raise LayoutError(f"make_ordered_layout: order {order!r} does not match shape {_fmt(shp)}")
+    ranks = sorted(range(len(fs)), key=lambda k: (fo[k], k))
+    strides = [0] * len(fs)
+    p = 1
+    for k in ranks:
+        strides[k] = p
+        p = p * fs[k]
+    return Layout(shp, it.unflatten(strides, shp))
+
+
+def _layout_arg(x: Any, op: str) -> Layout:
+    if isinstance(x, Layout):
+        return x
+    raise LayoutError(f"{op}: expected a Layout, got {x!r}")
+
+
+def size(x: Any, mode: int | None = None) -> Any:
+    """size(L): the size of the domain of a layout (or the product of a shape); ``size(L, i)`` of mode i."""
+    if mode is not None:
+        return size(x[mode])
+    if isinstance(x, Layout):
+        return x.size()
+    if is_tuple(x) or it.is_integer(x):
+        return product(x)
+    if hasattr(x, "size"):
+        return x.size()
+    raise LayoutError(f"size: {x!r} is neither a layout nor a shape")
+
+
+def cosize(x: Any) -> Any:
+    """cosize(L): one past the largest offset of a layout."""
+    if hasattr(x, "cosize"):
+        return x.cosize()
+    raise LayoutError(f"cosize: {x!r} is not a layout")
+
+
+def rank(x: Any) -> int:
+    """rank(L): number of top-level modes (of a layout or a shape)."""
+    if isinstance(x, Layout):
+        return len(x)
+    if hasattr(x, "rank") and callable(x.rank):
+        return x.rank()
+    return it.rank(x)
+
+
+def depth(x: Any) -> int:
+    """depth(L): nesting depth of the shape."""
+    if isinstance(x, Layout):
+        return x.depth()
+    if hasattr(x, "depth") and callable(x.depth):
+        return x.depth()
+    return it.depth(x)
+
+
+def shape(x: Any) -> IntTuple:
+    """shape(L)."""
+    return x.shape
+
+
+def stride(x: Any) -> IntTuple:
+    """stride(L)."""
+    return x.stride
+
+
+def _modes(L: Layout) -> list[Layout]:
+    if type(L.shape) is tuple:
+        return [Layout._make(s, d) for s, d in zip(L.shape, L.stride)]
+    return [L]
+
+
+def append(L: Layout, x: Layout | None = None, n: int | None = None) -> Layout:
+    """append(L, x): L with mode ``x`` added last; with ``n``, pad with ``x`` (default ``1:0``) to rank n.
+
+    >>> append(Layout(4, 1), Layout(2, 4))
+    Layout((4, 2), (1, 4))
+    >>> append(Layout((4, 2)), n=3)
+    Layout((4, 2, 1), (1, 4, 0))
+    """
+    L = _layout_arg(L, "append")
+    x = Layout._make(1, 0) if x is None else _layout_arg(x, "append")
+    modes = _modes(L)
+    if n is None:
+        modes.append(x)
+    else:
+        if n < len(modes):
+            raise LayoutError(f"append: layout {L} already has rank {len(modes)} > {n}")
+        if n == len(modes):
+            return L
+        modes.extend([x] * (n - len(modes)))
+    return make_layout(*modes)
+
+
+def prepend(L: Layout, x: Layout | None = None, n: int | None = None) -> Layout:
+    """prepend(L, x): L with mode ``x`` added first; with ``n``, pad at the front to rank n."""
+    L = _layout_arg(L, "prepend")
+    x = Layout._make(1, 0) if x is None else _layout_arg(x, "prepend")
+    modes = _modes(L)
+    if n is None:
+        modes.insert(0, x)
+    else:
+        if n < len(modes):
+            raise LayoutError(f"prepend: layout {L} already has rank {len(modes)} > {n}")
+        if n == len(modes):
+            return L
+        modes = [x] * (n - len(modes)) + modes
+    return make_layout(*modes)
+
+
+def group(L: Layout, begin: int, end: int) -> Layout:
+    """group(L, b, e): modes ``b..e-1`` gathered into one nested mode.
+
+    >>> group(Layout((2, 3, 4, 5)), 1, 3)
+    Layout((2, (3, 4), 5), (1, (2, 6), 24))
+    """
+    L = _layout_arg(L, "group")
+    modes = _modes(L)
+    r = len(modes)
+    if not (0 <= begin < end <= r):
+        raise LayoutError(f"group: range [{begin}, {end}) is not inside the {r} modes of {L}")
+    mid = make_layout(*modes[begin:end])
+    return make_layout(*modes[:begin], mid, *modes[end:])
+
+
+def flatten_layout(L: Layout) -> Layout:
+    """flatten(L): the same function with every leaf a top-level mode.
+
+    >>> flatten_layout(Layout(((2, 3), 4)))
+    Layout((2, 3, 4), (1, 2, 6))
+    """
+    L = _layout_arg(L, "flatten")
+    fs, fd = L.flat
+    if type(L.shape) is not tuple:
+        return L
+    return Layout._make(fs, fd)
+
+
+def with_shape(L: Layout, shp: Any) -> Layout:
+    """with_shape(L, S) = composition(L, make_layout(S)): L re-indexed by the compact shape S."""
+    from .algebra import composition
+
+    return composition(L, Layout(shp))
