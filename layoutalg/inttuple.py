@@ -136,7 +136,14 @@ def normalize(t: Any, what: str = "IntTuple") -> IntTuple:
     """Normalise a nested tuple/list of integer leaves into tuples of normalised leaves."""
     if type(t) is _INT:
         return t
-    if isinstance(t, (tuple, list)):
+    if type(t) is tuple:
+        for x in t:
+            if type(x) is not _INT:
+                break
+        else:
+            return t  # fast path: a flat tuple of ints is already normal
+        return tuple(normalize(x, what) for x in t)
+    if isinstance(t, list):
         return tuple(normalize(x, what) for x in t)
     return as_leaf(t, what)
 
@@ -245,15 +252,15 @@ def flatten(t: IntTuple) -> tuple:
     if type(t) is not tuple:
         return (t,)
     out: list = []
-    stack = [iter(t)]
-    while stack:
-        for x in stack[-1]:
-            if type(x) is tuple:
-                stack.append(iter(x))
-                break
-            out.append(x)
+    for x in t:
+        if type(x) is tuple:
+            for y in x:
+                if type(y) is tuple:
+                    out.extend(flatten(y))
+                else:
+                    out.append(y)
         else:
-            stack.pop()
+            out.append(x)
     return tuple(out)
 
 

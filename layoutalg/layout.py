@@ -87,6 +87,13 @@ class Layout:
     __slots__ = ("shape", "stride", "_flat", "_hash", "_static")
 
     def __init__(self, shape: Any, stride: Any = None):
+        if stride is not None and _static_congruent(shape, stride):
+            _set_shape(self, shape)
+            _set_stride(self, stride)
+            _set_flat(self, None)
+            _set_hash(self, None)
+            _set_static(self, True)
+            return
         shape = it.normalize(shape, "Layout shape")
         _check_positive_shape(shape, "Layout")
         if stride is None:
@@ -107,12 +114,12 @@ class Layout:
     @classmethod
     def _make(cls, shape: IntTuple, stride: IntTuple) -> "Layout":
         """Construct without validation (for internal use: inputs already normalised and congruent)."""
-        self = object.__new__(cls)
-        object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "stride", stride)
-        object.__setattr__(self, "_flat", None)
-        object.__setattr__(self, "_hash", None)
-        object.__setattr__(self, "_static", None)
+        self = _new(cls)
+        _set_shape(self, shape)
+        _set_stride(self, stride)
+        _set_flat(self, None)
+        _set_hash(self, None)
+        _set_static(self, None)
         return self
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -358,6 +365,29 @@ class Layout:
             return layout_svg(self)
         except Exception:
             return None
+
+
+_new = object.__new__
+_set_shape = Layout.shape.__set__  # type: ignore[attr-defined]
+_set_stride = Layout.stride.__set__  # type: ignore[attr-defined]
+_set_flat = Layout._flat.__set__  # type: ignore[attr-defined]
+_set_hash = Layout._hash.__set__  # type: ignore[attr-defined]
+_set_static = Layout._static.__set__  # type: ignore[attr-defined]
+
+
+def _static_congruent(s: Any, d: Any) -> bool:
+    """True iff shape ``s`` and stride ``d`` are congruent tuples of plain ints with every shape >= 1."""
+    if type(s) is int:
+        return type(d) is int and s >= 1
+    if type(s) is tuple and type(d) is tuple and len(s) == len(d):
+        for x, y in zip(s, d):
+            if type(x) is int:
+                if type(y) is not int or x < 1:
+                    return False
+            elif not _static_congruent(x, y):
+                return False
+        return True
+    return False
 
 
 def is_layout(x: Any) -> bool:

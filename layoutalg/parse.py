@@ -211,20 +211,22 @@ def _norm(v: Any) -> Any:
 
 
 def _build_composed(parts: list, p: _Parser) -> Any:
+    """``outer o [offset o] inner...``, nesting chains to the right."""
     from .composed import ComposedLayout
+    from .swizzle import Swizzle
 
-    if len(parts) == 2:
-        outer, inner = parts
-        offset: Any = 0
-    elif len(parts) == 3:
-        outer, off, inner = parts
-        if not isinstance(off, _Offset):
-            p.fail("the middle of 'A o offset o B' must be an integer offset", 0)
-        offset = off.value
+    outer = parts[0]
+    if isinstance(outer, _Offset):
+        p.fail("a composed layout cannot start with an offset", 0)
+    if len(parts) >= 3 and isinstance(parts[1], _Offset):
+        offset, rest = parts[1].value, parts[2:]
     else:
-        p.fail("a composed layout has at most three parts: outer o offset o inner", 0)
-    if isinstance(outer, _Offset) or isinstance(inner, _Offset):
-        p.fail("an offset may only stand between two parts", 0)
+        offset, rest = 0, parts[1:]
+    if any(isinstance(x, _Offset) for x in rest[:1]) or not rest:
+        p.fail("an offset must stand between two parts", 0)
+    inner = rest[0] if len(rest) == 1 else _build_composed(rest, p)
+    if isinstance(inner, Swizzle):
+        raise LayoutError(f"parse: {p.text!r} ends in a swizzle; the innermost part must be a layout")
     return ComposedLayout(outer, offset, inner)
 
 
