@@ -80,8 +80,14 @@ _LAZY = {
     "verify": "verify",
     "equivalent": "verify",
     "Verdict": "verify",
+    "Counterexample": "verify",
     "to_linear": "linear",
     "from_linear": "linear",
+    "LinearLayout": "linear",
+    "is_f2_linear": "linear",
+    "make_swizzle": "swizzle",
+    "compose_swizzles": "swizzle",
+    "make_composed_layout": "composed",
 }
 
 

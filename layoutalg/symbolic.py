@@ -85,3 +85,31 @@ shl = _binary("shl", lambda a, b: a << b, np.left_shift, "shl(a, b) = a << b (sh
 
 #: sympy function classes of the bit helpers, by name: for ``lambdify`` module maps.
 BIT_FUNCTIONS = {f.__name__: f for f in (bitand, bitor, bitxor, shr, shl)}
+
+
+def _int_args(fn):
+    def wrapped(a, b):
+        return fn(np.asarray(a).astype(np.int64), np.asarray(b).astype(np.int64))
+
+    wrapped.__name__ = fn.__name__
+    return wrapped
+
+
+#: numpy implementations of the bit helpers for ``sympy.lambdify(..., modules=[NUMPY_FUNCTIONS, "numpy"])``;
+#: arguments are cast to int64 first (``floor`` of a division comes back from numpy as a float).
+NUMPY_FUNCTIONS = {name: _int_args(f.numpy_function) for name, f in BIT_FUNCTIONS.items()}
+
+
+def lambdify_numpy(inputs, exprs):
+    """A vectorized numpy function of ``inputs`` returning the list of ``exprs`` (bit helpers included).
+
+    >>> import numpy as np
+    >>> lane = sympy.Symbol("lane", integer=True, nonnegative=True)
+    >>> f = lambdify_numpy((lane,), [shr(lane, 2), bitand(lane, 3)])
+    >>> [np.asarray(v).tolist() for v in f(np.arange(6))]
+    [[0, 0, 0, 0, 1, 1], [0, 1, 2, 3, 0, 1]]
+    """
+    return sympy.lambdify(tuple(inputs), list(exprs), modules=[NUMPY_FUNCTIONS, "numpy"])
+
+
+__all__ += ["BIT_FUNCTIONS", "NUMPY_FUNCTIONS", "lambdify_numpy"]
