@@ -1,0 +1,675 @@
+"""The mma.sync / mma.sp fragment catalog: every shape x type of the PTX ISA as a TV layout.
+
+Each operand fragment is a CuTe TV layout written by hand from the hardware's structure: a
+warp's 32 lanes are ``(threadID_in_group, groupID) = (lane % 4, lane // 4)``, shape ``(4, 8)``;
+the values a thread holds are a short tuple of modes, each moving one step along a matrix axis.
+For ``mma.m16n8k16`` with ``.f16`` A (16x16, index ``m + 16*k``)::
+
+    ((4,8),(2,2,2)):((32,1),(16,8,128))
+
+``groupID`` walks the rows (stride 1), ``threadID_in_group`` walks column pairs (stride
+``2*16``); the values step one column (16), eight rows (8) and eight columns (``8*16``). Lane 5
+(thread coordinate (1, 1)), value 6 (value coordinate (0, 1, 1)) is ``32 + 1 + 8 + 128 = 169 =
+9 + 16*10``: element ``A[9][10]``.
+
+    >>> f = fragment("m16n8k16", "f16", "A")
+    >>> f.coords(5, 6), f.num_registers, f.register(6), f.instruction
+    ((9, 10), 4, (3, 0), 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32')
+
+None of these layouts is derived from :mod:`layoutalg.nvidia.ptx_formulas`; the test-suite
+proves each equal to its PTX formula on every ``(lane, i)`` and, where CUTLASS has the same atom,
+equal as a function to CuTe's ``ALayout`` / ``BLayout`` / ``CLayout``.
+
+``mma.sync.m8n8k4`` with ``.f16`` is the odd one: a warp computes four independent 8x8x4
+products, computation ``c`` on lanes ``4c..4c+3`` (low group) and ``16+4c..16+4c+3`` (high
+group). Its thread mode is ``(4, 4, 2)`` = (lane in quad, computation, high group), and its
+codomain stacks the four operand matrices: index ``= element + computation * rows * cols``.
+
+Sparse ``mma.sp`` A fragments are layouts over the *compressed* ``M x K/2`` matrix (the non-zero
+values the registers hold, in order); :meth:`Fragment.column_range` gives the span of A's columns
+each comes from, which is what the ISA's ``firstcol .. lastcol`` formula states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable
+
+import numpy as np
+
+from ..errors import LayoutError
+from ..layout import Layout
+from .fragment import Fragment, _parse_mnk, element_bits
+from .ptx_formulas import FORMULAS
+
+__all__ = [
+    "fragment",
+    "sparse_fragment",
+    "scale_fragment",
+    "sparse_metadata",
+    "catalog",
+    "CatalogEntry",
+    "ScaleFactorFragment",
+    "SparseMetadata",
+    "tile_fragment",
+    "TiledFragment",
+]
+
+F8F6F4 = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
+
+# ---------------------------------------------------------------------------------------------
+# The TV layouts, by fragment key: ((thread shape, value shape), (thread stride, value stride)).
+# Thread shape (4, 8) is (threadID_in_group, groupID). Written from the figures' structure, not
+# from the formulas.
+# ---------------------------------------------------------------------------------------------
+_Q = (4, 8)
+_C16 = ((_Q, (2, 2)), ((32, 1), (16, 8)))  # m16n8 accumulator: n = 2t (+1), m = g (+8)
+_C8 = ((_Q, 2), ((16, 1), 8))  # m8n8 accumulator: n = 2t (+1), m = g
+
+_TV: dict[str, tuple] = {
+    # m8n8k4 .f16: thread (lane%4, computation, high group); codomain stacks 4 computations.
+    "m8n8k4.f16.A.row": (((4, 4, 2), 4), ((1, 32, 4), 8)),
+    "m8n8k4.f16.A.col": (((4, 4, 2), 4), ((8, 32, 4), 1)),
+    "m8n8k4.f16.B.row": (((4, 4, 2), 4), ((8, 32, 4), 1)),
+    "m8n8k4.f16.B.col": (((4, 4, 2), 4), ((1, 32, 4), 8)),
+    "m8n8k4.f16.C.f16": (((4, 4, 2), 8), ((1, 64, 4), 8)),
+    "m8n8k4.f16.C.f32": ((((2, 2), 4, 2), (2, 2, 2)), (((1, 16), 64, 4), (8, 2, 32))),
+    # m8n8k4 .f64
+    "m8n8k4.f64.A": ((_Q, 1), ((8, 1), 0)),
+    "m8n8k4.f64.B": ((_Q, 1), ((8, 1), 0)),
+    "m8n8k4.f64.C": _C8,
+    # m8n8kK integer / single bit: each thread one k-run of a row (A) / column (B)
+    "m8n8k16.A": ((_Q, 4), ((32, 1), 8)),
+    "m8n8k16.B": ((_Q, 4), ((32, 1), 8)),
+    "m8n8k16.C": _C8,
+    "m8n8k32.A": ((_Q, 8), ((64, 1), 8)),
+    "m8n8k32.B": ((_Q, 8), ((64, 1), 8)),
+    "m8n8k32.C": _C8,
+    "m8n8k128.A": ((_Q, 32), ((256, 1), 8)),
+    "m8n8k128.B": ((_Q, 32), ((256, 1), 8)),
+    "m8n8k128.C": _C8,
+    # m16n8k4 (.tf32, .f64)
+    "m16n8k4.A.32bit": ((_Q, 2), ((16, 1), 8)),
+    "m16n8k4.B.32bit": ((_Q, 1), ((8, 1), 0)),
+    # m16n8k8
+    "m16n8k8.A.16bit": ((_Q, (2, 2)), ((32, 1), (16, 8))),
+    "m16n8k8.A.32bit": ((_Q, (2, 2)), ((16, 1), (8, 64))),
+    "m16n8k8.B.16bit": ((_Q, 2), ((16, 1), 8)),
+    "m16n8k8.B.32bit": ((_Q, 2), ((8, 1), 32)),
+    # m16n8k16
+    "m16n8k16.A.16bit": ((_Q, (2, 2, 2)), ((32, 1), (16, 8, 128))),
+    "m16n8k16.B.16bit": ((_Q, (2, 2)), ((16, 1), (8, 64))),
+    "m16n8k16.A.f64": ((_Q, (2, 4)), ((16, 1), (8, 64))),
+    "m16n8k16.B.f64": ((_Q, 4), ((8, 1), 32)),
+    "m16n8k16.A.8bit": ((_Q, (4, 2)), ((64, 1), (16, 8))),
+    "m16n8k16.B.8bit": ((_Q, 4), ((32, 1), 8)),
+    # m16n8k32
+    "m16n8k32.A.8bit": ((_Q, (4, 2, 2)), ((64, 1), (16, 8, 256))),
+    "m16n8k32.B.8bit": ((_Q, (4, 2)), ((32, 1), (8, 128))),
+    "m16n8k32.A.4bit": ((_Q, (8, 2)), ((128, 1), (16, 8))),
+    "m16n8k32.B.4bit": ((_Q, 8), ((64, 1), 8)),
+    # m16n8k64
+    "m16n8k64.A.4bit": ((_Q, (8, 2, 2)), ((128, 1), (16, 8, 512))),
+    "m16n8k64.B.4bit": ((_Q, (8, 2)), ((64, 1), (8, 256))),
+    # m16n8k128 / m16n8k256 .b1
+    "m16n8k128.A.1bit": ((_Q, (32, 2)), ((512, 1), (16, 8))),
+    "m16n8k128.B.1bit": ((_Q, 32), ((256, 1), 8)),
+    "m16n8k256.A.1bit": ((_Q, (32, 2, 2)), ((512, 1), (16, 8, 2048))),
+    "m16n8k256.B.1bit": ((_Q, (32, 2)), ((256, 1), (8, 1024))),
+    # sparse A over the compressed M x K/2 matrix; sparse B where it is not a dense B
+    "sp.m16n8k16.A.16bit": ((_Q, (2, 2)), ((32, 1), (16, 8))),
+    "sp.m16n8k32.A.16bit": ((_Q, (2, 2, 2)), ((32, 1), (16, 8, 128))),
+    "sp.m16n8k32.B.16bit": ((_Q, (2, 4)), ((16, 1), (8, 64))),
+    "sp.m16n8k8.A.32bit": ((_Q, 2), ((16, 1), 8)),
+    "sp.m16n8k16.A.32bit": ((_Q, (2, 2)), ((16, 1), (8, 64))),
+    "sp.m16n8k16.B.32bit": ((_Q, 4), ((8, 1), 32)),
+    "sp.m16n8k32.A.8bit": ((_Q, (4, 2)), ((64, 1), (16, 8))),
+    "sp.m16n8k64.A.8bit": ((_Q, (4, 2, 2)), ((64, 1), (16, 8, 256))),
+    "sp.m16n8k64.B.8bit": ((_Q, (4, 4)), ((32, 1), (8, 128))),
+    "sp.m16n8k64.A.4bit": ((_Q, (8, 2)), ((128, 1), (16, 8))),
+    "sp.m16n8k128.A.4bit": ((_Q, (8, 2, 2)), ((128, 1), (16, 8, 512))),
+    "sp.m16n8k128.B.4bit": ((_Q, (8, 4)), ((64, 1), (8, 256))),
+}
+for _s in ("m16n8k4", "m16n8k8", "m16n8k16", "m16n8k32", "m16n8k64", "m16n8k128", "m16n8k256"):
+    _TV[f"{_s}.C"] = _C16
+
+# sparse B fragments identical to a dense B of the same shape
+_SPARSE_B_DENSE = {
+    "sp.m16n8k16.B.16bit": "m16n8k16.B.16bit",
+    "sp.m16n8k8.B.32bit": "m16n8k8.B.32bit",
+    "sp.m16n8k32.B.8bit": "m16n8k32.B.8bit",
+    "sp.m16n8k64.B.4bit": "m16n8k64.B.4bit",
+}
+
+
+def _bit_class(shape: str, dtype: str, kind: str | None) -> str:
+    bits = element_bits(dtype, kind)
+    if dtype == "f64":
+        return "f64" if shape == "m16n8k16" else "32bit"
+    return {32: "32bit", 16: "16bit", 8: "8bit", 4: "4bit", 1: "1bit"}[bits]
+
+
+# ---------------------------------------------------------------------------------------------
+# The catalog
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CatalogEntry:
+    """One catalog record: a fragment :func:`fragment` / :func:`sparse_fragment` / :func:`scale_fragment` builds.
+
+    ``dtype`` is the multiplicand type (``.atype``) that selects the instruction; for C/D,
+    ``ctype`` is the accumulator type of that operand. ``scale_vec`` is set on block-scaled
+    kinds (and on their scale-factor operands ``"SFA"`` / ``"SFB"``, with ``stype``).
+    """
+
+    shape: str
+    dtype: str
+    operand: str
+    alayout: str = "row"
+    blayout: str = "col"
+    ctype: str | None = None
+    kind: str | None = None
+    sparse: bool = False
+    scale_vec: int | None = None
+    stype: str | None = None
+    ptx_section: str = ""
+    min_sm: str = ""
+    ptx_isa: str = ""
+    instruction: str = ""
+
+    def fragment(self):
+        """Build this entry's fragment."""
+        if self.operand in ("SFA", "SFB"):
+            return scale_fragment(self.shape, self.kind, self.operand[-1], scale_vec=self.scale_vec, stype=self.stype)
+        if self.sparse:
+            return sparse_fragment(self.shape, self.dtype, self.operand, ctype=self.ctype, kind=self.kind)
+        return fragment(
+            self.shape, self.dtype, self.operand, alayout=self.alayout, blayout=self.blayout, ctype=self.ctype,
+            kind=self.kind,
+        )
+
+
+# (shape, dtypes, accumulators, min_sm, ptx_isa, kind, scale_vecs) -- from the ISA's mma syntax,
+# "PTX ISA Notes" and "Target ISA Notes".
+_DENSE = [
+    ("m8n8k4", ("f16",), ("f16", "f32"), "sm_70", "6.4", None, ()),
+    ("m8n8k4", ("f64",), ("f64",), "sm_80", "7.0", None, ()),
+    ("m16n8k4", ("f64",), ("f64",), "sm_90", "7.8", None, ()),
+    ("m16n8k8", ("f64",), ("f64",), "sm_90", "7.8", None, ()),
+    ("m16n8k16", ("f64",), ("f64",), "sm_90", "7.8", None, ()),
+    ("m16n8k8", ("f16",), ("f16", "f32"), "sm_75", "6.5", None, ()),
+    ("m16n8k8", ("bf16",), ("f32",), "sm_80", "7.0", None, ()),
+    ("m16n8k16", ("f16",), ("f16", "f32"), "sm_80", "7.0", None, ()),
+    ("m16n8k16", ("bf16",), ("f32",), "sm_80", "7.0", None, ()),
+    ("m16n8k4", ("tf32",), ("f32",), "sm_80", "7.0", None, ()),
+    ("m16n8k8", ("tf32",), ("f32",), "sm_80", "7.0", None, ()),
+    ("m8n8k16", ("s8", "u8"), ("s32",), "sm_75", "6.5", None, ()),
+    ("m16n8k16", ("s8", "u8"), ("s32",), "sm_80", "7.0", None, ()),
+    ("m16n8k32", ("s8", "u8"), ("s32",), "sm_80", "7.0", None, ()),
+    ("m8n8k32", ("s4", "u4"), ("s32",), "sm_75", "6.5", None, ()),
+    ("m16n8k32", ("s4", "u4"), ("s32",), "sm_80", "7.0", None, ()),
+    ("m16n8k64", ("s4", "u4"), ("s32",), "sm_80", "7.0", None, ()),
+    ("m8n8k128", ("b1",), ("s32",), "sm_75", "7.0", None, ()),
+    ("m16n8k128", ("b1",), ("s32",), "sm_80", "7.0", None, ()),
+    ("m16n8k256", ("b1",), ("s32",), "sm_80", "7.0", None, ()),
+    ("m16n8k32", ("e4m3", "e5m2"), ("f32", "f16"), "sm_89", "8.4", None, ()),  # f16 accumulators: 8.7
+    ("m16n8k16", ("e4m3", "e5m2"), ("f32", "f16"), "sm_89", "8.7", None, ()),
+    ("m16n8k32", F8F6F4, ("f32", "f16"), "sm_120a", "8.7", "f8f6f4", ()),
+    ("m16n8k32", F8F6F4, ("f32",), "sm_120a", "8.7", "mxf8f6f4", (1,)),
+    ("m16n8k64", ("e2m1",), ("f32",), "sm_120a", "8.7", "mxf4", (2,)),
+    ("m16n8k64", ("e2m1",), ("f32",), "sm_120a", "8.7", "mxf4nvf4", (2, 4)),
+]
+
+_SPARSE = [
+    ("m16n8k16", ("f16",), ("f16", "f32"), "sm_80", "7.1", None, ()),
+    ("m16n8k16", ("bf16",), ("f32",), "sm_80", "7.1", None, ()),
+    ("m16n8k32", ("f16",), ("f16", "f32"), "sm_80", "7.1", None, ()),
+    ("m16n8k32", ("bf16",), ("f32",), "sm_80", "7.1", None, ()),
+    ("m16n8k8", ("tf32",), ("f32",), "sm_80", "7.1", None, ()),
+    ("m16n8k16", ("tf32",), ("f32",), "sm_80", "7.1", None, ()),
+    ("m16n8k32", ("s8", "u8"), ("s32",), "sm_80", "7.1", None, ()),
+    ("m16n8k64", ("s8", "u8"), ("s32",), "sm_80", "7.1", None, ()),
+    ("m16n8k64", ("s4", "u4"), ("s32",), "sm_80", "7.1", None, ()),
+    ("m16n8k128", ("s4", "u4"), ("s32",), "sm_80", "7.1", None, ()),
+    ("m16n8k64", ("e4m3", "e5m2"), ("f32", "f16"), "sm_89", "8.4", None, ()),
+    ("m16n8k64", F8F6F4, ("f32", "f16"), "sm_120a", "8.7", "f8f6f4", ()),
+    ("m16n8k64", F8F6F4, ("f32",), "sm_120a", "8.7", "mxf8f6f4", (1,)),
+    ("m16n8k128", ("e2m1",), ("f32",), "sm_120a", "8.7", "mxf4", (2,)),
+    ("m16n8k128", ("e2m1",), ("f32",), "sm_120a", "8.7", "mxf4nvf4", (2, 4)),
+]
+
+# scale types by kind and scale_vec ("Valid combinations of .scale_vec_size and .kind")
+_STYPES = {("mxf8f6f4", 1): ("ue8m0",), ("mxf4", 2): ("ue8m0",), ("mxf4nvf4", 2): ("ue8m0",),
+           ("mxf4nvf4", 4): ("ue8m0", "ue4m3")}
+
+
+def _instruction(shape, dtype, ctype, kind, sparse, alayout="row", blayout="col", scale_vec=None, stype=None):
+    head = "mma.sp.sync.aligned" if sparse else "mma.sync.aligned"
+    parts = [head, shape, alayout, blayout]
+    if kind:
+        parts.append(f"kind::{kind}")
+    if scale_vec:
+        parts += ["block_scale", f"scale_vec::{scale_vec}X"]
+    parts += [ctype, dtype, dtype, ctype]
+    if dtype == "b1":
+        parts += ["xor", "popc"]
+    if scale_vec:
+        parts.append(stype or "ue8m0")
+    return ".".join(parts)
+
+
+def _section(shape, dtype, sparse, kind):
+    try:
+        return FORMULAS[_formula_key(shape, dtype, "A", None, sparse, "row", kind=kind)].section
+    except KeyError:  # pragma: no cover - every catalog shape has an A formula
+        return ""
+
+
+@lru_cache(maxsize=None)
+def catalog() -> tuple:
+    """Every fragment of the catalog as :class:`CatalogEntry` records (a tuple, stable order).
+
+    >>> entries = catalog()
+    >>> sum(1 for e in entries if e.shape == "m8n8k4" and e.dtype == "f16")
+    8
+    >>> any(e.operand == "SFA" and e.kind == "mxf4nvf4" and e.scale_vec == 4 for e in entries)
+    True
+    """
+    out: list[CatalogEntry] = []
+    for sparse, families in ((False, _DENSE), (True, _SPARSE)):
+        for shape, dtypes, accs, sm, isa, kind, vecs in families:
+            for dtype in dtypes:
+                sec = _section(shape, dtype, sparse, kind)
+                d_acc = "f32" if "f32" in accs else accs[0]
+                common = dict(shape=shape, dtype=dtype, kind=kind, sparse=sparse, min_sm=sm, ptx_section=sec)
+                vec0 = vecs[0] if vecs else None
+                instr = _instruction(shape, dtype, d_acc, kind, sparse, scale_vec=vec0)
+                if shape == "m8n8k4" and dtype == "f16":
+                    for lay in ("row", "col"):
+                        out.append(CatalogEntry(operand="A", alayout=lay, ptx_isa=isa,
+                                                instruction=_instruction(shape, dtype, d_acc, kind, sparse, lay, "col"),
+                                                **common))
+                    for lay in ("row", "col"):
+                        out.append(CatalogEntry(operand="B", blayout=lay, ptx_isa=isa,
+                                                instruction=_instruction(shape, dtype, d_acc, kind, sparse, "row", lay),
+                                                **common))
+                else:
+                    for op in ("A", "B"):
+                        out.append(CatalogEntry(operand=op, ptx_isa=isa, instruction=instr, scale_vec=vec0, **common))
+                for acc in accs:
+                    acc_isa = "8.7" if (shape == "m16n8k32" and dtype in ("e4m3", "e5m2") and acc == "f16"
+                                        and kind is None) else isa
+                    for op in ("C", "D"):
+                        out.append(CatalogEntry(operand=op, ctype=acc, ptx_isa=acc_isa, scale_vec=vec0,
+                                                instruction=_instruction(shape, dtype, acc, kind, sparse,
+                                                                         scale_vec=vec0),
+                                                **common))
+                for vec in vecs:
+                    for stype in _STYPES[(kind, vec)]:
+                        v_isa = "9.1" if (kind == "mxf4nvf4" and vec == 4 and stype == "ue8m0") else isa
+                        for op in ("SFA", "SFB"):
+                            out.append(CatalogEntry(
+                                operand=op, scale_vec=vec, stype=stype, ptx_isa=v_isa,
+                                instruction=_instruction(shape, dtype, "f32", kind, sparse, scale_vec=vec, stype=stype),
+                                **{**common, "ptx_section": "9.7.14.3 Block Scaling for mma.sync"},
+                            ))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lookup
+# ---------------------------------------------------------------------------------------------
+def _formula_key(shape, dtype, operand, acc, sparse, alayout="row", blayout="col", kind=None) -> str:
+    if operand in ("C", "D"):
+        if shape == "m8n8k4":
+            return f"m8n8k4.f16.C.{acc}" if dtype == "f16" else "m8n8k4.f64.C"
+        return f"{shape}.C"
+    if shape == "m8n8k4":
+        if dtype == "f16":
+            return f"m8n8k4.f16.{operand}.{alayout if operand == 'A' else blayout}"
+        return f"m8n8k4.f64.{operand}"
+    if shape.startswith("m8n8"):
+        return f"{shape}.{operand}"
+    key = f"{shape}.{operand}.{_bit_class(shape, dtype, kind)}"
+    if sparse:
+        key = "sp." + key
+        key = _SPARSE_B_DENSE.get(key, key)
+    return key
+
+
+def _matching(shape, sparse):
+    return [e for e in catalog() if e.shape == shape and e.sparse == sparse and e.operand not in ("SFA", "SFB")]
+
+
+def _valid_list(entries: Iterable[CatalogEntry]) -> str:
+    seen = []
+    for e in entries:
+        s = f"{e.dtype}/{e.operand}" + (f"/{e.ctype}" if e.ctype else "") + (f"/kind::{e.kind}" if e.kind else "")
+        if s not in seen:
+            seen.append(s)
+    return ", ".join(seen)
+
+
+def _resolve(shape, dtype, operand, alayout, blayout, ctype, kind, sparse, op_name):
+    _parse_mnk(shape)
+    operand = str(operand).upper()
+    if operand not in ("A", "B", "C", "D"):
+        raise LayoutError(f"{op_name}: operand {operand!r} is not one of 'A', 'B', 'C', 'D'")
+    entries = _matching(shape, sparse)
+    if not entries:
+        shapes = sorted({e.shape for e in catalog() if e.sparse == sparse})
+        raise LayoutError(f"{op_name}: no {'mma.sp' if sparse else 'mma.sync'} shape {shape!r}; valid shapes: {shapes}")
+    input_types = {e.dtype for e in entries}
+    if operand in ("C", "D") and dtype not in input_types:
+        # fragment("m16n8k8", "f32", "C"): the type named is the accumulator
+        accs = {e.ctype for e in entries if e.ctype}
+        if dtype in accs:
+            ctype, dtype = dtype, next(e.dtype for e in entries if e.ctype == dtype)
+    # kind: infer where only one kind fits the type
+    kinds = {e.kind for e in entries if e.dtype == dtype}
+    if kind is None and None not in kinds and len(kinds) >= 1:
+        kind = "f8f6f4" if "f8f6f4" in kinds else sorted(k for k in kinds if k)[0]
+    if kind is not None:
+        kind = str(kind).replace("kind::", "")
+    cands = [e for e in entries if e.dtype == dtype and e.operand == operand and e.kind == kind]
+    if shape == "m8n8k4" and dtype == "f16":
+        if operand == "A":
+            cands = [e for e in cands if e.alayout == alayout]
+        elif operand == "B":
+            cands = [e for e in cands if e.blayout == blayout]
+    elif (alayout, blayout) != ("row", "col"):
+        raise LayoutError(
+            f"{op_name}: {shape} .{dtype} takes only .row.col (alayout='row', blayout='col'); "
+            f"got alayout={alayout!r}, blayout={blayout!r}"
+        )
+    if operand in ("C", "D"):
+        if ctype is None:
+            accs = [e.ctype for e in cands]
+            ctype = "f32" if "f32" in accs else (accs[0] if accs else None)
+        cands = [e for e in cands if e.ctype == ctype]
+    if not cands:
+        raise LayoutError(
+            f"{op_name}: no {'sparse ' if sparse else ''}{shape} fragment for dtype={dtype!r}, operand={operand!r}, "
+            f"ctype={ctype!r}, kind={kind!r}, alayout={alayout!r}, blayout={blayout!r}; valid "
+            f"(dtype/operand/ctype/kind): {_valid_list(entries)}"
+        )
+    return cands[0]
+
+
+@lru_cache(maxsize=None)
+def _build(entry: CatalogEntry, operand: str) -> Fragment:
+    shape, dtype, kind = entry.shape, entry.dtype, entry.kind
+    M, N, K = _parse_mnk(shape)
+    fkey = _formula_key(shape, dtype, operand, entry.ctype, entry.sparse, entry.alayout, entry.blayout, kind)
+    tv_shape, tv_stride = _TV[fkey]  # same key, independent table
+    layout = Layout(tv_shape, tv_stride)
+    if operand == "A":
+        codomain = (M, K // 2) if entry.sparse else (M, K)
+        bits = element_bits(dtype, kind)
+    elif operand == "B":
+        codomain, bits = (N, K), element_bits(dtype, kind)
+    else:
+        codomain, bits = (M, N), element_bits(entry.ctype)
+    batch, batch_name = (4, "computation") if (shape == "m8n8k4" and dtype == "f16") else (1, None)
+    variant = []
+    if shape == "m8n8k4" and dtype == "f16":
+        variant += [("alayout", entry.alayout), ("blayout", entry.blayout)]
+    if entry.ctype:
+        variant.append(("ctype", entry.ctype))
+    if kind:
+        variant.append(("kind", kind))
+    if entry.sparse:
+        variant.append(("sparse", True))
+    f = FORMULAS[fkey]
+    return Fragment(
+        instruction=entry.instruction,
+        shape=shape,
+        operand=operand,
+        dtype=entry.ctype if operand in ("C", "D") else dtype,
+        layout=layout,
+        codomain=codomain,
+        formula_key=fkey,
+        element_bits=bits,
+        batch=batch,
+        batch_name=batch_name,
+        sparse=entry.sparse and operand == "A",
+        variant=tuple(variant),
+        ptx_section=f.section,
+        figure=f.figure,
+        min_sm=entry.min_sm,
+        ptx_isa=entry.ptx_isa,
+    )
+
+
+def fragment(shape: str, dtype: str, operand: str, *, alayout: str = "row", blayout: str = "col",
+             ctype: str | None = None, kind: str | None = None) -> Fragment:
+    """``mma.sync`` operand fragment: TV layout ``(lane, i) -> element`` of operand A, B, C or D.
+
+    ``shape`` is spelled as in PTX (``"m16n8k16"``), ``dtype`` is the multiplicand type
+    (``"f16"``, ``"tf32"``, ``"e4m3"``, ...; for C/D the accumulator type is accepted too),
+    ``ctype`` the accumulator type of C/D (default ``f32`` where allowed), ``kind`` one of
+    ``"f8f6f4"``, ``"mxf8f6f4"``, ``"mxf4"``, ``"mxf4nvf4"`` (inferred for the types that need it).
+    ``alayout`` / ``blayout`` matter for ``m8n8k4`` ``.f16`` only; every other shape is ``.row.col``.
+
+    Raises :class:`LayoutError` listing the valid combinations when there is no such fragment.
+
+    >>> fragment("m8n8k4", "f16", "A", alayout="col").coords(17, 2)
+    (6, 1)
+    >>> fragment("m16n8k8", "f16", "C", ctype="f16").num_registers
+    2
+    """
+    entry = _resolve(shape, dtype, operand, alayout, blayout, ctype, kind, False, "fragment")
+    return _build(entry, str(operand).upper())
+
+
+def sparse_fragment(shape: str, dtype: str, operand: str, *, ctype: str | None = None,
+                    kind: str | None = None) -> Fragment:
+    """``mma.sp`` operand fragment; A is a layout over the compressed ``M x K/2`` matrix.
+
+    >>> a = sparse_fragment("m16n8k16", "f16", "A")
+    >>> a.coords(5, 3), a.column_range(5, 3)
+    ((9, 3), (4, 7))
+    """
+    entry = _resolve(shape, dtype, operand, "row", "col", ctype, kind, True, "sparse_fragment")
+    return _build(entry, str(operand).upper())
+
+
+# ---------------------------------------------------------------------------------------------
+# Sparse metadata and block-scale factors
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SparseMetadata:
+    """Which lanes supply the ``mma.sp`` metadata register, by sparsity selector.
+
+    In each group of four consecutive lanes, ``threads_per_group`` lanes hold metadata: one
+    (selector 0..3 picks it), a pair (selector 0 -> lanes 0,1 of the group; 1 -> lanes 2,3) or
+    all four (selector 0). ``chunk`` is the sub-chunk width the 2-bit indices address.
+    """
+
+    shape: str
+    dtype: str
+    threads_per_group: int
+    chunk: int
+
+    @property
+    def valid_selectors(self) -> tuple:
+        return tuple(range(4 // self.threads_per_group))
+
+    def lanes(self, selector: int = 0) -> tuple:
+        """Lanes whose metadata register is read for ``selector``."""
+        if selector not in self.valid_selectors:
+            raise LayoutError(
+                f"sparse_metadata: selector {selector} invalid for {self.shape} .{self.dtype}; "
+                f"valid: {self.valid_selectors}"
+            )
+        t = self.threads_per_group
+        return tuple(q * 4 + selector * t + j for q in range(8) for j in range(t))
+
+
+_META_THREADS = {
+    ("m16n8k16", "16bit"): 1, ("m16n8k32", "16bit"): 2,
+    ("m16n8k8", "32bit"): 1, ("m16n8k16", "32bit"): 2,
+    ("m16n8k32", "8bit"): 2, ("m16n8k64", "8bit"): 4,
+    ("m16n8k64", "4bit"): 2, ("m16n8k128", "4bit"): 4,
+}
+
+
+def sparse_metadata(shape: str, dtype: str, *, kind: str | None = None) -> SparseMetadata:
+    """The metadata-holding lanes of ``mma.sp`` ``shape`` ``.dtype`` ("Sparse matrix storage").
+
+    >>> sparse_metadata("m16n8k32", "f16").lanes(1)[:4]
+    (2, 3, 6, 7)
+    """
+    entry = _resolve(shape, dtype, "A", "row", "col", None, kind, True, "sparse_metadata")
+    cls = _bit_class(shape, entry.dtype, entry.kind)
+    chunk = 2 if cls == "32bit" else (8 if cls == "4bit" else 4)
+    return SparseMetadata(shape, entry.dtype, _META_THREADS[(shape, cls)], chunk)
+
+
+@dataclass(frozen=True, repr=False)
+class ScaleFactorFragment(Fragment):
+    """Block-scale factors of ``mma.sync ... .block_scale``: ``(lane, i) -> scale_A[m][i]`` / ``scale_B[i][n]``.
+
+    The layout lists, for every lane, the scale element it supplies *if selected*; the
+    ``thread_id`` selector picks which lanes are read (:meth:`reading_lanes`) and the
+    ``byte_id`` selector where the ``scale_vec`` bytes start in the 32-bit register
+    (:meth:`register_byte`). As in CUTLASS's ``SFALayout``, the lane pair that ``thread_id`` chooses
+    between is a stride-0 (broadcast) mode.
+    """
+
+    scale_vec: int = 1
+    thread_id: int = 0
+    byte_id: int = 0
+
+    def reading_lanes(self) -> tuple:
+        """Lanes whose scale register the instruction reads for this ``thread_id``."""
+        if self.operand == "SFA":
+            return tuple(4 * g + 2 * self.thread_id + j for g in range(8) for j in range(2))
+        return tuple(4 * g + self.thread_id for g in range(8))
+
+    def register_byte(self, i: int) -> int:
+        """Byte of the scale register holding value ``i``: ``byte_id + i``."""
+        self._check_value(i, "register_byte")
+        return self.byte_id + i
+
+
+_VALID_BYTE_IDS = {1: (0, 1, 2, 3), 2: (0, 2), 4: (0,)}
+
+
+def scale_fragment(shape: str, kind: str, operand: str, *, scale_vec: int | None = None, stype: str | None = None,
+                   thread_id: int = 0, byte_id: int = 0) -> ScaleFactorFragment:
+    """Scale-factor fragment of a block-scaled ``mma.sync`` (``operand`` ``"A"`` or ``"B"``).
+
+    scale_A is ``M x scale_vec`` (one factor per row and K-chunk), scale_B is ``scale_vec x N``.
+
+    >>> sf = scale_fragment("m16n8k64", "mxf4nvf4", "A", scale_vec=4)
+    >>> sf.coords(5, 3), sf.reading_lanes()[:4]
+    ((9, 3), (0, 1, 4, 5))
+    """
+    kind = str(kind).replace("kind::", "")
+    valid = {(e.shape, e.kind, e.scale_vec, e.stype) for e in catalog() if e.operand == "SFA"}
+    if scale_vec is None:
+        scale_vec = {"mxf8f6f4": 1, "mxf4": 2}.get(kind)
+    stypes = [s for (sh, k, v, s) in valid if (sh, k, v) == (shape, kind, scale_vec)]
+    if not stypes or (stype is not None and stype not in stypes):
+        raise LayoutError(
+            f"scale_fragment: no block-scaled mma.sync {shape} kind::{kind} scale_vec={scale_vec} stype={stype}; "
+            f"valid (shape, kind, scale_vec, stype): {sorted(valid, key=str)}"
+        )
+    stype = stype or stypes[0]
+    operand = str(operand).upper().replace("SF", "")
+    if operand not in ("A", "B"):
+        raise LayoutError(f"scale_fragment: operand {operand!r} is not 'A' or 'B'")
+    max_tid = 1 if operand == "A" else 3
+    if not 0 <= thread_id <= max_tid:
+        raise LayoutError(f"scale_fragment: thread_id {thread_id} out of range [0, {max_tid}] for scale_{operand}")
+    if byte_id not in _VALID_BYTE_IDS[scale_vec]:
+        raise LayoutError(
+            f"scale_fragment: byte_id {byte_id} invalid for scale_vec::{scale_vec}X; valid: {_VALID_BYTE_IDS[scale_vec]}"
+        )
+    M, N, _ = _parse_mnk(shape)
+    V = scale_vec
+    if operand == "A":
+        # lane = (lane&1: rows +8, (lane>>1)&1: the thread-id pair (broadcast), groupID: row)
+        layout = Layout(((2, 2, 8), V), ((8, 0, 1), M))
+        codomain, fkey = (M, V), "scale.A"
+    else:
+        layout = Layout(((4, 8), V), ((0, 1), N))
+        codomain, fkey = (N, V), "scale.B"
+    f = FORMULAS[fkey]
+    return ScaleFactorFragment(
+        instruction=_instruction(shape, "e2m1" if "mxf4" in kind else "e4m3", "f32", kind, False, scale_vec=V,
+                                 stype=stype),
+        shape=shape, operand="SF" + operand, dtype=stype, layout=layout, codomain=codomain, formula_key=fkey,
+        element_bits=8, variant=(("kind", kind), ("scale_vec", V), ("stype", stype)), ptx_section=f.section,
+        figure=f.figure, min_sm="sm_120a", ptx_isa="9.1" if (kind, V, stype) == ("mxf4nvf4", 4, "ue8m0") else "8.7",
+        notes="selector semantics cross-checked with CUTLASS SM120 SFALayout/SFBLayout",
+        scale_vec=V, thread_id=thread_id, byte_id=byte_id,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Partitioning a CTA tile over warps and repeats
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TiledFragment:
+    """An atom fragment tiled over a larger tile: ``layout((lane, warp...), (value, repeat...))`` is the
+    element's column-major index in the tile (same orientation as the atom's codomain)."""
+
+    atom: Fragment
+    tile: tuple
+    warps: tuple
+    layout: Layout
+
+    @property
+    def num_threads(self) -> int:
+        return self.atom.num_threads * self.warps[0] * self.warps[1]
+
+    @property
+    def num_values(self) -> int:
+        return int(self.layout[1].size())
+
+    def elements(self, thread: int) -> list:
+        """``(row, col)`` (PTX orientation) of every element thread ``thread`` holds, in value order."""
+        if not 0 <= thread < self.num_threads:
+            raise LayoutError(f"TiledFragment.elements: thread {thread} out of range [0, {self.num_threads})")
+        tab = np.asarray(self.layout.table(), dtype=np.int64)
+        idx = tab[thread + self.num_threads * np.arange(self.num_values)]
+        t0 = self.tile[0]
+        x, y = idx % t0, idx // t0
+        if self.atom.operand in ("B", "SFB"):
+            x, y = y, x
+        return [(int(a), int(b)) for a, b in zip(x, y)]
+
+
+def tile_fragment(atom: Fragment, tile: tuple, warps: tuple = (1, 1)) -> TiledFragment:
+    """Tile ``atom`` over ``tile`` (in the atom's codomain orientation: MxN for C, MxK for A, NxK for B).
+
+    ``warps = (W0, W1)`` warps are laid out column-major over neighbouring atoms; each warp then
+    repeats its atom ``R = tile / (atom * warps)`` times along each axis. The result maps
+    ``((lane, w0, w1), (value, r0, r1))`` to the tile index ``x + tile[0]*y``, built with
+    :func:`layoutalg.composition` (the atom embedded in the tile) and concatenated modes.
+
+    >>> tf = tile_fragment(fragment("m16n8k16", "f16", "C"), (64, 64))
+    >>> tf.num_values, tf.elements(5)[:4]
+    (128, [(1, 2), (1, 3), (9, 2), (9, 3)])
+    """
+    from ..algebra import composition
+    from ..layout import make_layout
+
+    if atom.batch != 1:
+        raise LayoutError(f"tile_fragment: {atom.name} stacks {atom.batch} matrices; tile a single-matrix fragment")
+    d0, d1 = atom.codomain
+    T0, T1 = tile
+    W0, W1 = warps
+    if T0 % (d0 * W0) or T1 % (d1 * W1):
+        raise LayoutError(
+            f"tile_fragment: tile {tile} is not a multiple of atom {(d0, d1)} x warps {warps} "
+            f"(needs tile[0] % {d0 * W0} == 0 and tile[1] % {d1 * W1} == 0)"
+        )
+    R0, R1 = T0 // (d0 * W0), T1 // (d1 * W1)
+    embed = Layout((d0, d1), (1, T0))  # atom element (x, y) -> tile index, for the atom at the origin
+    atom_in_tile = composition(embed, atom.layout)
+    thr = make_layout(atom_in_tile[0], Layout((W0, W1), (d0, d1 * T0)))
+    val = make_layout(atom_in_tile[1], Layout((R0, R1), (d0 * W0, d1 * W1 * T0)))
+    return TiledFragment(atom, (T0, T1), (W0, W1), make_layout(thr, val))

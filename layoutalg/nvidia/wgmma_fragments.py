@@ -1,0 +1,166 @@
+"""wgmma register fragments: the accumulator D and A-from-registers over a 128-thread warpgroup.
+
+``wgmma.mma_async.m64nNkK`` is executed by a warpgroup of four warps. Warp ``w`` owns rows
+``16w .. 16w+15`` and, inside them, holds exactly what an ``mma.m16n8kK`` fragment holds, repeated
+along N every 8 columns. So the TV layout is the m16n8 layout with one more thread mode (the warp,
+stride 16 rows) and one more value mode (the N/8 column blocks, stride ``8*64``). For D over the
+64xN matrix (index ``m + 64*n``)::
+
+    ((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))
+
+By hand: thread 37 is lane 5 of warp 1, thread coordinate (1, 1, 1); value 6 is (0, 1, 1).
+``128 + 1 + 16 + 8 + 512 = 665 = 25 + 64*10``: D[25][10] (row 16 + groupID 1 + 8, column
+2*1 + 8).
+
+    >>> d = fragment("m64n16k16", "f32", "D")
+    >>> str(d.layout), d.coords(37, 6), d.num_registers
+    ('((4,8,4),(2,2,2)):((128,1,16),(64,8,512))', (25, 10), 8)
+
+The ISA draws these fragments (Figures 148, 149 and their k8 / k32 siblings) without printing a
+formula; :mod:`layoutalg.nvidia.ptx_formulas` holds the formula read off the figures
+(``source="figure"``), and the tests check these layouts against it and against CUTLASS's
+``CLayout_64xN`` / ``ALayout_64x{8,16,32}``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..errors import LayoutError
+from ..layout import Layout
+from .fragment import Fragment, _parse_mnk, element_bits
+from .ptx_formulas import FORMULAS
+
+__all__ = ["fragment", "catalog", "valid_n"]
+
+#: K of the instruction by multiplicand type (dense wgmma).
+K_BY_TYPE = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32, "b1": 256}
+#: Accumulator types by multiplicand type.
+ACC_BY_TYPE = {
+    "f16": ("f32", "f16"),
+    "bf16": ("f32",),
+    "tf32": ("f32",),
+    "e4m3": ("f32", "f16"),
+    "e5m2": ("f32", "f16"),
+    "s8": ("s32",),
+    "u8": ("s32",),
+    "b1": ("s32",),
+}
+#: Multiplicand types that may come from registers (A only).
+A_REGISTER_TYPES = ("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8")
+
+_INT_N = tuple([8, 16, 24] + list(range(32, 257, 16)))
+
+
+def valid_n(dtype: str) -> tuple:
+    """Legal N of ``wgmma.mma_async.m64nNkK`` for multiplicand ``dtype`` ("Matrix Shape" table).
+
+    >>> valid_n("f16")[:3], len(valid_n("f16")), valid_n("s8")[:5]
+    ((8, 16, 24), 32, (8, 16, 24, 32, 48))
+    """
+    if dtype not in K_BY_TYPE:
+        raise LayoutError(f"wgmma valid_n: unknown multiplicand type {dtype!r}; known: {sorted(K_BY_TYPE)}")
+    return _INT_N if dtype in ("s8", "u8", "b1") else tuple(range(8, 257, 8))
+
+
+_W = (4, 8, 4)  # (threadID_in_group, groupID, warp)
+
+
+def _d_layout(N: int) -> Layout:
+    return Layout((_W, (2, 2, N // 8)), ((128, 1, 16), (64, 8, 512)))
+
+
+_A_LAYOUTS = {
+    # bits: (value shape, (thread stride tig, value strides)) over the 64xK matrix, index m + 64*k
+    32: ((2, 2), (64, (8, 256))),  # k8 tf32: k = t + 4*(i>>1), m = g + 8*(i&1)
+    16: ((2, 2, 2), (128, (64, 8, 512))),  # k16: k = 2t + (i&1) + 8*(i>>2), m = g + 8*((i>>1)&1)
+    8: ((4, 2, 2), (256, (64, 8, 1024))),  # k32: k = 4t + (i&3) + 16*(i>>3), m = g + 8*((i>>2)&1)
+}
+
+
+def _resolve_type(dtype: str, operand: str, K: int, op: str):
+    """(multiplicand type, accumulator type) for the requested fragment."""
+    if operand == "A":
+        if dtype not in A_REGISTER_TYPES:
+            raise LayoutError(f"{op}: A from registers takes .{'/.'.join(A_REGISTER_TYPES)}; got {dtype!r}")
+        if K_BY_TYPE[dtype] != K:
+            raise LayoutError(f"{op}: .{dtype} wgmma has K = {K_BY_TYPE[dtype]}, not {K}")
+        return dtype, None
+    # D: dtype names the accumulator (f32/f16/s32), or else a multiplicand (then its default accumulator)
+    if dtype not in ("f32", "f16", "s32") and dtype in K_BY_TYPE:
+        ins, acc = dtype, ACC_BY_TYPE[dtype][0]
+    else:
+        ins_candidates = [t for t, k in K_BY_TYPE.items() if k == K and dtype in ACC_BY_TYPE[t]]
+        if not ins_candidates:
+            valid = sorted({a for t, k in K_BY_TYPE.items() if k == K for a in ACC_BY_TYPE[t]})
+            raise LayoutError(f"{op}: accumulator {dtype!r} is not valid for K = {K}; valid: {valid}")
+        ins, acc = ins_candidates[0], dtype
+    if K_BY_TYPE[ins] != K:
+        raise LayoutError(f"{op}: .{ins} wgmma has K = {K_BY_TYPE[ins]}, not {K}")
+    return ins, acc
+
+
+@lru_cache(maxsize=None)
+def fragment(shape: str, dtype: str, operand: str) -> Fragment:
+    """wgmma register fragment of ``operand`` ``"D"`` (or ``"C"``) or ``"A"`` for ``shape = "m64n{N}k{K}"``.
+
+    For D, ``dtype`` is the accumulator (``"f32"``, ``"f16"``, ``"s32"``; ``"f16"`` always means the
+    accumulator here) or another multiplicand type (then its default accumulator); for A it is the multiplicand type. Threads are the warpgroup's
+    128 ``%tid`` values (warp ``tid // 32``, lane ``tid % 32``).
+
+    >>> fragment("m64n8k8", "tf32", "A").coords(33, 3)
+    (24, 5)
+    """
+    op = "wgmma fragment"
+    M, N, K = _parse_mnk(shape)
+    operand = str(operand).upper()
+    if operand not in ("A", "C", "D"):
+        raise LayoutError(f"{op}: operand {operand!r} must be 'A' (registers) or 'D'/'C'; B is always in shared memory")
+    if M != 64:
+        raise LayoutError(f"{op}: wgmma has M = 64, got {shape!r}")
+    ins, acc = _resolve_type(dtype, operand, K, op)
+    if N not in valid_n(ins):
+        raise LayoutError(f"{op}: N = {N} is not legal for .{ins}; valid N: {valid_n(ins)}")
+    if operand == "A":
+        bits = element_bits(ins)
+        vshape, (tstride, vstride) = _A_LAYOUTS[bits]
+        layout = Layout((_W, vshape), ((tstride, 1, 16), vstride))
+        fkey, codomain, elem = f"wgmma.A.{bits}bit", (M, K), ins
+    else:
+        layout = _d_layout(N)
+        fkey, codomain, elem, bits = "wgmma.D", (M, N), acc, element_bits(acc)
+    f = FORMULAS[fkey]
+    instr = f"wgmma.mma_async.sync.aligned.{shape}.{acc or ACC_BY_TYPE[ins][0]}.{ins}.{ins}"
+    return Fragment(
+        instruction=instr,
+        shape=shape,
+        operand=operand,
+        dtype=elem,
+        layout=layout,
+        codomain=codomain,
+        formula_key=fkey,
+        element_bits=bits,
+        variant=(("ctype", acc),) if acc else (),
+        ptx_section=f.section,
+        figure=f.figure,
+        min_sm="sm_90a",
+        ptx_isa="8.0",
+    )
+
+
+def catalog() -> tuple:
+    """Every wgmma register fragment: ``(shape, dtype, operand)`` triples ``fragment`` accepts.
+
+    >>> entries = catalog()
+    >>> ("m64n256k16", "f32", "D") in entries, ("m64n8k32", "s8", "A") in entries
+    (True, True)
+    """
+    out = []
+    for acc, types in (("f32", ("tf32", "f16", "e4m3")), ("f16", ("f16", "e4m3")), ("s32", ("s8", "b1"))):
+        for ins in types:
+            for n in valid_n(ins):
+                out.append((f"m64n{n}k{K_BY_TYPE[ins]}", acc, "D"))
+    for ins in A_REGISTER_TYPES:
+        for n in valid_n(ins):
+            out.append((f"m64n{n}k{K_BY_TYPE[ins]}", ins, "A"))
+    return tuple(out)
