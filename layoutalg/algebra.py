@@ -102,6 +102,21 @@ def _provably_equal(a: Any, b: Any) -> bool:
         return False
 
 
+def _coalesce_flat_int(fs: tuple | list, fd: tuple | list) -> tuple[list, list]:
+    """_coalesce_flat for concrete ints."""
+    rs: list = []
+    rd: list = []
+    for s, d in zip(fs, fd):
+        if s == 1:
+            continue
+        if rs and rs[-1] * rd[-1] == d:
+            rs[-1] *= s
+        else:
+            rs.append(s)
+            rd.append(d)
+    return rs, rd
+
+
 def _coalesce_flat(fs: tuple | list, fd: tuple | list) -> tuple[list, list]:
     """Coalesce flat modes: drop size-1 modes, merge (s0:d0),(s1:d1) when s0*d0 == d1."""
     rs: list = []
@@ -123,12 +138,12 @@ def _coalesce_flat(fs: tuple | list, fd: tuple | list) -> tuple[list, list]:
     return rs, rd
 
 
-def _from_flat(rs: list, rd: list) -> Layout:
+def _from_flat(rs: list, rd: list, static: bool | None = None) -> Layout:
     if not rs:
-        return Layout._make(1, 0)
+        return Layout._make(1, 0, True)
     if len(rs) == 1:
-        return Layout._make(rs[0], rd[0])
-    return Layout._make(tuple(rs), tuple(rd))
+        return Layout._make(rs[0], rd[0], static)
+    return Layout._make(tuple(rs), tuple(rd), static)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -159,6 +174,8 @@ def coalesce(layout: Layout, profile: Any = None) -> Layout:
         out = [coalesce(m, p) for m, p in zip(modes, profile)] + modes[len(profile):]
         return make_layout(*out)
     fs, fd = layout.flat
+    if layout.is_static:
+        return _from_flat(*_coalesce_flat_int(fs, fd), True)
     return _from_flat(*_coalesce_flat(fs, fd))
 
 
@@ -297,10 +314,10 @@ def _coalesce_x(A: Layout) -> tuple[list, list]:
     composition, so a placeholder shape keeps that mode from being dropped.
     """
     fs, fd = A.flat
+    cf = _coalesce_flat_int if A.is_static else _coalesce_flat
     if _is_one(fs[-1]):
-        S, D = _coalesce_flat(fs[:-1] + (2,), fd)
-        return S, D
-    S, D = _coalesce_flat(fs, fd)
+        return cf(fs[:-1] + (2,), fd)
+    S, D = cf(fs, fd)
     if not S:
         return [1], [0]
     return S, D
@@ -325,7 +342,7 @@ def _compose_layouts(A: Layout, B: Layout) -> Layout:
         return tuple(rs), tuple(rd)
 
     shp, strd = go(B.shape, B.stride)
-    R = Layout._make(shp, strd)
+    R = Layout._make(shp, strd, True if leaf is _compose_leaf_int else None)
     if type(B.shape) is tuple and len(S) > 1:
         _check_functional(A, B, R)
     return R
@@ -423,8 +440,52 @@ def composition(A: Any, B: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 
+def _complement_static(layout: Layout, cotarget: int, op: str) -> tuple[Layout, bool]:
+    """_complement_parts for a concrete layout and an integer cotarget, with the arithmetic inlined."""
+    fs, fd = layout.flat
+    modes = []
+    for s, d in zip(fs, fd):
+        if s != 1 and d != 0:
+            if d < 0:
+                raise LayoutError(f"{op}: layout {layout} has negative stride {d}")
+            modes.append((d, s))
+    if not modes:
+        return Layout._make(cotarget, 1), True
+    modes.sort()
+    rs: list = []
+    rd: list = []
+    last = 1
+    exact = True
+    for d, s in modes:
+        q, r = divmod(d, last)
+        if q == 0:
+            raise LayoutError(
+                f"{op}: layout {layout} is not injective (stride {d} is smaller than the extent {last} "
+                "of the modes below it): non-injective layout detected in complement"
+            )
+        if r:
+            exact = False
+        if q != 1:
+            if rs and rs[-1] * rd[-1] == last:
+                rs[-1] *= q
+            else:
+                rs.append(q)
+                rd.append(last)
+        last = d * s
+    rest = -((-cotarget) // last)
+    if rest != 1:
+        if rs and rs[-1] * rd[-1] == last:
+            rs[-1] *= rest
+        else:
+            rs.append(rest)
+            rd.append(last)
+    return _from_flat(rs, rd, True), exact
+
+
 def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, bool]:
     """CuTe's complement; also says whether it is exact (every gap divides evenly)."""
+    if type(cotarget) is int and layout.is_static:
+        return _complement_static(layout, cotarget, op)
     fl = filter(layout)
     fs, fd = fl.flat
     if len(fs) == 1 and _is_zero(fd[0]):
@@ -521,6 +582,8 @@ def right_inverse(layout: Layout) -> Layout:
     """
     if not isinstance(layout, Layout):
         return _dispatch("right_inverse", layout)
+    if layout.is_static:
+        return _right_inverse_static(layout)
     cl = coalesce(layout)
     fs, fd = cl.flat
     rstride = list(flatten(it.prefix_product(tuple(fs)))) if len(fs) > 1 else [1]
@@ -548,6 +611,33 @@ def right_inverse(layout: Layout) -> Layout:
         if _provably_equal(step, nxt):
             break
         nxt = step
+    if not shapes:
+        return Layout._make(1, 0)
+    if len(shapes) == 1:
+        return Layout._make(shapes[0], strides[0])
+    return Layout._make(tuple(shapes), tuple(strides))
+
+
+def _right_inverse_static(layout: Layout) -> Layout:
+    fs, fd = _coalesce_flat_int(*layout.flat)
+    where: dict = {}
+    p = 1
+    rstride = []
+    for k, (s, d) in enumerate(zip(fs, fd)):
+        rstride.append(p)
+        p *= s
+        where.setdefault(-d if d < 0 else d, k)
+    shapes: list = []
+    strides: list = []
+    nxt = 1
+    while True:
+        k = where.pop(nxt, None)
+        if k is None:
+            break
+        s, d = fs[k], fd[k]
+        shapes.append(s)
+        strides.append(rstride[k] if d > 0 else -rstride[k])
+        nxt = s * (d if d > 0 else -d)
     if not shapes:
         return Layout._make(1, 0)
     if len(shapes) == 1:

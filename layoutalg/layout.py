@@ -112,14 +112,14 @@ class Layout:
         object.__setattr__(self, "_static", None)
 
     @classmethod
-    def _make(cls, shape: IntTuple, stride: IntTuple) -> "Layout":
+    def _make(cls, shape: IntTuple, stride: IntTuple, static: bool | None = None) -> "Layout":
         """Construct without validation (for internal use: inputs already normalised and congruent)."""
         self = _new(cls)
         _set_shape(self, shape)
         _set_stride(self, stride)
         _set_flat(self, None)
         _set_hash(self, None)
-        _set_static(self, None)
+        _set_static(self, static)
         return self
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -135,8 +135,8 @@ class Layout:
         """(flat shape, flat stride) leaves, cached."""
         f = self._flat
         if f is None:
-            f = (flatten(self.shape), flatten(self.stride))
-            object.__setattr__(self, "_flat", f)
+            f = _flatten_pair(self.shape, self.stride)
+            _set_flat(self, f)
         return f
 
     @property
@@ -145,8 +145,9 @@ class Layout:
         s = self._static
         if s is None:
             fs, fd = self.flat
-            s = all(type(x) is int for x in fs) and all(type(x) is int for x in fd)
-            object.__setattr__(self, "_static", s)
+            # sums of Python ints are ints; any sympy leaf makes the sum a sympy object
+            s = type(sum(fs)) is int and type(sum(fd)) is int
+            _set_static(self, s)
         return s
 
     def __len__(self) -> int:
@@ -373,6 +374,23 @@ _set_stride = Layout.stride.__set__  # type: ignore[attr-defined]
 _set_flat = Layout._flat.__set__  # type: ignore[attr-defined]
 _set_hash = Layout._hash.__set__  # type: ignore[attr-defined]
 _set_static = Layout._static.__set__  # type: ignore[attr-defined]
+
+
+def _flatten_pair(s: Any, d: Any) -> tuple[tuple, tuple]:
+    """Flatten a congruent (shape, stride) pair in one pass."""
+    if type(s) is not tuple:
+        return (s,), (d,)
+    fs: list = []
+    fd: list = []
+    for x, y in zip(s, d):
+        if type(x) is tuple:
+            a, b = _flatten_pair(x, y)
+            fs.extend(a)
+            fd.extend(b)
+        else:
+            fs.append(x)
+            fd.append(y)
+    return tuple(fs), tuple(fd)
 
 
 def _static_congruent(s: Any, d: Any) -> bool:
