@@ -94,12 +94,18 @@ class Layout:
             _set_hash(self, None)
             _set_static(self, True)
             return
-        shape = it.normalize(shape, "Layout shape")
+        try:
+            shape = it.normalize(shape, "Layout shape")
+            if stride is not None:
+                stride = it.normalize(stride, "Layout stride")
+        except RecursionError:
+            raise LayoutError(f"Layout: shape or stride is nested deeper than {MAX_DEPTH} levels") from None
+        if it.depth(shape) > MAX_DEPTH:
+            raise LayoutError(f"Layout: shape is nested {it.depth(shape)} levels deep, more than {MAX_DEPTH}")
         _check_positive_shape(shape, "Layout")
         if stride is None:
             stride = it.prefix_product(shape)
         else:
-            stride = it.normalize(stride, "Layout stride")
             if not it.congruent(shape, stride):
                 raise LayoutError(
                     f"Layout: stride {_fmt(stride)} is not congruent with shape {_fmt(shape)} "
@@ -393,16 +399,19 @@ def _flatten_pair(s: Any, d: Any) -> tuple[tuple, tuple]:
     return tuple(fs), tuple(fd)
 
 
-def _static_congruent(s: Any, d: Any) -> bool:
+MAX_DEPTH = 64  # deeper nesting than any layout needs; refused so no operation can recurse too far
+
+
+def _static_congruent(s: Any, d: Any, depth: int = 0) -> bool:
     """True iff shape ``s`` and stride ``d`` are congruent tuples of plain ints with every shape >= 1."""
     if type(s) is int:
         return type(d) is int and s >= 1
-    if type(s) is tuple and type(d) is tuple and len(s) == len(d):
+    if type(s) is tuple and type(d) is tuple and len(s) == len(d) and depth < MAX_DEPTH:
         for x, y in zip(s, d):
             if type(x) is int:
                 if type(y) is not int or x < 1:
                     return False
-            elif not _static_congruent(x, y):
+            elif not _static_congruent(x, y, depth + 1):
                 return False
         return True
     return False

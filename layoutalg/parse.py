@@ -236,4 +236,7 @@ def parse(text: str) -> Any:
         raise LayoutError(f"parse: expected a string, got {text!r}")
     if not text.strip():
         raise LayoutError("parse: empty text")
-    return _Parser(text).composed()
+    try:
+        return _Parser(text).composed()
+    except RecursionError:
+        raise LayoutError(f"parse: {text[:40]!r}... is nested too deeply") from None
