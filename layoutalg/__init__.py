@@ -73,33 +73,17 @@ def flatten(x: Any) -> Any:
     return inttuple.flatten(x)
 
 
-# Names provided by modules that build on the core; imported on first use.
-_LAZY = {
-    "Swizzle": "swizzle",
-    "ComposedLayout": "composed",
-    "verify": "verify",
-    "equivalent": "verify",
-    "Verdict": "verify",
-    "Counterexample": "verify",
-    "to_linear": "linear",
-    "from_linear": "linear",
-    "LinearLayout": "linear",
-    "is_f2_linear": "linear",
-    "make_swizzle": "swizzle",
-    "compose_swizzles": "swizzle",
-    "make_composed_layout": "composed",
-}
+# The layers above the algebra. ``verify`` is imported eagerly so that the function, not the
+# module of the same name, is what ``layoutalg.verify`` means.
+from .swizzle import Swizzle, compose_swizzles, make_swizzle  # noqa: E402
+from .composed import ComposedLayout, make_composed_layout  # noqa: E402
+from .verify import Counterexample, Verdict, equivalent, verify  # noqa: E402
+from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: E402
 
-
-def __getattr__(name: str) -> Any:
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'layoutalg' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{mod}", __name__), name)
-    globals()[name] = value
-    return value
+_LAZY = (
+    "Swizzle", "ComposedLayout", "verify", "equivalent", "Verdict", "Counterexample", "to_linear",
+    "from_linear", "LinearLayout", "is_f2_linear", "make_swizzle", "compose_swizzles", "make_composed_layout",
+)
 
 
 __all__ = [

@@ -280,10 +280,11 @@ def _compose_leaf(S: list, D: list, s: Any, d: Any, A: Layout, B: Layout) -> tup
             rest_stride = it.shape_div(rest_stride, Sj)
             newS.append(ns)
             newD.append(D[j] * it.shape_div(Sj, ns))
-    except LayoutError:
+    except LayoutError as e:
+        why = "" if "neither" in str(e) else f" [{e}]"
         raise LayoutError(
             f"composition: stride {d} of the right-hand layout {B} does not divide, and is not divided "
-            f"by, the shapes {_fmt(tuple(S))} of the left-hand layout {A} (stride divisibility condition)"
+            f"by, the shapes {_fmt(tuple(S))} of the left-hand layout {A} (stride divisibility condition){why}"
         ) from None
     rest_shape = s
     outS = []
@@ -293,10 +294,11 @@ def _compose_leaf(S: list, D: list, s: Any, d: Any, A: Layout, B: Layout) -> tup
             ns = newS[j]
             outS.append(it.leaf_min(ns, rest_shape))
             rest_shape = it.shape_div(rest_shape, ns)
-    except LayoutError:
+    except LayoutError as e:
+        why = "" if "neither" in str(e) else f" [{e}]"
         raise LayoutError(
             f"composition: shape {s} (stride {d}) of the right-hand layout {B} does not divide, and is not "
-            f"divided by, the shapes of the left-hand layout {A} it spans (shape divisibility condition)"
+            f"divided by, the shapes of the left-hand layout {A} it spans (shape divisibility condition){why}"
         ) from None
     outS.append(rest_shape)
     newD.append(rest_stride * D[R - 1])
@@ -351,20 +353,40 @@ def _compose_layouts(A: Layout, B: Layout) -> Layout:
 def _no_carry(fs: tuple, fd: tuple) -> bool:
     """True iff B's non-trivial modes, sorted by stride, satisfy d[k] * s[k] | d[k+1] (no carries)."""
     modes = []
+    symbolic = False
     for s, d in zip(fs, fd):
         if type(s) is int and type(d) is int:
             if s != 1 and d != 0:
                 modes.append((d, s))
         elif not _is_one(s) and not _is_zero(d):
-            return False
+            modes.append((d, s))
+            symbolic = True
     if len(modes) <= 1:
         return True
+    if symbolic:
+        return _no_carry_symbolic(modes)
     modes.sort()
     prev = modes[0][0] * modes[0][1]
     for d1, s1 in modes[1:]:
         if d1 < 0 or d1 % prev:
             return False
         prev = d1 * s1
+    return True
+
+
+def _no_carry_symbolic(modes: list) -> bool:
+    import functools
+
+    try:
+        modes = sorted(modes, key=functools.cmp_to_key(
+            lambda x, y: -1 if it.less(x[0], y[0]) else (0 if it.equal(x[0], y[0]) else 1)))
+        prev = modes[0][0] * modes[0][1]
+        for d1, s1 in modes[1:]:
+            if not it.divides(prev, d1):
+                return False
+            prev = d1 * s1
+    except LayoutError:
+        return False
     return True
 
 

@@ -208,8 +208,12 @@ def leaf_min(a: Any, b: Any) -> Any:
     """min(a, b) of two leaves."""
     if type(a) is _INT and type(b) is _INT:
         return a if a < b else b
-    if equal(a, 1) or equal(b, 1):
+    if a == 1 or b == 1:
         return 1
+    if divides(a, b):
+        return a
+    if divides(b, a):
+        return b
     return a if less(a, b) or equal(a, b) else b
 
 
@@ -445,10 +449,25 @@ def shape_div(a: IntTuple, b: IntTuple) -> IntTuple:
         return q if (a >= 0) == (b > 0) else -q
     if iszero(b):
         raise LayoutError(f"shape_div: division of {a} by 0")
-    if divides(b, a):
+    if b == 1:
+        return a
+    if a == 1:
+        return signum(b)
+
+    def _try(x: Any, y: Any) -> bool | None:
+        try:
+            return divides(x, y)
+        except LayoutError:
+            return None
+
+    ba = _try(b, a)
+    if ba:
         return _floordiv(a, b) if signum(a) * signum(b) >= 0 else -_floordiv(_abs(a), _abs(b))
-    if divides(a, b):
+    ab = _try(a, b)
+    if ab:
         return signum(a) * signum(b)
+    if ba is None or ab is None:
+        raise LayoutError(f"shape_div: cannot decide whether {a} and {b} divide one another for symbolic values")
     raise LayoutError(f"shape_div: neither of {a} and {b} divides the other")
 
 

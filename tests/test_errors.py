@@ -86,3 +86,13 @@ def test_bad_input_raises_layout_error(name):
 def test_parse_error_names_the_column():
     with pytest.raises(LayoutError, match="column 11"):
         la.parse("(8,4):(1,8")
+
+
+def test_symbolic_algebra_decides_or_names_the_undecidable_condition():
+    L = la.parse("((8,m),(T,2k)):((T,SBO),(1,LBO))")
+    assert str(la.composition(L, Layout(8, 1))) == "8:T"
+    assert str(la.logical_divide(la.parse("(8,m):(1,8)"), 4)) == "(4,2*m):(1,4)"
+    with pytest.raises(LayoutError, match="cannot decide"):
+        la.composition(L, Layout(16, 1))  # 16 vs m: m may or may not be a multiple of 2
+    with pytest.raises(LayoutError, match="cannot decide"):
+        la.complement(la.parse("(T,8):(1,SBO)"))  # is SBO >= T*... ? unknown
