@@ -31,52 +31,70 @@ CASES = [
 ]
 
 
+def _interleaved_us(fns: list, rounds: int = 40, batch: int = 25) -> list[float]:
+    """Median per-call time (us) of each function, timed in interleaved batches so that load on the
+    machine affects all of them alike."""
+    samples: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for k, fn in enumerate(fns):
+            t0 = time.perf_counter_ns()
+            for _ in range(batch):
+                fn()
+            samples[k].append((time.perf_counter_ns() - t0) / batch / 1000.0)
+    return [statistics.median(x) for x in samples]
+
+
 def _median_us(fn, reps: int) -> float:
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter_ns()
-        fn()
-        ts.append(time.perf_counter_ns() - t0)
-    return statistics.median(ts) / 1000.0
+    return _interleaved_us([fn], rounds=reps, batch=1)[0]
 
 
-def bench_ops(reps: int = 2000) -> list[tuple[str, float, float]]:
+OPS = {
+    "composition": (lambda a, b: la.composition(a, b), lambda a, b: pycute.composition(a, b)),
+    "complement": (lambda a, b: la.complement(b, 8192), lambda a, b: pycute.complement(b, 8192)),
+    "logical_divide": (lambda a, b: la.logical_divide(a, b), lambda a, b: pycute.logical_divide(a, b)),
+    "coalesce": (lambda a, b: la.coalesce(a), lambda a, b: pycute.coalesce(a)),
+    "right_inverse": (lambda a, b: la.right_inverse(a), lambda a, b: pycute.right_inverse(a)),
+    "left_inverse": (lambda a, b: la.left_inverse(a), lambda a, b: pycute.left_inverse(a)),
+    "logical_product": (lambda a, b: la.logical_product(b, la.Layout(4, 1)),
+                        lambda a, b: pycute.logical_product(b, pycute.Layout(4, 1))),
+}
+
+
+def bench_ops() -> list[tuple[str, float, float, float, float]]:
+    """Per op: median over the cases of (time of op on freshly built inputs - time to build them),
+    and the same including the construction of the inputs."""
     rows = []
-    specs = {
-        "composition": (lambda a, b: la.composition(a, b), lambda a, b: pycute.composition(a, b)),
-        "complement": (lambda a, b: la.complement(b, la.size(a)), lambda a, b: pycute.complement(b, pycute.size(a))),
-        "logical_divide": (lambda a, b: la.logical_divide(a, b), lambda a, b: pycute.logical_divide(a, b)),
-        "coalesce": (lambda a, b: la.coalesce(a), lambda a, b: pycute.coalesce(a)),
-        "right_inverse": (lambda a, b: la.right_inverse(a), lambda a, b: pycute.right_inverse(a)),
-        "left_inverse": (lambda a, b: la.left_inverse(a), lambda a, b: pycute.left_inverse(a)),
-        "logical_product": (lambda a, b: la.logical_product(b, la.Layout(4, 1)),
-                            lambda a, b: pycute.logical_product(b, pycute.Layout(4, 1))),
-    }
-    for name, (ours, theirs) in specs.items():
-        mine_t, their_t = [], []
+    for name, (ours, theirs) in OPS.items():
+        mine_t, their_t, mine_all, their_all = [], [], [], []
         for sa, da, sb in CASES:
-            db = None
-            mine_t.append(_median_us(lambda: ours(la.Layout(sa, da), la.Layout(sb)), reps))
+            sb_stride = tuple(la.Layout(sb).stride) if isinstance(sb, tuple) else 1
+            fns = [
+                lambda: ours(la.Layout(sa, da), la.Layout(sb, sb_stride)),
+                lambda: (la.Layout(sa, da), la.Layout(sb, sb_stride)),
+            ]
             if pycute is not None:
-                their_t.append(_median_us(lambda: theirs(pycute.Layout(sa, da), pycute.Layout(sb)), reps))
-            # construction cost alone, subtracted from both sides
-        base_mine = statistics.median(
-            _median_us(lambda: (la.Layout(sa, da), la.Layout(sb)), reps) for sa, da, sb in CASES)
-        base_theirs = statistics.median(
-            _median_us(lambda: (pycute.Layout(sa, da), pycute.Layout(sb)), reps) for sa, da, sb in CASES
-        ) if pycute else 0.0
-        m = max(statistics.median(mine_t) - base_mine, 0.01)
-        t = statistics.median(their_t) - base_theirs if pycute else float("nan")
-        rows.append((name, m, t))
+                fns += [
+                    lambda: theirs(pycute.Layout(sa, da), pycute.Layout(sb, sb_stride)),
+                    lambda: (pycute.Layout(sa, da), pycute.Layout(sb, sb_stride)),
+                ]
+            t = _interleaved_us(fns)
+            mine_t.append(max(t[0] - t[1], 0.01))
+            mine_all.append(t[0])
+            if pycute is not None:
+                their_t.append(t[2] - t[3])
+                their_all.append(t[2])
+        nan = float("nan")
+        rows.append((name, statistics.median(mine_t), statistics.median(their_t) if their_t else nan,
+                     statistics.median(mine_all), statistics.median(their_all) if their_all else nan))
     return rows
 
 
 def bench_table(n_log2: int = 20) -> dict[str, float]:
-    L = la.Layout(((4, 8), (32, 16), (2, 8, 2)), ((1, 4096), (4, 128), (32768, 32, 65536)))
+    # a 1M-element tile layout with nested, permuted modes (as a swizzle-free smem tile would be)
+    L = la.make_ordered_layout(((4, 8), (32, 16), (2, 8, 4)), ((0, 5), (1, 4), (6, 2, 3)))
     n = L.size()
     assert n == 1 << n_log2
-    t_table = min(_median_us(L.table, 5) for _ in range(3))
-    t_arange = min(_median_us(lambda: np.arange(n, dtype=np.int64), 5) for _ in range(3))
+    t_table, t_arange = _interleaved_us([L.table, lambda: np.arange(n, dtype=np.int64)], rounds=15, batch=1)
     sub = 1 << 14  # the Python loop is timed on a slice and scaled
     t0 = time.perf_counter()
     [L(i) for i in range(sub)]
@@ -86,9 +104,10 @@ def bench_table(n_log2: int = 20) -> dict[str, float]:
 
 def main() -> int:
     print(f"layoutalg {la.__version__}; pycute {'present' if pycute else 'missing'}; python {sys.version.split()[0]}")
-    print(f"{'op':<16}{'layoutalg us':>14}{'pycute us':>12}{'speedup':>10}")
-    for name, m, t in bench_ops():
-        print(f"{name:<16}{m:>14.2f}{t:>12.2f}{t / m:>9.1f}x")
+    print("median us per op on fresh inputs (op alone = minus building the input layouts; total = with it)")
+    print(f"{'op':<16}{'layoutalg':>10}{'pycute':>10}{'speedup':>9}   {'total: ours':>11}{'pycute':>9}{'speedup':>9}")
+    for name, m, t, ma, ta in bench_ops():
+        print(f"{name:<16}{m:>10.2f}{t:>10.2f}{t / m:>8.1f}x   {ma:>11.2f}{ta:>9.2f}{ta / ma:>8.1f}x")
     r = bench_table()
     print(f"table() of a {r['n']}-element layout: {r['table_us'] / 1000:.2f} ms; "
           f"np.arange: {r['arange_us'] / 1000:.2f} ms ({r['table_us'] / r['arange_us']:.1f}x of arange); "

@@ -138,6 +138,22 @@ def _coalesce_flat(fs: tuple | list, fd: tuple | list) -> tuple[list, list]:
     return rs, rd
 
 
+def _iter_leaves(s: Any, d: Any):
+    """Yield (shape, stride) leaf pairs of a congruent pair, in order."""
+    if type(s) is not tuple:
+        yield s, d
+        return
+    for x, y in zip(s, d):
+        if type(x) is tuple:
+            for x2, y2 in zip(x, y):
+                if type(x2) is tuple:
+                    yield from _iter_leaves(x2, y2)
+                else:
+                    yield x2, y2
+        else:
+            yield x, y
+
+
 def _from_flat(rs: list, rd: list, static: bool | None = None) -> Layout:
     if not rs:
         return Layout._make(1, 0, True)
@@ -163,6 +179,25 @@ def coalesce(layout: Layout, profile: Any = None) -> Layout:
     >>> str(coalesce(Layout(((4, 2), (2, 3)), ((1, 4), (16, 32))), (1, 1)))
     '(8,6):(1,16)'
     """
+    if profile is None and type(layout) is Layout and layout._static:
+        # fast path: flatten and merge in one pass over concrete ints
+        rs: list = []
+        rd: list = []
+        f = layout._flat
+        pairs = zip(*f) if f is not None else _iter_leaves(layout.shape, layout.stride)
+        for sh, st in pairs:
+            if sh == 1:
+                continue
+            if rs and rs[-1] * rd[-1] == st:
+                rs[-1] *= sh
+            else:
+                rs.append(sh)
+                rd.append(st)
+        if not rs:
+            return Layout._make(1, 0, True)
+        if len(rs) == 1:
+            return Layout._make(rs[0], rd[0], True)
+        return Layout._make(tuple(rs), tuple(rd), True)
     if not isinstance(layout, Layout):
         return _dispatch("coalesce", layout, profile)
     if type(profile) is tuple:
@@ -464,9 +499,9 @@ def composition(A: Any, B: Any) -> Any:
 
 def _complement_static(layout: Layout, cotarget: int, op: str) -> tuple[Layout, bool]:
     """_complement_parts for a concrete layout and an integer cotarget, with the arithmetic inlined."""
-    fs, fd = layout.flat
+    f = layout._flat
     modes = []
-    for s, d in zip(fs, fd):
+    for s, d in (zip(*f) if f is not None else _iter_leaves(layout.shape, layout.stride)):
         if s != 1 and d != 0:
             if d < 0:
                 raise LayoutError(f"{op}: layout {layout} has negative stride {d}")
@@ -578,6 +613,8 @@ def complement(layout: Layout, cotarget: Any = None) -> Layout:
     >>> str(complement(Layout((2, 2), (1, 6)), 24))
     '(3,2):(2,12)'
     """
+    if type(layout) is Layout and type(cotarget) is int and cotarget >= 1 and layout._static:
+        return _complement_static(layout, cotarget, "complement")[0]
     if not isinstance(layout, Layout):
         return _dispatch("complement", layout, cotarget)
     if cotarget is None:
@@ -602,10 +639,10 @@ def right_inverse(layout: Layout) -> Layout:
     >>> str(right_inverse(Layout((4, 2), (2, 1))))
     '(2,4):(4,1)'
     """
+    if type(layout) is Layout and (layout._static or layout.is_static):
+        return _right_inverse_static(layout)
     if not isinstance(layout, Layout):
         return _dispatch("right_inverse", layout)
-    if layout.is_static:
-        return _right_inverse_static(layout)
     cl = coalesce(layout)
     fs, fd = cl.flat
     rstride = list(flatten(it.prefix_product(tuple(fs)))) if len(fs) > 1 else [1]
@@ -641,7 +678,17 @@ def right_inverse(layout: Layout) -> Layout:
 
 
 def _right_inverse_static(layout: Layout) -> Layout:
-    fs, fd = _coalesce_flat_int(*layout.flat)
+    fs: list = []
+    fd: list = []
+    f = layout._flat
+    for s, d in (zip(*f) if f is not None else _iter_leaves(layout.shape, layout.stride)):
+        if s == 1:
+            continue
+        if fs and fs[-1] * fd[-1] == d:
+            fs[-1] *= s
+        else:
+            fs.append(s)
+            fd.append(d)
     where: dict = {}
     p = 1
     rstride = []

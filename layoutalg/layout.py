@@ -87,13 +87,15 @@ class Layout:
     __slots__ = ("shape", "stride", "_flat", "_hash", "_static")
 
     def __init__(self, shape: Any, stride: Any = None):
-        if stride is not None and _static_congruent(shape, stride):
-            _set_shape(self, shape)
-            _set_stride(self, stride)
-            _set_flat(self, None)
-            _set_hash(self, None)
-            _set_static(self, True)
-            return
+        if stride is not None:
+            flat = _static_flat(shape, stride)
+            if flat is not None:
+                _set_shape(self, shape)
+                _set_stride(self, stride)
+                _set_flat(self, flat)
+                _set_hash(self, None)
+                _set_static(self, True)
+                return
         try:
             shape = it.normalize(shape, "Layout shape")
             if stride is not None:
@@ -294,15 +296,14 @@ class Layout:
                 merged.append([s, d])
         if not merged:
             return np.zeros(1, dtype=np.int64)
-        t = np.arange(merged[-1][0], dtype=np.int64)
-        if merged[-1][1] != 1:
-            t *= merged[-1][1]
-        for s, d in reversed(merged[:-1]):
-            a = np.arange(s, dtype=np.int64)
-            if d != 1:
-                a *= d
-            t = np.add.outer(t, a)
-        return t.reshape(-1)
+        # colexicographic: mode 0 varies fastest, so grow the table from mode 0 outwards; each step
+        # broadcasts a mode over the (long, contiguous) table built so far
+        s0, d0 = merged[0]
+        t = np.arange(0, s0 * d0, d0, dtype=np.int64) if d0 else np.zeros(s0, dtype=np.int64)
+        for s, d in merged[1:]:
+            a = np.arange(0, s * d, d, dtype=np.int64) if d else np.zeros(s, dtype=np.int64)
+            t = np.add.outer(a, t).reshape(-1)
+        return t
 
     def grid(self) -> np.ndarray:
         """For a rank-2 layout, the rows x cols int64 array ``G[r, c] = L(r, c)``."""
@@ -390,9 +391,14 @@ def _flatten_pair(s: Any, d: Any) -> tuple[tuple, tuple]:
     fd: list = []
     for x, y in zip(s, d):
         if type(x) is tuple:
-            a, b = _flatten_pair(x, y)
-            fs.extend(a)
-            fd.extend(b)
+            for x2, y2 in zip(x, y):  # depth 2 inline: the common case for tile layouts
+                if type(x2) is tuple:
+                    a, b = _flatten_pair(x2, y2)
+                    fs += a
+                    fd += b
+                else:
+                    fs.append(x2)
+                    fd.append(y2)
         else:
             fs.append(x)
             fd.append(y)
@@ -400,6 +406,43 @@ def _flatten_pair(s: Any, d: Any) -> tuple[tuple, tuple]:
 
 
 MAX_DEPTH = 64  # deeper nesting than any layout needs; refused so no operation can recurse too far
+
+
+def _static_flat(s: Any, d: Any) -> tuple[tuple, tuple] | None:
+    """(flat shape, flat stride) if ``s``/``d`` are congruent tuples of plain ints with shapes >= 1, else None.
+
+    One pass validates and flattens (depth <= 2 inline, deeper via _static_congruent).
+    """
+    if type(s) is int:
+        if type(d) is int and s >= 1:
+            return (s,), (d,)
+        return None
+    if type(s) is not tuple or type(d) is not tuple or len(s) != len(d):
+        return None
+    fs: list = []
+    fd: list = []
+    for x, y in zip(s, d):
+        if type(x) is int:
+            if type(y) is not int or x < 1:
+                return None
+            fs.append(x)
+            fd.append(y)
+        elif type(x) is tuple and type(y) is tuple and len(x) == len(y):
+            for x2, y2 in zip(x, y):
+                if type(x2) is int:
+                    if type(y2) is not int or x2 < 1:
+                        return None
+                    fs.append(x2)
+                    fd.append(y2)
+                elif _static_congruent(x2, y2, 2):
+                    a, b = _flatten_pair(x2, y2)
+                    fs += a
+                    fd += b
+                else:
+                    return None
+        else:
+            return None
+    return tuple(fs), tuple(fd)
 
 
 def _static_congruent(s: Any, d: Any, depth: int = 0) -> bool:
@@ -411,7 +454,14 @@ def _static_congruent(s: Any, d: Any, depth: int = 0) -> bool:
             if type(x) is int:
                 if type(y) is not int or x < 1:
                     return False
-            elif not _static_congruent(x, y, depth + 1):
+            elif type(x) is tuple and type(y) is tuple and len(x) == len(y):
+                for x2, y2 in zip(x, y):  # depth 2 inline
+                    if type(x2) is int:
+                        if type(y2) is not int or x2 < 1:
+                            return False
+                    elif not _static_congruent(x2, y2, depth + 2):
+                        return False
+            else:
                 return False
         return True
     return False
