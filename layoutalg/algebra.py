@@ -895,16 +895,16 @@ def _rank_product(op: str, A: Any, B: Any, raked: bool) -> Layout:
     if len(a_modes) != R or len(b_modes) != R:  # pragma: no cover - guarded by construction
         raise LayoutError(f"{op}: internal rank mismatch for {A} and {B}")
     pairs = [make_layout(b, a) if raked else make_layout(a, b) for a, b in zip(a_modes, b_modes)]
-    return coalesce(make_layout(*pairs), (1,) * R)
+    return make_layout(*pairs)  # current CuTe zips without coalescing the modes
 
 
 def blocked_product(A: Any, B: Any) -> Any:
     """blocked_product(A, B): B's elements each replaced by a copy of the block A; rank max(rank A, rank B).
 
-    Mode i of the result is ``(A_i, P_i)``: the block's mode first, then the repeats (coalesced).
+    Mode i of the result is ``(A_i, P_i)``: the block's mode first, then the repeats.
 
-    >>> str(blocked_product(Layout((2, 2), (1, 2)), Layout((3, 4), (4, 1))))
-    '((2,3),8):((1,16),2)'
+    >>> str(blocked_product(Layout((2, 5), (5, 1)), Layout((3, 4), (1, 3))))
+    '((2,3),(5,4)):((5,10),(1,30))'
     """
     return _rank_product("blocked_product", A, B, raked=False)
 
