@@ -185,6 +185,15 @@ class ComposedLayout:
     def __str__(self) -> str:
         return f"{self.outer} o {_fmt_offset(self.offset)} o {self.inner}"
 
+    def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks display it
+        """The picture a notebook shows (layoutalg.viz, imported on first use); None if it cannot draw."""
+        try:
+            from layoutalg.viz import layout_svg
+
+            return layout_svg(self)
+        except Exception:
+            return None
+
     def __repr__(self) -> str:
         return str(self)
 

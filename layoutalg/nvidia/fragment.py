@@ -309,6 +309,15 @@ class Fragment:
                     f"{w[t, v]} by the PTX formula {self.formula.key}"
                 )
 
+    def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks display it
+        """The picture a notebook shows (layoutalg.viz, imported on first use); None if it cannot draw."""
+        try:
+            from layoutalg.viz import fragment_svg
+
+            return fragment_svg(self)
+        except Exception:
+            return None
+
     def __repr__(self) -> str:
         return f"Fragment({self.instruction!r}, {self.name}, layout={self.layout})"
 

@@ -1,0 +1,368 @@
+"""Shared-memory bank conflicts: how many wavefronts one warp-wide access takes, and who collides.
+
+Shared memory is 32 *banks*, each 4 bytes wide: byte address ``a`` lives in 4-byte word
+``a // 4`` of bank ``(a // 4) % 32``. In one pass (a *wavefront*) every bank delivers one
+word, to as many threads as asked for that word (a broadcast costs nothing). So a request
+needs as many wavefronts as the busiest bank has *distinct* words to deliver.
+
+Worked by hand: 32 threads read ``float`` ``x[2*t]``. Thread ``t`` reads word ``2t``, bank
+``2t % 32``; banks 0, 2, ..., 30 each get two distinct words (``t`` and ``t + 16``), odd banks
+none: 2 wavefronts where one would do -- a 2-way conflict::
+
+    >>> r = address_report([8 * t for t in range(32)], 4)
+    >>> r.wavefronts, r.ideal, r.ways
+    (2, 1, 2)
+    >>> r.conflicts[0]
+    BankConflict(bank=0, words=((0, (0,)), (32, (16,))))
+
+The model (the usual one for sm_70 .. sm_90; NVIDIA's CUDA C++ Programming Guide, "Shared
+Memory" of compute capability 5.x and later, for the 32 banks of 4 bytes and the broadcast
+rule; the 8/16-byte phases are NVIDIA's long-standing description of wide accesses, which
+Nsight Compute reports as "shared wavefronts"):
+
+- accesses of at most 4 bytes: all 32 threads form one *phase*;
+- 8-byte accesses: two phases, threads 0-15 and 16-31;
+- 16-byte accesses (``ld.shared.v4``, ``ldmatrix``, where each group of 8 lanes supplies
+  the 8 row addresses of one 8x8 matrix): four phases of 8 threads.
+
+Each phase is served on its own: ``wavefronts(phase) = max over banks of the distinct
+4-byte words requested in that bank``; an instruction costs the sum over its phases. The
+*ideal* is what the same bytes would cost with no bank asked twice:
+``sum over phases of ceil(distinct words / 32)`` -- 1 for a 4-byte access of 32 threads, 4
+for 16-byte accesses. An access is conflict-free when the two agree. The model ignores
+hardware details that make some patterns cheaper (e.g. merging of phases that touch the
+same words) and is therefore an upper bound in those cases.
+
+:func:`analyze` takes what a kernel author writes down: a shared-memory layout
+(coordinate -> element offset, a :class:`~layoutalg.layout.Layout` or a swizzled
+:class:`~layoutalg.composed.ComposedLayout`), the element size, and an *access pattern*: a
+TV layout ``(thread, value) -> coordinate index`` of that smem layout (its 1-D,
+colexicographic index), the values of one instruction being ``vector_bytes /
+element_bytes`` consecutive values of a thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import LayoutError
+
+__all__ = [
+    "NUM_BANKS",
+    "BANK_BYTES",
+    "WAVEFRONT_BYTES",
+    "phases",
+    "BankConflict",
+    "Instruction",
+    "BankReport",
+    "address_report",
+    "analyze",
+    "access_addresses",
+]
+
+#: Banks of shared memory.
+NUM_BANKS = 32
+#: Width of one bank (bytes).
+BANK_BYTES = 4
+#: Bytes one wavefront can deliver: 32 banks x 4 bytes.
+WAVEFRONT_BYTES = NUM_BANKS * BANK_BYTES
+
+_ACCESS_BYTES = (1, 2, 4, 8, 16)
+
+
+def phases(access_bytes: int, num_threads: int = 32) -> tuple[tuple[int, ...], ...]:
+    """The groups of lanes served together: 1 phase for <= 4 B, 2 half-warps for 8 B, 4 quarter-warps for 16 B.
+
+    >>> [len(p) for p in phases(16)], phases(8)[1][:3]
+    ([8, 8, 8, 8], (16, 17, 18))
+    """
+    if access_bytes not in _ACCESS_BYTES:
+        raise LayoutError(
+            f"phases: access of {access_bytes} bytes; shared-memory accesses are {_ACCESS_BYTES} bytes"
+        )
+    per = 32 if access_bytes <= 4 else (16 if access_bytes == 8 else 8)
+    return tuple(tuple(range(s, min(s + per, num_threads))) for s in range(0, num_threads, per))
+
+
+@dataclass(frozen=True)
+class BankConflict:
+    """One bank asked for more than one distinct word in one phase: ``words`` = ((word, lanes), ...)."""
+
+    bank: int
+    words: tuple
+
+    @property
+    def ways(self) -> int:
+        """Distinct words the bank must deliver (the conflict's degree)."""
+        return len(self.words)
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One warp-wide access: byte address per lane, the model's wavefronts and who collided.
+
+    ``schedule[w]`` is wavefront ``w``: a tuple of ``(bank, word, lanes)`` served in it
+    (phases one after another, within a phase a bank's words in increasing order).
+    """
+
+    addresses: tuple  # byte address per lane (None: lane inactive)
+    access_bytes: int
+    wavefronts: int
+    ideal: int
+    conflicts: tuple  # BankConflict, in phase order then bank order
+    schedule: tuple
+    label: str = ""
+
+    @property
+    def ways(self) -> int:
+        """Largest number of distinct words any bank had to deliver in one phase (1: conflict-free banks)."""
+        return max([c.ways for c in self.conflicts], default=1)
+
+    @property
+    def conflict_free(self) -> bool:
+        """wavefronts == ideal."""
+        return self.wavefronts == self.ideal
+
+
+def _instruction(addresses: Sequence[Any], access_bytes: int, label: str = "") -> Instruction:
+    n = len(addresses)
+    words_per_access = max(1, access_bytes // BANK_BYTES)
+    total = ideal = 0
+    conflicts: list[BankConflict] = []
+    schedule: list[tuple] = []
+    for phase in phases(access_bytes, n):
+        by_bank: dict[int, dict[int, list[int]]] = {}
+        for lane in phase:
+            a = addresses[lane]
+            if a is None:
+                continue
+            for j in range(words_per_access):
+                word = a // BANK_BYTES + j
+                by_bank.setdefault(word % NUM_BANKS, {}).setdefault(word, []).append(lane)
+        if not by_bank:
+            continue
+        depth = max(len(ws) for ws in by_bank.values())
+        distinct = sum(len(ws) for ws in by_bank.values())
+        total += depth
+        ideal += -(-distinct // NUM_BANKS)
+        for bank in sorted(by_bank):
+            ws = by_bank[bank]
+            if len(ws) > 1:
+                conflicts.append(BankConflict(bank, tuple((w, tuple(ls)) for w, ls in sorted(ws.items()))))
+        for w in range(depth):
+            row = []
+            for bank in sorted(by_bank):
+                items = sorted(by_bank[bank].items())
+                if w < len(items):
+                    row.append((bank, items[w][0], tuple(items[w][1])))
+            schedule.append(tuple(row))
+    return Instruction(tuple(addresses), access_bytes, total, ideal, tuple(conflicts), tuple(schedule), label)
+
+
+@dataclass(frozen=True)
+class BankReport:
+    """The analysis of one or more warp-wide accesses: per-instruction results and totals."""
+
+    instructions: tuple
+    access_bytes: int
+    description: str = ""
+
+    @property
+    def wavefronts(self) -> int:
+        """Sum of the instructions' wavefronts."""
+        return sum(i.wavefronts for i in self.instructions)
+
+    @property
+    def ideal(self) -> int:
+        """Sum of the instructions' ideal wavefronts."""
+        return sum(i.ideal for i in self.instructions)
+
+    @property
+    def conflict_free(self) -> bool:
+        """Every instruction takes its ideal number of wavefronts."""
+        return all(i.conflict_free for i in self.instructions)
+
+    @property
+    def ways(self) -> int:
+        """The worst conflict degree over all instructions (1 when no bank is asked twice)."""
+        return max((i.ways for i in self.instructions), default=1)
+
+    @property
+    def conflicts(self) -> tuple:
+        """All BankConflict records, instruction after instruction."""
+        return tuple(c for i in self.instructions for c in i.conflicts)
+
+    def summary(self, max_conflicts: int = 4) -> str:
+        """A few lines of text: totals, then per instruction its wavefronts and its worst conflicts."""
+        head = self.description + "\n" if self.description else ""
+        verdict = "conflict-free" if self.conflict_free else f"{self.ways}-way bank conflict"
+        lines = [
+            f"{head}{len(self.instructions)} instruction(s) of {self.access_bytes}-byte accesses: "
+            f"{self.wavefronts} wavefronts, ideal {self.ideal} ({verdict})"
+        ]
+        for k, ins in enumerate(self.instructions):
+            name = ins.label or f"instruction {k}"
+            lines.append(f"  {name}: {ins.wavefronts} wavefronts (ideal {ins.ideal})")
+            worst = sorted(ins.conflicts, key=lambda c: -c.ways)[:max_conflicts]
+            for c in worst:
+                desc = ", ".join(
+                    f"word {w} <- lane{'s' if len(ls) > 1 else ''} {','.join(map(str, ls))}"
+                    for w, ls in c.words
+                )
+                lines.append(f"    bank {c.bank:2d}: {c.ways}-way: {desc}")
+            if len(ins.conflicts) > max_conflicts:
+                lines.append(f"    ... {len(ins.conflicts) - max_conflicts} more conflicting banks")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks
+        try:
+            from .viz import banks_svg
+
+            return banks_svg(self)
+        except Exception:
+            return None
+
+
+def _check_addresses(addresses: Any, access_bytes: int, op: str) -> list:
+    if access_bytes not in _ACCESS_BYTES:
+        raise LayoutError(
+            f"{op}: access_bytes={access_bytes}; shared-memory accesses are {_ACCESS_BYTES} bytes"
+        )
+    out = []
+    for lane, a in enumerate(addresses):
+        if a is None:
+            out.append(None)
+            continue
+        a = int(a)
+        if a < 0:
+            raise LayoutError(f"{op}: lane {lane} has negative byte address {a}")
+        if a % access_bytes:
+            raise LayoutError(
+                f"{op}: lane {lane} address {a} is not aligned to the {access_bytes}-byte access "
+                f"(shared-memory accesses must be naturally aligned)"
+            )
+        out.append(a)
+    if not 1 <= len(out) <= 32:
+        raise LayoutError(f"{op}: {len(out)} addresses given; one warp-wide access has 1 to 32 lanes")
+    return out
+
+
+def address_report(addresses: Sequence[Any], access_bytes: int, *, description: str = "") -> BankReport:
+    """Wavefronts of one warp access: lane ``l`` touches bytes ``[addresses[l], addresses[l] + access_bytes)``.
+
+    ``None`` marks an inactive lane. Preconditions: at most 32 lanes, addresses >= 0 and
+    aligned to ``access_bytes`` (one of 1, 2, 4, 8, 16).
+
+    >>> address_report([16 * t for t in range(32)], 16).wavefronts    # 512 contiguous bytes
+    4
+    >>> address_report([0] * 32, 4).wavefronts                          # broadcast
+    1
+    """
+    addrs = _check_addresses(addresses, access_bytes, "address_report")
+    return BankReport((_instruction(addrs, access_bytes),), access_bytes, description)
+
+
+def _as_layout(x: Any, op: str, what: str) -> Any:
+    from .composed import ComposedLayout
+    from .layout import Layout
+
+    if isinstance(x, str):
+        from .parse import parse
+
+        x = parse(x)
+    if not isinstance(x, (Layout, ComposedLayout)):
+        raise LayoutError(f"{op}: {what} {x!r} is not a Layout, a ComposedLayout or layout text")
+    if not x.is_static:
+        raise LayoutError(f"{op}: {what} {x} has symbolic entries; substitute values first (subs)")
+    return x
+
+
+def access_addresses(
+    smem: Any, access: Any, element_bytes: int, vector_bytes: int | None = None
+) -> np.ndarray:
+    """Byte address array ``A[t, k]``: thread ``t``'s ``k``-th vector access, ``element_bytes * smem(access(t, k*n))``.
+
+    ``n = vector_bytes / element_bytes`` consecutive values of a thread form one vector access;
+    they must land on consecutive, ``vector_bytes``-aligned bytes (LayoutError otherwise).
+    """
+    op = "access_addresses"
+    smem = _as_layout(smem, op, "shared-memory layout")
+    access = _as_layout(access, op, "access pattern")
+    if element_bytes not in _ACCESS_BYTES:
+        raise LayoutError(f"{op}: element_bytes={element_bytes} is not one of {_ACCESS_BYTES}")
+    vb = element_bytes if vector_bytes is None else vector_bytes
+    if vb not in _ACCESS_BYTES or vb % element_bytes:
+        raise LayoutError(
+            f"{op}: vector_bytes={vb} must be one of {_ACCESS_BYTES} and a multiple of element_bytes={element_bytes}"
+        )
+    if len(access) != 2:
+        raise LayoutError(
+            f"{op}: access pattern {access} has rank {len(access)}; expected a TV layout (thread, value)"
+        )
+    T, V = int(access[0].size()), int(access[1].size())
+    n = vb // element_bytes
+    if V % n:
+        raise LayoutError(
+            f"{op}: {V} values per thread is not a multiple of the {n} elements of a {vb}-byte vector"
+        )
+    idx = np.asarray(access.table(), dtype=np.int64).reshape(V, T).T  # idx[t, v] = access(t, v)
+    S = int(smem.size())
+    if idx.min() < 0 or idx.max() >= S:
+        bad = np.argwhere((idx < 0) | (idx >= S))[0]
+        raise LayoutError(
+            f"{op}: access({bad[0]}, {bad[1]}) = {idx[bad[0], bad[1]]} is outside the shared-memory layout's "
+            f"domain [0, {S}) of {smem}"
+        )
+    offsets = np.asarray(smem.table(), dtype=np.int64)[idx] * element_bytes  # bytes[t, v]
+    vec = offsets.reshape(T, V // n, n)
+    want = vec[:, :, :1] + element_bytes * np.arange(n)
+    if n > 1 and not np.array_equal(vec, want):
+        t, k, e = np.argwhere(vec != want)[0]
+        raise LayoutError(
+            f"{op}: thread {t}'s {vb}-byte vector {k} is not contiguous: value {k * n + e} is at byte "
+            f"{vec[t, k, e]}, expected {want[t, k, e]} (a vector access needs consecutive elements)"
+        )
+    starts = vec[:, :, 0]
+    if np.any(starts % vb):
+        t, k = np.argwhere(starts % vb)[0]
+        raise LayoutError(
+            f"{op}: thread {t}'s vector {k} starts at byte {starts[t, k]}, not aligned to {vb} bytes"
+        )
+    return starts
+
+
+def analyze(
+    smem: Any, access: Any, element_bytes: int, vector_bytes: int | None = None, *, description: str = ""
+) -> BankReport:
+    """Bank analysis of ``access`` reading ``smem``: per warp and per vector, wavefronts vs the ideal.
+
+    ``smem``: coordinate -> element offset (Layout, ComposedLayout or text); ``access``: TV
+    layout ``(thread, value) -> coordinate index of smem``; ``element_bytes``: bytes per
+    element; ``vector_bytes``: bytes one thread moves per instruction (default one element).
+    Threads beyond 32 form further warps, each analysed on its own.
+
+    A warp reading one column of a row-major 64x64 fp16 tile (thread ``t`` reads row ``t``):
+    every address is a multiple of 128 bytes, so all 32 land in bank 0::
+
+        >>> from layoutalg import Layout
+        >>> analyze(Layout((64, 64), (64, 1)), Layout((32, 1), (1, 0)), 2).ways
+        32
+    """
+    starts = access_addresses(smem, access, element_bytes, vector_bytes)
+    vb = element_bytes if vector_bytes is None else vector_bytes
+    T, K = starts.shape
+    instrs = []
+    for w in range(0, T, 32):
+        for k in range(K):
+            lanes = [int(a) for a in starts[w : w + 32, k]]
+            label = (f"warp {w // 32} " if T > 32 else "") + f"vector {k}"
+            instrs.append(_instruction(lanes, vb, label))
+    if not description:
+        description = f"{access} reading {smem}, {element_bytes}-byte elements"
+    return BankReport(tuple(instrs), vb, description)

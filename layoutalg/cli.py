@@ -1,0 +1,748 @@
+"""The ``layoutalg`` command: look at layouts, fragments, descriptors and bank conflicts from a shell.
+
+Subcommands (``layoutalg <cmd> --help`` for each)::
+
+    layoutalg show "(4,2):(2,1)"              # offset grid as text (CuTe's print_layout)
+    layoutalg show "Sw<3,3,3> o (8,64):(64,1)" -o atom.svg
+    layoutalg eval "(4,2):(2,1)" "(1,1)"      # -> 3
+    layoutalg desc --major K --swizzle 128 --dtype bf16 --tile 64x64
+    layoutalg frag m16n8k16 f16 A -o a.svg
+    layoutalg verify                          # proves the whole catalog, prints a table
+    layoutalg banks "(64,64):(64,1)" --bytes 2 --vector 16
+    layoutalg harness run                     # hardware checks (needs a GPU and Triton)
+    layoutalg report -o report/               # everything above, pictures in a folder
+
+Exit codes: 0 success; 1 a verification failed (or a seed value disagrees); 2 bad input
+(a :class:`~layoutalg.errors.LayoutError`, printed on stderr) or a part of the library
+that is not available.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import sys
+import time
+from typing import Any, Callable, Sequence
+
+from .errors import LayoutError
+
+__all__ = ["main", "print_layout", "prove_catalog"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+class Unavailable(Exception):
+    """A part of the library the subcommand needs cannot be imported (yet)."""
+
+
+def _need(modname: str, what: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(modname)
+    except ImportError as e:
+        raise Unavailable(f"{what} needs {modname}, which cannot be imported: {e}") from e
+
+
+class Progress:
+    """A plain-text progress bar on stderr: ``[#####     ] 5/10 label``; silent when ``enabled`` is False."""
+
+    def __init__(self, total: int, enabled: bool = True, width: int = 30):
+        self.total, self.done, self.width, self.enabled = max(1, total), 0, width, enabled
+        self.tty = sys.stderr.isatty()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        fill = round(self.width * self.done / self.total)
+        line = f"[{'#' * fill}{' ' * (self.width - fill)}] {self.done}/{self.total} {label}"
+        if self.tty:
+            sys.stderr.write("\r" + line[:110].ljust(110))
+            if self.done == self.total:
+                sys.stderr.write("\n")
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def _parse_layout(text: str) -> Any:
+    from .parse import parse
+
+    return parse(text)
+
+
+def print_layout(layout: Any, max_rows: int = 64, max_cols: int = 64) -> str:
+    """Text grid of a layout like CuTe's ``print_layout``: the layout, column numbers, boxed offsets.
+
+    >>> print(print_layout("(2,3):(3,1)"))
+    (2,3):(3,1)
+          0   1   2
+        +---+---+---+
+     0  | 0 | 1 | 2 |
+        +---+---+---+
+     1  | 3 | 4 | 5 |
+        +---+---+---+
+    """
+    from .viz import _as_layoutish, _layout_matrix
+
+    L = _as_layoutish(layout, "show")
+    M, note = _layout_matrix(L)
+    R, C = M.shape
+    r1, c1 = min(R, max_rows), min(C, max_cols)
+    w = max(len(str(int(v))) for v in M[:r1, :c1].ravel())
+    rw = len(str(r1 - 1))
+    pad = " " * (rw + 3)
+    lines = [str(L)]
+    if note:
+        lines.append(f"({note})")
+    if (r1, c1) != (R, C):
+        lines.append(f"(showing rows 0-{r1 - 1} of {R}, columns 0-{c1 - 1} of {C})")
+    lines.append(pad + "".join(f"  {c:>{w}} " for c in range(c1)).rstrip())
+    sep = pad + "+" + "+".join("-" * (w + 2) for _ in range(c1)) + "+"
+    lines.append(sep)
+    for r in range(r1):
+        lines.append(f" {r:>{rw}}  |" + "|".join(f" {int(M[r, c]):>{w}} " for c in range(c1)) + "|")
+        lines.append(sep)
+    return "\n".join(lines)
+
+
+def _parse_coord(text: str) -> Any:
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError) as e:
+        raise LayoutError(
+            f"eval: coordinate {text!r} is not an int or a tuple of ints like (1,2) or ((1,0),3)"
+        ) from e
+
+    def ok(v: Any) -> bool:
+        return (isinstance(v, int) and not isinstance(v, bool)) or (
+            isinstance(v, tuple) and all(ok(x) for x in v)
+        )
+
+    if not ok(value):
+        raise LayoutError(f"eval: coordinate {text!r} is not an int or a tuple of ints")
+    return value
+
+
+def _parse_tile(text: str) -> tuple[int, int]:
+    parts = text.lower().replace("*", "x").split("x")
+    try:
+        mn, k = (int(p) for p in parts)
+    except ValueError as e:
+        raise LayoutError(f"desc: --tile {text!r} is not of the form MNxK, e.g. 64x64") from e
+    return mn, k
+
+
+# ---------------------------------------------------------------------------------------------
+# Catalog proof
+# ---------------------------------------------------------------------------------------------
+def _catalog_items() -> list[tuple[str, str, Callable[[], Any]]]:
+    """(family, name, builder) for every fragment of the catalog that carries a PTX formula."""
+    mma = _need("layoutalg.nvidia.mma", "the mma catalog")
+    items: list = []
+    for e in mma.catalog():
+        fam = "mma.sp" if e.sparse else "mma.sync"
+        if e.operand in ("SFA", "SFB"):
+            fam = "block-scale"
+        items.append((fam, "", e.fragment))
+    try:
+        ldm = _need("layoutalg.nvidia.ldmatrix", "ldmatrix")
+        for num, trans, store in ldm.catalog():
+            items.append(
+                (
+                    "stmatrix" if store else "ldmatrix",
+                    "",
+                    (lambda n=num, t=trans, s=store: ldm.fragment(n, t, store=s)),
+                )
+            )
+    except Unavailable:
+        pass
+    try:
+        wf = _need("layoutalg.nvidia.wgmma_fragments", "wgmma fragments")
+        for key in wf.catalog():
+            items.append(("wgmma", "", (lambda k=key: wf.fragment(*k))))
+    except Unavailable:
+        pass
+    return items
+
+
+def prove_catalog(progress: Progress | None = None) -> tuple[list[dict], list[str]]:
+    """Prove every catalogued fragment equal to its PTX formula; ``(rows per family, failures)``.
+
+    Each row: family, fragments, proven (symbolic), exhaustive (every point enumerated), failed.
+    """
+    from .nvidia.ptx_formulas import i as i_sym
+    from .nvidia.ptx_formulas import lane as lane_sym
+    from .verify import verify
+
+    fams: dict = {}
+    failures: list[str] = []
+    for fam, _, build in _catalog_items():
+        row = fams.setdefault(
+            fam, {"family": fam, "fragments": 0, "symbolic": 0, "exhaustive": 0, "failed": 0}
+        )
+        row["fragments"] += 1
+        try:
+            F = build()
+            v = verify(F, F.formula.outputs, (lane_sym, i_sym))
+        except Exception as e:  # a broken entry is a failure, not a crash of the whole table
+            row["failed"] += 1
+            failures.append(f"{fam}: {e}")
+            continue
+        if not v:
+            row["failed"] += 1
+            failures.append(f"{F.name} ({F.instruction}): {v!r}")
+        elif v.method == "symbolic":
+            row["symbolic"] += 1
+        else:
+            row["exhaustive"] += 1
+    if progress:
+        progress.step("catalog proven")
+    # wgmma shared-memory descriptors: the seed's five worked examples
+    try:
+        wg = _need("layoutalg.nvidia.wgmma", "wgmma descriptors")
+        row = {
+            "family": "wgmma smem (seed examples)",
+            "fragments": 0,
+            "symbolic": 0,
+            "exhaustive": 0,
+            "failed": 0,
+        }
+        for ex in wg.seed_examples():
+            row["fragments"] += 1
+            if all(v in (True, None) for v in ex.agrees.values()):
+                row["exhaustive"] += 1
+            else:
+                row["failed"] += 1
+                failures.append(f"{ex.figure} {ex.title}: {ex.agrees}")
+        fams[row["family"]] = row
+    except Unavailable as e:
+        failures.append(str(e))
+    return list(fams.values()), failures
+
+
+def _table(rows: list[dict], cols: Sequence[str]) -> str:
+    widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in cols]
+    out = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)), "  ".join("-" * w for w in widths)]
+    for r in rows:
+        out.append("  ".join(str(r[c]).ljust(w) for c, w in zip(cols, widths)))
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Subcommands
+# ---------------------------------------------------------------------------------------------
+def cmd_show(args: argparse.Namespace) -> int:
+    L = _parse_layout(args.layout)
+    print(print_layout(L, args.max, args.max))
+    if args.output:
+        from . import viz
+
+        if args.swizzle_bytes:
+            viz.save(viz.swizzle_scene(L, args.swizzle_bytes), args.output)
+        else:
+            viz.save(viz.layout_scene(L, max_rows=args.max, max_cols=args.max), args.output)
+        print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    L = _parse_layout(args.layout)
+    c = _parse_coord(args.coord)
+    if isinstance(c, tuple):
+        if len(c) != len(L):
+            raise LayoutError(f"eval: coordinate {c} has {len(c)} modes, layout {L} has rank {len(L)}")
+        value = L(*c)
+    else:
+        size = L.size()
+        if isinstance(size, int) and not 0 <= c < size:
+            raise LayoutError(f"eval: index {c} is outside [0, {size}) of layout {L}")
+        value = L(c)
+    print(value)
+    return 0
+
+
+def cmd_desc(args: argparse.Namespace) -> int:
+    wg = _need("layoutalg.nvidia.wgmma", "desc")
+    mn, k = _parse_tile(args.tile)
+    tile = wg.tile(args.major, args.swizzle, args.dtype, (mn, k))
+    bits = wg.dtype_bits(args.dtype)
+    K = 256 // bits
+    instr = args.instruction or f"m64n{mn if args.operand == 'B' else 128}k{K}"
+    d = wg.descriptor_from_layout(tile, args.dtype, start_address=args.start)
+    p = d.params
+    print(
+        f"tile      : {args.major}-major, {args.swizzle}B swizzle, {wg.dtype_name(args.dtype)}, {mn}x{k} (MN x K)"
+    )
+    print(f"layout    : {tile}")
+    lbo = "unused (encoded 1)" if p.lbo_bytes is None else f"{p.lbo_bytes} B"
+    print(f"canonical : T={p.T} m={p.m} k={p.k} LBO={lbo} SBO={p.sbo_bytes} B")
+    print(d.descriptor.describe())
+    for note in d.notes:
+        print(f"note      : {note}")
+    blocks = wg.k_block_descriptors(
+        tile, args.dtype, instr, operand=args.operand, start_address=args.start, mn_block=None
+    )
+    print(f"\n{instr} operand {args.operand}: {len(blocks)} slice(s)")
+    rows = [
+        {
+            "mn": b.mn_block,
+            "k": b.k_block,
+            "offset B": b.offset_bytes,
+            "start": f"{b.descriptor.start_address:#x}",
+            "start>>4": b.descriptor.start_encoded,
+            "word": f"{b.descriptor.encode():#018x}",
+        }
+        for b in blocks
+    ]
+    print(_table(rows, ["mn", "k", "offset B", "start", "start>>4", "word"]))
+    return 0
+
+
+def _find_fragment(args: argparse.Namespace) -> Any:
+    shape = args.shape
+    if shape.startswith("m64"):
+        wf = _need("layoutalg.nvidia.wgmma_fragments", "wgmma fragments")
+        return wf.fragment(shape, args.dtype, args.operand)
+    if shape.startswith("ldmatrix") or shape.startswith("stmatrix"):
+        ldm = _need("layoutalg.nvidia.ldmatrix", "ldmatrix")
+        num = int(args.operand.lower().lstrip("x")) if args.operand else 4
+        return ldm.fragment(num, args.trans, store=shape.startswith("st"))
+    mma = _need("layoutalg.nvidia.mma", "the mma catalog")
+    if args.sparse:
+        return mma.sparse_fragment(shape, args.dtype, args.operand, ctype=args.ctype, kind=args.kind)
+    return mma.fragment(
+        shape,
+        args.dtype,
+        args.operand,
+        alayout=args.alayout,
+        blayout=args.blayout,
+        ctype=args.ctype,
+        kind=args.kind,
+    )
+
+
+def cmd_frag(args: argparse.Namespace) -> int:
+    from .nvidia.ptx_formulas import i as i_sym
+    from .nvidia.ptx_formulas import lane as lane_sym
+    from .verify import verify
+
+    F = _find_fragment(args)
+    v = verify(F, F.formula.outputs, (lane_sym, i_sym))
+    print(f"instruction : {F.instruction}")
+    print(
+        f"operand     : {F.operand} ({F.dtype}, {F.element_bits} bits), {F.num_threads} threads x {F.num_values} values,"
+        f" {F.num_registers} registers"
+    )
+    print(f"TV layout   : {F.layout}")
+    print(f"PTX         : {F.ptx_section} {F.figure}".rstrip())
+    for name, e in zip(F.formula.names, F.formula.outputs):
+        print(f"  {name:9s} = {e}")
+    print(f"verified    : {'yes' if v else 'NO'} ({v.method}, {v.checked} points)")
+    if args.output:
+        from . import viz
+
+        batch = "all" if F.batch > 1 and args.batch is None else (args.batch or 0)
+        viz.save(viz.fragment_scene(F, batch=batch), args.output)
+        print(f"wrote {args.output}")
+    return 0 if v else 1
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    t = time.perf_counter()
+    rows, failures = prove_catalog()
+    print(_table(rows, ["family", "fragments", "symbolic", "exhaustive", "failed"]))
+    total = sum(r["fragments"] for r in rows)
+    print(f"\n{total} entries, {len(failures)} failed, {time.perf_counter() - t:.1f} s")
+    print(
+        "symbolic: proven by normal form; exhaustive: every (lane, i) compared (seed examples: every value)"
+    )
+    for f in failures:
+        print(f"FAILED {f}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _pattern(name: str, smem: Any, n: int) -> Any:
+    """thread t of a warp reads an n-element vector: 'column' -> (t, 0..n) ; 'row' -> (0, t*n .. t*n+n)."""
+    from .layout import Layout
+
+    if len(smem) != 2:
+        raise LayoutError(
+            f"banks: --pattern needs a rank-2 shared-memory layout; {smem} has rank {len(smem)}"
+        )
+    R, C = int(smem[0].size()), int(smem[1].size())
+    if name == "column":
+        if R < 32 or C < n:
+            raise LayoutError(
+                f"banks: --pattern column needs >= 32 rows and >= {n} columns; layout is {R}x{C}"
+            )
+        return Layout((32, n), (1, R))
+    if name == "row":
+        if C < 32 * n:
+            raise LayoutError(f"banks: --pattern row needs >= {32 * n} columns; layout is {R}x{C}")
+        return Layout((32, n), (n * R, R))
+    raise LayoutError(f"banks: --pattern {name!r} is not 'column' or 'row'")
+
+
+def cmd_banks(args: argparse.Namespace) -> int:
+    from . import banks
+
+    smem = _parse_layout(args.layout)
+    vb = args.vector or args.bytes
+    if vb % args.bytes:
+        raise LayoutError(f"banks: --vector {vb} is not a multiple of --bytes {args.bytes}")
+    access = _parse_layout(args.access) if args.access else _pattern(args.pattern, smem, vb // args.bytes)
+    rep = banks.analyze(smem, access, args.bytes, vb)
+    print(rep.summary())
+    if args.output:
+        from . import viz
+
+        viz.save(viz.banks_scene(rep), args.output)
+        print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_harness(args: argparse.Namespace) -> int:
+    try:
+        import layoutalg.gpu as gpu  # noqa: PLC0415
+
+        run_all = gpu.run_all
+    except (ImportError, AttributeError) as e:
+        print(
+            f"layoutalg harness: the GPU harness is not available ({e}).\n"
+            "It needs an NVIDIA GPU and `pip install 'layoutalg[gpu]'` (Triton, PyTorch); nothing was run.",
+            file=sys.stderr,
+        )
+        return 0
+    result = run_all()
+    if result is not None:
+        print(result)
+    failed = result is False or bool(getattr(result, "failed", False)) or getattr(result, "ok", True) is False
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------------------------
+def _descriptor_table() -> tuple[str, bool]:
+    wg = _need("layoutalg.nvidia.wgmma", "the descriptor table")
+    keys = ["T", "m", "k", "LBO", "SBO", "LBO_encoded", "SBO_encoded"]
+    lines = [
+        "| Figure | example | exact layout | "
+        + " | ".join(f"{k} seed / ours" for k in keys)
+        + " | word | agrees |",
+        "|" + "---|" * (len(keys) + 5),
+    ]
+    ok = True
+    for ex in wg.seed_examples():
+        cells = []
+        for key in keys:
+            s, d = ex.seed.get(key), ex.derived.get(key)
+            cells.append(f"{'-' if s is None else s} / {d}")
+        agree = all(v in (True, None) for v in ex.agrees.values())
+        ok &= agree
+        lines.append(
+            f"| {ex.figure} | {ex.title} | `{ex.exact}` | "
+            + " | ".join(cells)
+            + f" | `{ex.derived['word']:#018x}` | {'yes' if agree else 'NO'} |"
+        )
+    lines.append("")
+    lines.append(
+        "LBO/SBO in bytes as the seed writes them (element count x sizeof); '-' where the seed's "
+        "excerpt gives no value."
+    )
+    return "\n".join(lines), ok
+
+
+def _m8n8k4_section() -> tuple[str, bool]:
+    mma = _need("layoutalg.nvidia.mma", "the m8n8k4 formulas")
+    from .nvidia.ptx_formulas import i as i_sym
+    from .nvidia.ptx_formulas import lane as lane_sym
+    from .verify import verify
+
+    out, ok = [], True
+    for e in mma.catalog():
+        if e.shape != "m8n8k4" or e.operand == "D":
+            continue
+        F = e.fragment()
+        v = verify(F, F.formula.outputs, (lane_sym, i_sym))
+        ok &= bool(v)
+        out.append(f"### {F.name} -- {F.figure}\n")
+        out.append(f"- instruction: `{F.instruction}`")
+        out.append(f"- TV layout (lane, i) -> element: `{F.layout}`")
+        for name, ex in zip(F.formula.names, F.formula.outputs):
+            out.append(f"- PTX `{name}` = `{ex}`")
+        out.append(
+            f"- layout == PTX formula on all {v.checked or F.num_threads * F.num_values} (lane, i): "
+            f"**{'proven' if v else 'FAILED'}** ({v.method})\n"
+        )
+    return "\n".join(out), ok
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from . import viz
+
+    t0 = time.perf_counter()
+    out = args.output
+    fig_dir = os.path.join(out, "figures")
+    os.makedirs(fig_dir, exist_ok=True)
+    figures = sorted(viz.PTX_FIGURES)
+    extra = _report_extra_pictures()
+    prog = Progress(3 + len(figures) + len(extra), enabled=not args.quiet)
+    md = ["# layoutalg report", ""]
+    ok = True
+
+    try:
+        table, good = _descriptor_table()
+        ok &= good
+        md += ["## wgmma descriptors: the seed's worked examples (PTX ISA 9.7.15.5.1.2.1.3)", "", table, ""]
+    except Unavailable as e:
+        md += ["## wgmma descriptors", "", f"unavailable: {e}", ""]
+        print(f"layoutalg report: {e}", file=sys.stderr)
+    prog.step("descriptor table")
+
+    try:
+        sec, good = _m8n8k4_section()
+        ok &= good
+        md += ["## mma.m8n8k4 fragments: layouts vs the PTX formulas (seed 000)", "", sec]
+    except Unavailable as e:
+        md += ["## mma.m8n8k4 fragments", "", f"unavailable: {e}", ""]
+        print(f"layoutalg report: {e}", file=sys.stderr)
+    prog.step("m8n8k4 formulas")
+
+    try:
+        rows, failures = prove_catalog()
+        ok &= not failures
+        md += [
+            "## The catalog, proven",
+            "",
+            "```",
+            _table(rows, ["family", "fragments", "symbolic", "exhaustive", "failed"]),
+            "```",
+            "",
+        ]
+        md += [f"- FAILED: {f}" for f in failures]
+    except Unavailable as e:
+        md += ["## The catalog", "", f"unavailable: {e}", ""]
+        print(f"layoutalg report: {e}", file=sys.stderr)
+    prog.step("catalog")
+
+    md += ["## Figures", ""]
+    for n in figures:
+        name = f"figure_{n}.svg"
+        try:
+            viz.save(viz.ptx_figure(n), os.path.join(fig_dir, name))
+            md.append(f"- [Figure {n}: {viz.PTX_FIGURES[n]}](figures/{name})")
+        except (LayoutError, Unavailable, ImportError) as e:
+            md.append(f"- Figure {n}: not drawn ({e})")
+        prog.step(f"figure {n}")
+    md += ["", "## Bank conflicts", ""]
+    for name, title, build in extra:
+        try:
+            obj, text = build()
+            viz.save(obj, os.path.join(fig_dir, name))
+            md += [f"### {title}", "", f"![{title}](figures/{name})", "", "```", text, "```", ""]
+        except (LayoutError, Unavailable, ImportError) as e:
+            md.append(f"- {title}: not drawn ({e})")
+        prog.step(name)
+    if args.png:
+        for n in (46, 140, 157):
+            viz.save(viz.ptx_figure(n), os.path.join(fig_dir, f"figure_{n}.png"), dpi=100)
+    path = os.path.join(out, "report.md")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(md) + "\n")
+    print(
+        f"wrote {path} and {len(os.listdir(fig_dir))} pictures in {fig_dir} ({time.perf_counter() - t0:.1f} s)"
+    )
+    print("all checks passed" if ok else "SOME CHECKS FAILED (see report.md)")
+    return 0 if ok else 1
+
+
+def _report_extra_pictures() -> list:
+    from . import banks
+    from .layout import Layout
+
+    def column_read(swizzled: bool, vector: int) -> Callable[[], tuple]:
+        def build() -> tuple:
+            from .parse import parse
+
+            smem = parse("Sw<3,3,3> o (64,64):(64,1)") if swizzled else Layout((64, 64), (64, 1))
+            n = vector // 2
+            rep = banks.analyze(
+                smem,
+                Layout((32, n), (1, 64)),
+                2,
+                vector,
+                description=f"warp reads column{'s 0-7' if n > 1 else ' 0'} of a 64x64 fp16 tile "
+                f"{smem}, {vector} B per thread",
+            )
+            return rep, rep.summary(2)
+
+        return build
+
+    return [
+        (
+            "banks_rowmajor_column.svg",
+            "row-major 64x64 fp16, column read (2 B per thread)",
+            column_read(False, 2),
+        ),
+        (
+            "banks_swizzled_column.svg",
+            "128B-swizzled 64x64 fp16, column read (2 B per thread)",
+            column_read(True, 2),
+        ),
+        (
+            "banks_rowmajor_rows16.svg",
+            "row-major 64x64 fp16, 16-byte row reads (ldmatrix-like)",
+            column_read(False, 16),
+        ),
+        (
+            "banks_swizzled_rows16.svg",
+            "128B-swizzled 64x64 fp16, 16-byte row reads (ldmatrix-like)",
+            column_read(True, 16),
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Parser
+# ---------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="layoutalg",
+        description="CuTe-style layouts and the NVIDIA tensor-core layouts, from the shell.",
+        epilog="Exit codes: 0 ok; 1 a verification failed; 2 bad input or a missing part of the library.",
+    )
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    s = sub.add_parser(
+        "show",
+        help="print a layout's offset grid; -o writes a picture",
+        description="Print the offset grid of a layout given in CuTe notation (rows = mode 0).",
+    )
+    s.add_argument("layout", help='CuTe notation, e.g. "(4,2):(2,1)" or "Sw<3,3,3> o (8,64):(64,1)"')
+    s.add_argument("-o", "--output", help="write a picture (.svg or .png)")
+    s.add_argument("--max", type=int, default=64, help="largest number of rows/columns shown (default 64)")
+    s.add_argument(
+        "--swizzle-bytes",
+        type=int,
+        metavar="BYTES",
+        help="draw the picture as shared memory (16-byte chunks, banks) with elements of BYTES bytes",
+    )
+    s.set_defaults(func=cmd_show)
+
+    s = sub.add_parser(
+        "eval",
+        help="evaluate a layout at a coordinate",
+        description="Evaluate a layout at a 1-D index (5) or one coordinate per mode ((1,2)).",
+    )
+    s.add_argument("layout")
+    s.add_argument("coord", help="an index like 5, or a coordinate like (1,2) or ((1,0),3)")
+    s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser(
+        "desc",
+        help="wgmma matrix descriptor of a canonical tile, with per-k-block start addresses",
+        description="Build a wgmma shared-memory tile from the canonical atom and print its "
+        "descriptor fields, encodings, 64-bit word and the k-block descriptors.",
+    )
+    s.add_argument("--major", default="K", help="K or MN (default K)")
+    s.add_argument("--swizzle", type=int, default=128, help="0, 32, 64 or 128 bytes (default 128)")
+    s.add_argument("--dtype", default="bf16", help="tf32, f16, bf16, e4m3, e5m2, s8, u8 (default bf16)")
+    s.add_argument("--tile", default="64x64", help="MNxK in elements (default 64x64)")
+    s.add_argument("--operand", default="A", choices=["A", "B"])
+    s.add_argument("--instruction", help="wgmma shape, e.g. m64n128k16 (default from the tile and dtype)")
+    s.add_argument(
+        "--start", type=lambda x: int(x, 0), default=0, help="shared-memory byte address of the tile"
+    )
+    s.set_defaults(func=cmd_desc)
+
+    s = sub.add_parser(
+        "frag",
+        help="an mma / wgmma / ldmatrix fragment: layout, PTX formula, proof, picture",
+        description="Look up a fragment (e.g. 'm16n8k16 f16 A', 'm64n64k16 f32 D', "
+        "'ldmatrix b16 x4') and prove it against the PTX formula.",
+    )
+    s.add_argument("shape", help="m16n8k16, m8n8k4, m64n128k16 (wgmma), ldmatrix, stmatrix")
+    s.add_argument("dtype", help="f16, bf16, tf32, f64, s8, e4m3, ... (b16 for ldmatrix)")
+    s.add_argument("operand", help="A, B, C or D (x1/x2/x4 for ldmatrix)")
+    s.add_argument("--ctype", help="accumulator type of C/D")
+    s.add_argument("--kind", help="f8f6f4, mxf8f6f4, mxf4, mxf4nvf4")
+    s.add_argument("--alayout", default="row", help="row or col (m8n8k4 .f16 only)")
+    s.add_argument("--blayout", default="col", help="row or col (m8n8k4 .f16 only)")
+    s.add_argument("--sparse", action="store_true", help="mma.sp fragment")
+    s.add_argument("--trans", action="store_true", help="ldmatrix .trans")
+    s.add_argument("--batch", type=int, help="which stacked matrix to draw (default: all)")
+    s.add_argument("-o", "--output", help="write a picture (.svg or .png)")
+    s.set_defaults(func=cmd_frag)
+
+    s = sub.add_parser(
+        "verify",
+        help="prove the whole catalog against the PTX formulas",
+        description="Prove every catalogued fragment equal to its PTX formula and check the "
+        "seed's descriptor examples; exit 1 if anything fails.",
+    )
+    s.set_defaults(func=cmd_verify)
+
+    s = sub.add_parser(
+        "banks",
+        help="shared-memory bank conflicts of a warp access",
+        description="Wavefronts of one warp reading a shared-memory layout (coordinate -> "
+        "element offset). The access is a TV layout (thread, value) -> coordinate "
+        "index (--access) or a preset (--pattern).",
+    )
+    s.add_argument("layout", help='shared-memory layout, e.g. "Sw<3,3,3> o (64,64):(64,1)"')
+    s.add_argument("--bytes", type=int, default=2, help="bytes per element (default 2)")
+    s.add_argument(
+        "--vector", type=int, help="bytes per thread per instruction: 1, 2, 4, 8, 16 (default --bytes)"
+    )
+    s.add_argument("--access", help="TV layout (thread, value) -> coordinate index of the layout")
+    s.add_argument(
+        "--pattern",
+        default="column",
+        help="'column': thread t reads row t from column 0 (a vector along the row); "
+        "'row': thread t reads the t-th vector of row 0 (default column)",
+    )
+    s.add_argument("-o", "--output", help="write a picture (.svg or .png)")
+    s.set_defaults(func=cmd_banks)
+
+    s = sub.add_parser("harness", help="run the GPU hardware checks (needs a GPU and Triton)")
+    s.add_argument("action", choices=["run"])
+    s.set_defaults(func=cmd_harness)
+
+    s = sub.add_parser(
+        "report",
+        help="descriptor table, m8n8k4 formulas, catalog proof and pictures, in a folder",
+        description="Reproduce the seed's descriptor table and m8n8k4 fragment formulas, prove "
+        "the catalog and write the pictures; exit 1 if a check fails.",
+    )
+    s.add_argument("-o", "--output", default="layoutalg-report", help="folder (default ./layoutalg-report)")
+    s.add_argument("--png", action="store_true", help="also write a few PNGs (needs matplotlib)")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_report)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``layoutalg`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except LayoutError as e:
+        print(f"layoutalg {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except Unavailable as e:
+        print(f"layoutalg {args.command}: unavailable: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

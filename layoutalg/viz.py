@@ -1,0 +1,902 @@
+"""Pictures of layouts, tensor-core fragments, swizzled shared memory and bank conflicts.
+
+Every picture is first built as a :class:`Scene` -- a list of labelled rectangles and texts
+in pixel units -- and then written out by one of two back ends: :meth:`Scene.to_svg`
+(plain Python, no dependency, used by ``_repr_svg_`` in notebooks) or
+:meth:`Scene.to_figure` (a matplotlib ``Figure``, imported lazily; PNG output). One cell of a
+grid is one element; in SVG each cell is a ``<g class="cell">`` holding its rectangle and
+label, so a picture can be checked by reading it.
+
+A 2x3 row-major layout, by hand: ``(2,3):(3,1)`` puts offset ``3r + c`` at row ``r``, column
+``c``; the picture is the grid ``0 1 2 / 3 4 5``::
+
+    >>> from layoutalg import Layout
+    >>> svg = layout_svg(Layout((2, 3), (3, 1)))
+    >>> svg.count('class="cell"'), ">5</text>" in svg
+    (6, True)
+
+What each picture shows:
+
+- :func:`layout_scene`: a rank-2 layout as rows (mode 0) x columns (mode 1) of offsets,
+  shaded by ``offset % 8`` like CuTe's ``print_latex``; other ranks are shown as one row
+  (rank 1) or as mode 0 x (the remaining modes, flattened).
+- :func:`fragment_scene`: an operand matrix in the PTX orientation (A is MxK, B is KxN,
+  C/D is MxN) with each element labelled by the thread that holds it (``T5``) and its
+  register element (``a3``), coloured by thread -- the style of the PTX ISA's fragment
+  figures. :func:`ptx_figure` rebuilds the seed's Figures 46-55 (``mma.m8n8k4``), 140-145
+  (sparse ``m16n8k128``) and 156-170 (wgmma shared-memory layouts) from the catalog.
+- :func:`swizzle_scene`: shared memory as 128-byte lines of eight 16-byte chunks (banks
+  ``4j .. 4j+3`` for chunk ``j``); each chunk is labelled and coloured by its *logical*
+  16-byte chunk index within the 128-byte row before swizzling, as the PTX swizzle figures do.
+- :func:`banks_scene`: a :class:`~layoutalg.banks.BankReport` as banks (columns) x
+  wavefronts (rows), each cell naming the lanes served.
+
+Large objects are cut to ``max_rows`` x ``max_cols`` cells (64 x 64 by default) and the title
+says which part is shown.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+from xml.sax.saxutils import escape
+
+import numpy as np
+
+from .errors import LayoutError
+
+__all__ = [
+    "Scene",
+    "THREAD_COLORS",
+    "CHUNK_COLORS",
+    "layout_scene",
+    "fragment_scene",
+    "swizzle_scene",
+    "banks_scene",
+    "layout_svg",
+    "fragment_svg",
+    "swizzle_svg",
+    "banks_svg",
+    "ptx_figure",
+    "PTX_FIGURES",
+    "scene_of",
+    "save",
+    "render_png",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Colours
+# ---------------------------------------------------------------------------------------------
+def _lighten(hex_colour: str, amount: float) -> str:
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (round(x + (255 - x) * amount) for x in (r, g, b))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+_TAB10 = [
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+]
+_TAB10_LIGHT = [
+    "#aec7e8",
+    "#ffbb78",
+    "#98df8a",
+    "#ff9896",
+    "#c5b0d5",
+    "#c49c94",
+    "#f7b6d2",
+    "#c7c7c7",
+    "#dbdb8d",
+    "#9edae5",
+]
+_SET3 = [
+    "#8dd3c7",
+    "#ffffb3",
+    "#bebada",
+    "#fb8072",
+    "#80b1d3",
+    "#fdb462",
+    "#b3de69",
+    "#fccde5",
+    "#d9d9d9",
+    "#bc80bd",
+    "#ccebc5",
+    "#ffed6f",
+]
+
+#: 32 qualitative colours, one per lane of a warp (matplotlib's tab10 lightened, tab10's light
+#: half, ColorBrewer Set3): neighbouring lanes get different hues, dark text stays readable.
+THREAD_COLORS: tuple[str, ...] = tuple([_lighten(c, 0.45) for c in _TAB10] + _TAB10_LIGHT + _SET3)
+#: 8 colours for the 16-byte chunks of a 128-byte line.
+CHUNK_COLORS: tuple[str, ...] = tuple(_lighten(c, 0.35) for c in _TAB10[:8])
+#: CuTe's print_latex shading by ``offset % 8``.
+_GREYS = tuple(_lighten("#000000", 1 - 0.04 * k) for k in range(1, 9))
+
+
+# ---------------------------------------------------------------------------------------------
+# Scene: rectangles and texts in pixels, two back ends
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Scene:
+    """A picture as primitives in pixels (origin top left): rectangles, texts, lines.
+
+    ``cells`` are the grid cells (each a rectangle plus label lines), kept apart from the
+    decoration so that back ends can group them (SVG ``<g class="cell" id=...>``).
+    """
+
+    width: float = 0.0
+    height: float = 0.0
+    title: str = ""
+    cells: list = field(default_factory=list)  # (id, x, y, w, h, fill, (lines...), font)
+    texts: list = field(default_factory=list)  # (x, y, text, size, anchor, weight)
+    lines: list = field(default_factory=list)  # (x0, y0, x1, y1, width, colour)
+    rects: list = field(default_factory=list)  # (x, y, w, h, fill, stroke)
+
+    def cell(
+        self,
+        cid: str,
+        x: float,
+        y: float,
+        w: float,
+        h: float,
+        fill: str,
+        labels: Sequence[str],
+        font: float = 10.0,
+    ) -> None:
+        self.cells.append((cid, x, y, w, h, fill, tuple(labels), font))
+
+    def text(
+        self, x: float, y: float, s: str, size: float = 10.0, anchor: str = "middle", weight: str = "normal"
+    ) -> None:
+        self.texts.append((x, y, s, size, anchor, weight))
+
+    def line(
+        self, x0: float, y0: float, x1: float, y1: float, width: float = 1.0, colour: str = "#000000"
+    ) -> None:
+        self.lines.append((x0, y0, x1, y1, width, colour))
+
+    def rect(
+        self, x: float, y: float, w: float, h: float, fill: str = "none", stroke: str = "#000000"
+    ) -> None:
+        self.rects.append((x, y, w, h, fill, stroke))
+
+    # -- SVG -----------------------------------------------------------------------------------
+    def to_svg(self) -> str:
+        """The scene as a standalone SVG document (text kept as ``<text>``; one ``<g class="cell">`` per cell)."""
+        W, H = _r(self.width), _r(self.height)
+        out = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
+            f'font-family="DejaVu Sans, Arial, Helvetica, sans-serif">',
+            f"<title>{escape(self.title)}</title>",
+            f'<rect x="0" y="0" width="{W}" height="{H}" fill="#ffffff"/>',
+        ]
+        for x, y, w, h, fill, stroke in self.rects:
+            out.append(
+                f'<rect x="{_r(x)}" y="{_r(y)}" width="{_r(w)}" height="{_r(h)}" fill="{fill}" stroke="{stroke}"/>'
+            )
+        for cid, x, y, w, h, fill, labels, font in self.cells:
+            out.append(f'<g class="cell" id="{escape(cid)}">')
+            out.append(
+                f'<rect x="{_r(x)}" y="{_r(y)}" width="{_r(w)}" height="{_r(h)}" fill="{fill}" '
+                f'stroke="#555555" stroke-width="0.6"/>'
+            )
+            for k, (ty, s) in enumerate(_label_positions(y, h, labels, font)):
+                out.append(
+                    f'<text x="{_r(x + w / 2)}" y="{_r(ty)}" font-size="{_r(font)}" text-anchor="middle" '
+                    f'dominant-baseline="central">{escape(s)}</text>'
+                )
+            out.append("</g>")
+        for x0, y0, x1, y1, lw, colour in self.lines:
+            out.append(
+                f'<line x1="{_r(x0)}" y1="{_r(y0)}" x2="{_r(x1)}" y2="{_r(y1)}" stroke="{colour}" stroke-width="{lw}"/>'
+            )
+        anchors = {"middle": "middle", "start": "start", "end": "end"}
+        for x, y, s, size, anchor, weight in self.texts:
+            out.append(
+                f'<text x="{_r(x)}" y="{_r(y)}" font-size="{_r(size)}" text-anchor="{anchors[anchor]}" '
+                f'dominant-baseline="central" font-weight="{weight}">{escape(s)}</text>'
+            )
+        out.append("</svg>")
+        return "\n".join(out)
+
+    def _repr_svg_(self) -> str:
+        return self.to_svg()
+
+    # -- matplotlib ------------------------------------------------------------------------------
+    def to_figure(self) -> Any:
+        """The scene as a matplotlib ``Figure`` (100 scene pixels per inch; no pyplot state is touched)."""
+        try:
+            from matplotlib.figure import Figure
+            from matplotlib.patches import Rectangle
+        except ImportError as e:  # pragma: no cover - matplotlib is an optional dependency
+            raise LayoutError(
+                "viz: PNG output and matplotlib figures need matplotlib (pip install 'layoutalg[viz]'); "
+                "SVG output (to_svg, save('x.svg')) works without it"
+            ) from e
+        fig = Figure(figsize=(self.width / 100.0, self.height / 100.0), dpi=100)
+        ax = fig.add_axes((0, 0, 1, 1))
+        ax.set_xlim(0, self.width)
+        ax.set_ylim(self.height, 0)
+        ax.axis("off")
+        pt = 0.72  # points per scene pixel at 100 px per inch
+        for x, y, w, h, fill, stroke in self.rects:
+            ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor=stroke, linewidth=0.8))
+        for cid, x, y, w, h, fill, labels, font in self.cells:
+            ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor="#555555", linewidth=0.45))
+            for ty, s in _label_positions(y, h, labels, font):
+                ax.text(x + w / 2, ty, s, ha="center", va="center", fontsize=font * pt)
+        for x0, y0, x1, y1, lw, colour in self.lines:
+            ax.plot([x0, x1], [y0, y1], color=colour, linewidth=lw * pt)
+        for x, y, s, size, anchor, weight in self.texts:
+            ax.text(
+                x,
+                y,
+                s,
+                ha={"middle": "center", "start": "left", "end": "right"}[anchor],
+                va="center",
+                fontsize=size * pt,
+                fontweight=weight,
+            )
+        return fig
+
+
+def _r(v: float) -> str:
+    return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def _label_positions(y: float, h: float, labels: Sequence[str], font: float) -> list:
+    n = len(labels)
+    step = font * 1.15
+    top = y + h / 2 - step * (n - 1) / 2
+    return [(top + k * step, s) for k, s in enumerate(labels)]
+
+
+def _text_width(s: str, size: float) -> float:
+    return 0.62 * size * len(s)
+
+
+# ---------------------------------------------------------------------------------------------
+# Grid helper
+# ---------------------------------------------------------------------------------------------
+_TITLE = 15.0
+_NOTE = 11.0
+
+
+def _window(n: int, span: tuple | None, cap: int, what: str) -> tuple[int, int]:
+    if span is None:
+        return 0, min(n, cap)
+    lo, hi = span
+    if not (isinstance(lo, (int, np.integer)) and isinstance(hi, (int, np.integer)) and 0 <= lo < hi <= n):
+        raise LayoutError(f"viz: {what}={span!r} is not a range (lo, hi) with 0 <= lo < hi <= {n}")
+    return int(lo), int(hi)
+
+
+def _header(scene: Scene, title: str, notes: Sequence[str], width_needed: float) -> float:
+    """Write title and notes at the top; return the y where the content starts."""
+    scene.title = title
+    y = 8.0
+    scene.text(8, y + _TITLE / 2, title, _TITLE, "start", "bold")
+    y += _TITLE + 6
+    for note in notes:
+        scene.text(8, y + _NOTE / 2, note, _NOTE, "start")
+        y += _NOTE + 4
+    widest = max([_text_width(title, _TITLE)] + [_text_width(n, _NOTE) for n in notes]) + 16
+    scene.width = max(scene.width, widest, width_needed)
+    return y + 4
+
+
+# ---------------------------------------------------------------------------------------------
+# Layouts
+# ---------------------------------------------------------------------------------------------
+def _as_layoutish(x: Any, op: str) -> Any:
+    from .composed import ComposedLayout
+    from .layout import Layout
+
+    if isinstance(x, str):
+        from .parse import parse
+
+        x = parse(x)
+    if not isinstance(x, (Layout, ComposedLayout)):
+        raise LayoutError(f"{op}: {x!r} is not a Layout, a ComposedLayout or layout text")
+    if not x.is_static:
+        raise LayoutError(f"{op}: {x} has symbolic entries; substitute values first (subs)")
+    return x
+
+
+def _layout_matrix(L: Any) -> tuple[np.ndarray, str]:
+    """Offsets as a 2-D array: rank 2 -> grid; rank 1 -> one row; rank > 2 -> mode 0 x rest."""
+    r = len(L)
+    if r == 2:
+        return np.asarray(L.grid(), dtype=np.int64), ""
+    t = np.asarray(L.table(), dtype=np.int64)
+    if r <= 1:
+        return t.reshape(1, -1), "rank-1 layout drawn as one row"
+    s0 = int(L[0].size())
+    return (
+        t.reshape(-1, s0).T,
+        f"rank-{r} layout drawn as mode 0 (rows) x modes 1..{r - 1} flattened (columns)",
+    )
+
+
+def layout_scene(layout: Any, *, max_rows: int = 64, max_cols: int = 64, title: str | None = None) -> Scene:
+    """layout_scene(L): cell (r, c) shows L(r, c), shaded by L(r, c) % 8; rows are mode 0.
+
+    Accepts a Layout, a ComposedLayout or CuTe text; symbolic layouts raise LayoutError.
+
+    >>> s = layout_scene("(4,8):(1,4)")
+    >>> len(s.cells), s.cells[9][6]        # cell (row 1, col 1) holds 1 + 4
+    (32, ('5',))
+    """
+    L = _as_layoutish(layout, "layout_scene")
+    M, note = _layout_matrix(L)
+    R, C = M.shape
+    r0, r1 = _window(R, None, max_rows, "rows")
+    c0, c1 = _window(C, None, max_cols, "cols")
+    notes = [note] if note else []
+    notes += _cut_note(R, C, r0, r1, c0, c1)
+    maxlen = max(len(str(int(v))) for v in M[r0:r1, c0:c1].ravel())
+    cw, ch, font = max(26.0, 7.0 * maxlen + 10), 22.0, 10.0
+    scene = Scene()
+    lw = 10 + 7 * len(str(R))
+    y0 = _header(scene, title or f"{L}", notes, lw + cw * (c1 - c0) + 10)
+    y0 += 16  # column numbers
+    for c in range(c0, c1):
+        scene.text(lw + (c - c0 + 0.5) * cw, y0 - 8, str(c), 9, "middle")
+    for r in range(r0, r1):
+        y = y0 + (r - r0) * ch
+        scene.text(lw - 5, y + ch / 2, str(r), 9, "end")
+        for c in range(c0, c1):
+            v = int(M[r, c])
+            scene.cell(f"cell-{r}-{c}", lw + (c - c0) * cw, y, cw, ch, _GREYS[v % 8], (str(v),), font)
+    scene.height = y0 + (r1 - r0) * ch + 10
+    return scene
+
+
+def layout_svg(layout: Any, **kwargs: Any) -> str:
+    """layout_svg(L) = layout_scene(L).to_svg(): the SVG text of the offset grid."""
+    return layout_scene(layout, **kwargs).to_svg()
+
+
+# ---------------------------------------------------------------------------------------------
+# Fragments
+# ---------------------------------------------------------------------------------------------
+_PREFIX = {"A": "a", "B": "b", "C": "c", "D": "c", "SFA": "sa", "SFB": "sb"}
+
+
+def _fragment_owners(F: Any) -> tuple[int, int, int, dict]:
+    """(batches, rows, cols, {(b, r, c): [(lane, i), ...]}) in the PTX orientation."""
+    T, V = F.num_threads, F.num_values
+    lanes, vals = np.meshgrid(np.arange(T), np.arange(V), indexing="ij")
+    idx = np.asarray(F.layout.table(), dtype=np.int64)[lanes + T * vals]
+    d0, d1 = F.codomain
+    x, y, b = idx % d0, (idx // d0) % d1, idx // (d0 * d1)
+    transposed = F.operand in ("B", "SFB")
+    rows, cols = (d1, d0) if transposed else (d0, d1)
+    r, c = (y, x) if transposed else (x, y)
+    owners: dict = {}
+    for ln, v, bb, rr, cc in zip(lanes.ravel(), vals.ravel(), b.ravel(), r.ravel(), c.ravel()):
+        owners.setdefault((int(bb), int(rr), int(cc)), []).append((int(ln), int(v)))
+    return int(F.batch), rows, cols, owners
+
+
+def _value_label(F: Any, i: int) -> str:
+    p = _PREFIX.get(F.operand)
+    if p is not None:
+        return f"{p}{i}"
+    reg, pos = divmod(i, F.values_per_register)  # ldmatrix and others: register.element
+    return f"r{reg}.{pos}" if F.values_per_register > 1 else f"r{reg}"
+
+
+def _lanes_label(owners: list) -> str:
+    lanes = sorted({ln for ln, _ in owners})
+    if len(lanes) == 1:
+        return f"T{lanes[0]}"
+    if len(lanes) == 2:
+        return f"T{lanes[0]},{lanes[1]}"
+    return f"T{lanes[0]}+{len(lanes) - 1}"
+
+
+def fragment_scene(
+    fragment: Any,
+    *,
+    batch: Any = 0,
+    rows: tuple | None = None,
+    cols: tuple | None = None,
+    max_rows: int = 64,
+    max_cols: int = 64,
+    title: str | None = None,
+) -> Scene:
+    """fragment_scene(F): the operand matrix, cell (r, c) labelled ``T{lane}`` / ``{a|b|c}{i}`` of its owner.
+
+    Rows and columns are the PTX's (A: MxK, B: KxN, C/D: MxN; a sparse A is its compressed
+    ``M x K/2`` matrix, with the dense column span of each group of values written above it).
+    Cells are coloured by lane (``lane % 32`` for warpgroups). ``batch`` picks the stacked
+    matrix (``mma.m8n8k4`` computation, ``ldmatrix`` matrix): an int, a sequence, or ``"all"``
+    (panels side by side). ``rows`` / ``cols`` = ``(lo, hi)`` cut a window; by default at most
+    ``max_rows`` x ``max_cols`` cells are drawn and the title says so. Elements held by
+    several lanes (broadcast) name the first two or count the rest.
+
+    >>> from layoutalg.nvidia import mma
+    >>> s = fragment_scene(mma.fragment("m8n8k4", "f64", "C"))
+    >>> len(s.cells), s.cells[3][6]          # row 0, col 3: lane 1 holds c1
+    (64, ('T1', 'c1'))
+    """
+    F = fragment
+    if not all(hasattr(F, a) for a in ("layout", "codomain", "operand", "num_threads")):
+        raise LayoutError(f"fragment_scene: {F!r} is not a Fragment")
+    nb, R, C, owners = _fragment_owners(F)
+    if batch == "all":
+        batches = list(range(nb))
+    elif isinstance(batch, (int, np.integer)):
+        batches = [int(batch)]
+    else:
+        batches = [int(b) for b in batch]
+    for b in batches:
+        if not 0 <= b < nb:
+            raise LayoutError(f"fragment_scene: batch {b} outside [0, {nb}) for {F.name}")
+    r0, r1 = _window(R, rows, max_rows, "rows")
+    c0, c1 = _window(C, cols, max_cols, "cols")
+    notes = []
+    what = {"A": "A (M x K)", "B": "B (K x N)", "C": "C/D (M x N)", "D": "C/D (M x N)"}.get(
+        F.operand, F.operand
+    )
+    if F.sparse:
+        what = "sparse A, compressed (M x K/2)"
+    fig = f" -- {F.figure}" if getattr(F, "figure", "") else ""
+    notes.append(
+        f"operand {what}: cell = thread T<lane> and its element; {F.num_threads} threads x "
+        f"{F.num_values} values; colour = lane{' % 32' if F.num_threads > 32 else ''}{fig}"
+    )
+    notes += _cut_note(R, C, r0, r1, c0, c1)
+    cw, ch, font = 40.0, 30.0, 10.0
+    lw = 30.0
+    group_h = 16.0 if F.sparse else 0.0
+    subtitles = [_panel_title(F, b) for b in batches] if nb > 1 else [""]
+    panel_w = max(lw + cw * (c1 - c0) + 16, max(lw + _text_width(t, 11) + 16 for t in subtitles))
+    scene = Scene()
+    ttl = title or f"{F.instruction}  operand {F.operand}"
+    y0 = _header(scene, ttl, notes, panel_w * len(batches))
+    panel_title_h = 18.0 if nb > 1 else 0.0
+    y_cells = y0 + panel_title_h + group_h + 16
+    for k, b in enumerate(batches):
+        x0 = k * panel_w
+        if nb > 1:
+            scene.text(x0 + lw, y0 + panel_title_h / 2, subtitles[k], 11, "start", "bold")
+        if F.sparse:
+            g = F.values_per_register
+            for gc in range(c0 - c0 % g, c1, g):
+                a, z = max(gc, c0), min(gc + g, c1)
+                xa, xz = x0 + lw + (a - c0) * cw, x0 + lw + (z - c0) * cw
+                ya = y0 + panel_title_h + group_h / 2
+                scene.line(xa + 2, ya + 6, xz - 2, ya + 6, 1.0, "#333333")
+                scene.text((xa + xz) / 2, ya - 1, f"A cols {2 * gc}-{2 * gc + 2 * g - 1}", 9, "middle")
+        for c in range(c0, c1):
+            scene.text(x0 + lw + (c - c0 + 0.5) * cw, y_cells - 8, str(c), 9, "middle")
+        for r in range(r0, r1):
+            y = y_cells + (r - r0) * ch
+            scene.text(x0 + lw - 5, y + ch / 2, str(r), 9, "end")
+            for c in range(c0, c1):
+                own = owners.get((b, r, c))
+                cid = f"cell-{b}-{r}-{c}" if nb > 1 else f"cell-{r}-{c}"
+                if not own:
+                    scene.cell(cid, x0 + lw + (c - c0) * cw, y, cw, ch, "#ffffff", ("-",), font)
+                    continue
+                lane, i = own[0]
+                colour = THREAD_COLORS[lane % 32]
+                scene.cell(
+                    cid,
+                    x0 + lw + (c - c0) * cw,
+                    y,
+                    cw,
+                    ch,
+                    colour,
+                    (_lanes_label(own), _value_label(F, i)),
+                    font,
+                )
+    scene.height = y_cells + (r1 - r0) * ch + 10
+    return scene
+
+
+def _panel_title(F: Any, b: int) -> str:
+    name = F.batch_name or "matrix"
+    if name == "computation":
+        lo = 4 * b
+        return f"MMA computation {b + 1} (lanes {lo}-{lo + 3}, {lo + 16}-{lo + 19})"
+    return f"{name} {b}"
+
+
+def _cut_note(R: int, C: int, r0: int, r1: int, c0: int, c1: int) -> list:
+    parts = []
+    if (r0, r1) != (0, R):
+        parts.append(f"rows {r0}-{r1 - 1} of {R}")
+    if (c0, c1) != (0, C):
+        parts.append(f"columns {c0}-{c1 - 1} of {C}")
+    return ["showing " + ", ".join(parts)] if parts else []
+
+
+def fragment_svg(fragment: Any, **kwargs: Any) -> str:
+    """fragment_svg(F) = fragment_scene(F).to_svg()."""
+    return fragment_scene(fragment, **kwargs).to_svg()
+
+
+# ---------------------------------------------------------------------------------------------
+# Swizzled shared memory
+# ---------------------------------------------------------------------------------------------
+def _smem_bytes(layout: Any, element_bytes: int, swizzle_unit: str) -> tuple[np.ndarray, np.ndarray]:
+    """(address after the swizzle, address before it), in bytes, for every 1-D coordinate."""
+    from .composed import ComposedLayout
+    from .swizzle import Swizzle
+
+    if isinstance(layout, ComposedLayout) and isinstance(layout.outer, Swizzle):
+        from .layout import Layout
+
+        inner = layout.inner
+        if not isinstance(inner, Layout):
+            post = np.asarray(layout.table(), dtype=np.int64) * element_bytes
+            return post, post
+        pre_el = np.asarray(inner.table(), dtype=np.int64) + int(layout.offset)
+        if swizzle_unit == "byte":
+            pre = pre_el * element_bytes
+            return np.asarray(layout.outer(pre), dtype=np.int64), pre
+        if swizzle_unit != "element":
+            raise LayoutError(f"swizzle_scene: swizzle_unit={swizzle_unit!r} is not 'element' or 'byte'")
+        return np.asarray(layout.outer(pre_el), dtype=np.int64) * element_bytes, pre_el * element_bytes
+    post = np.asarray(layout.table(), dtype=np.int64) * element_bytes
+    return post, post
+
+
+def swizzle_scene(
+    layout: Any,
+    element_bytes: int,
+    *,
+    swizzle_unit: str = "element",
+    max_lines: int = 64,
+    title: str | None = None,
+) -> Scene:
+    """swizzle_scene(L, b): shared memory in 128-byte lines x eight 16-byte chunks; chunk = logical 16 B.
+
+    ``L`` maps coordinates to element offsets (``Swizzle o offset o Layout`` or a plain
+    Layout); ``element_bytes`` is the element size. Physical byte address
+    ``= element_bytes * L(c)``; with ``swizzle_unit="byte"`` the swizzle is taken to act on
+    byte addresses (the PTX ISA's ``Swizzle<B,4,3>`` spelling): ``Sw(element_bytes * inner(c))``.
+    Each 16-byte chunk in memory is labelled with the logical chunk index its elements had
+    before the swizzle, within one row of the swizzle atom (``(pre-swizzle byte // 16) % W``,
+    ``W = 2**B`` chunks for ``Swizzle<B,...>``, 8 without swizzle) and coloured by it, and with the coordinate of its first element. Column
+    ``j`` of the picture is served by banks ``4j .. 4j+3``.
+
+    >>> s = swizzle_scene("Sw<3,3,3> o (8,64):(64,1)", 2)
+    >>> [c[6][0] for c in s.cells[8:16]]    # memory line 1: logical chunks 1 0 3 2 5 4 7 6
+    ['1', '0', '3', '2', '5', '4', '7', '6']
+    """
+    L = _as_layoutish(layout, "swizzle_scene")
+    if element_bytes not in (1, 2, 4, 8, 16):
+        raise LayoutError(f"swizzle_scene: element_bytes={element_bytes} is not 1, 2, 4, 8 or 16")
+    post, pre = _smem_bytes(L, element_bytes, swizzle_unit)
+    sw = getattr(L, "swizzle", None)
+    atom_chunks = (1 << sw.B) if sw is not None and sw.B > 0 else 8  # 16-byte chunks in one row of the atom
+    n = len(post)
+    # coordinates of each element (rank-2: (row, col); else the 1-D index)
+    if len(L) == 2:
+        s0 = int(L[0].size())
+        coord = [f"({i % s0},{i // s0})" for i in range(n)]
+    else:
+        coord = [str(i) for i in range(n)]
+    chunk_of: dict = {}
+    for i in np.argsort(post, kind="stable"):
+        key = int(post[i]) // 16
+        chunk_of.setdefault(key, []).append(int(i))
+    first_line = min(chunk_of) // 8
+    last_line = max(chunk_of) // 8
+    n_lines = last_line - first_line + 1
+    shown = min(n_lines, max_lines)
+    notes = [
+        f"{element_bytes}-byte elements; cell = 16-byte chunk at its shared-memory position;",
+        f"number/colour = logical chunk (of {atom_chunks}) in its {16 * atom_chunks}-byte atom row before "
+        "swizzling, (r,c) = its first element",
+    ]
+    distinct = len(np.unique(post))
+    if distinct < n:
+        notes.append(
+            f"the layout is not injective: {n} elements at {distinct} distinct addresses "
+            "(each chunk shows its first element)"
+        )
+    if shown < n_lines:
+        notes.append(f"showing 128-byte lines {first_line}-{first_line + shown - 1} of {n_lines}")
+    mixed = False
+    cw, ch, font = 62.0, 30.0, 10.0
+    lw = 64.0
+    scene = Scene()
+    ttl = title or f"{L}"
+    y0 = _header(scene, ttl, notes, lw + 8 * cw + 10) + 18
+    for j in range(8):
+        scene.text(lw + (j + 0.5) * cw, y0 - 18, f"bytes {16 * j}-{16 * j + 15}", 8, "middle")
+        scene.text(lw + (j + 0.5) * cw, y0 - 7, f"banks {4 * j}-{4 * j + 3}", 8, "middle")
+    for ln in range(shown):
+        line = first_line + ln
+        y = y0 + ln * ch
+        scene.text(lw - 5, y + ch / 2, f"{128 * line} B", 9, "end")
+        for j in range(8):
+            items = chunk_of.get(line * 8 + j)
+            if not items:
+                scene.rect(lw + j * cw, y, cw, ch, "#f4f4f4", "#bbbbbb")
+                continue
+            logical = {int(pre[i]) // 16 for i in items}
+            label = (int(pre[items[0]]) // 16) % atom_chunks
+            if len(logical) > 1:
+                mixed = True
+            scene.cell(
+                f"chunk-{line}-{j}",
+                lw + j * cw,
+                y,
+                cw,
+                ch,
+                CHUNK_COLORS[label],
+                (str(label) + ("*" if len(logical) > 1 else ""), coord[items[0]]),
+                font,
+            )
+    if mixed:
+        scene.text(8, y0 + shown * ch + 10, "* chunk holds elements of several logical chunks", 9, "start")
+    scene.height = y0 + shown * ch + (24 if mixed else 10)
+    return scene
+
+
+def swizzle_svg(layout: Any, element_bytes: int, **kwargs: Any) -> str:
+    """swizzle_svg(L, b) = swizzle_scene(L, b).to_svg()."""
+    return swizzle_scene(layout, element_bytes, **kwargs).to_svg()
+
+
+# ---------------------------------------------------------------------------------------------
+# Bank conflicts
+# ---------------------------------------------------------------------------------------------
+def banks_scene(
+    report: Any, *, instruction: int | None = None, max_rows: int = 64, title: str | None = None
+) -> Scene:
+    """banks_scene(R): banks 0..31 (columns) x wavefronts (rows); a cell names the lanes it serves.
+
+    ``instruction`` selects one instruction of the report (default: all, one block each).
+    Thick lines separate phases (half- or quarter-warps of 8/16-byte accesses); each
+    cell's second line is the byte address of the 4-byte word delivered.
+
+    >>> from layoutalg.banks import address_report
+    >>> s = banks_scene(address_report([8 * t for t in range(32)], 4))
+    >>> len(s.cells), s.cells[0][6]
+    (32, ('T0', '@0'))
+    """
+    instrs = list(report.instructions)
+    if instruction is not None:
+        if not 0 <= instruction < len(instrs):
+            raise LayoutError(f"banks_scene: instruction {instruction} outside [0, {len(instrs)})")
+        instrs = [instrs[instruction]]
+    cw, ch, font = 40.0, 28.0, 9.0
+    lw = 96.0
+    scene = Scene()
+    verdict = "conflict-free" if report.conflict_free else f"{report.ways}-way bank conflict"
+    notes = [
+        f"{report.wavefronts} wavefronts, ideal {report.ideal} ({verdict}); "
+        f"{report.access_bytes}-byte accesses; cell = lanes served, @ = byte address of the word"
+    ]
+    if report.description:
+        notes.insert(0, report.description)
+    y = _header(scene, title or "shared-memory banks per wavefront", notes, lw + 32 * cw + 10) + 12
+    for bank in range(32):
+        scene.text(lw + (bank + 0.5) * cw, y - 6, str(bank), 9, "middle")
+    rows_drawn = 0
+    truncated = False
+    for k, ins in enumerate(instrs):
+        if len(instrs) > 1 or ins.label:
+            scene.text(
+                8,
+                y + 8,
+                f"{ins.label or f'instruction {k}'}: {ins.wavefronts} (ideal {ins.ideal})",
+                10,
+                "start",
+                "bold",
+            )
+            y += 18
+        lanes_by_phase = _phase_of_lanes(ins)
+        prev_phase = None
+        for w, row in enumerate(ins.schedule):
+            if rows_drawn >= max_rows:
+                truncated = True
+                break
+            phase = lanes_by_phase.get(row[0][2][0], 0) if row else 0
+            if prev_phase is not None and phase != prev_phase:
+                scene.line(lw, y, lw + 32 * cw, y, 2.0, "#000000")
+            prev_phase = phase
+            scene.text(lw - 5, y + ch / 2, f"phase {phase} wf {w}", 9, "end")
+            for bank in range(32):
+                scene.rect(lw + bank * cw, y, cw, ch, "#ffffff", "#dddddd")
+            for bank, word, lanes in row:
+                scene.cell(
+                    f"bank-{k}-{w}-{bank}",
+                    lw + bank * cw,
+                    y,
+                    cw,
+                    ch,
+                    THREAD_COLORS[lanes[0] % 32],
+                    (_lanes_label([(ln, 0) for ln in lanes]), f"@{4 * word}"),
+                    font,
+                )
+            y += ch
+            rows_drawn += 1
+        y += 8
+    if truncated:
+        scene.text(8, y + 6, f"... cut at {max_rows} wavefront rows", 9, "start")
+        y += 16
+    scene.height = y + 6
+    return scene
+
+
+def _phase_of_lanes(ins: Any) -> dict:
+    from .banks import phases
+
+    return {ln: p for p, ls in enumerate(phases(ins.access_bytes, len(ins.addresses))) for ln in ls}
+
+
+def banks_svg(report: Any, **kwargs: Any) -> str:
+    """banks_svg(R) = banks_scene(R).to_svg()."""
+    return banks_scene(report, **kwargs).to_svg()
+
+
+# ---------------------------------------------------------------------------------------------
+# The PTX ISA's figures
+# ---------------------------------------------------------------------------------------------
+#: Figure number -> what it shows (seeds 000, 002 and 004).
+PTX_FIGURES: dict[int, str] = {
+    46: "mma.m8n8k4 .f16 A, row-major",
+    47: "mma.m8n8k4 .f16 A, column-major",
+    48: "mma.m8n8k4 .f16 B, row-major",
+    49: "mma.m8n8k4 .f16 B, column-major",
+    50: "mma.m8n8k4 C/D, .ctype .f16",
+    51: "mma.m8n8k4 C/D .f32, computations 1 and 2",
+    52: "mma.m8n8k4 C/D .f32, computations 3 and 4",
+    53: "mma.m8n8k4 .f64 A",
+    54: "mma.m8n8k4 .f64 B",
+    55: "mma.m8n8k4 .f64 C/D",
+    140: "sparse mma.m16n8k128 .s4 A, columns 0-63",
+    141: "sparse mma.m16n8k128 .s4 A, columns 64-127",
+    142: "sparse mma.m16n8k128 .s4 B, rows 0-31",
+    143: "sparse mma.m16n8k128 .s4 B, rows 32-63",
+    144: "sparse mma.m16n8k128 .s4 B, rows 64-95",
+    145: "sparse mma.m16n8k128 .s4 B, rows 96-127",
+    156: "MN-major 128B swizzling (16-byte units)",
+    157: "K-major 128B swizzling (16-byte units)",
+    158: "MN-major 64B swizzling (16-byte units)",
+    159: "K-major 64B swizzling (16-byte units)",
+    160: "MN-major 32B swizzling (16-byte units)",
+    161: "K-major 32B swizzling (16-byte units)",
+    162: "MN-major interleaved (16-byte units)",
+    163: "K-major interleaved (16-byte units)",
+    164: "K-major 128B swizzling, tf32",
+    165: "MN-major 128B swizzling, tf32",
+    166: "K-major, no swizzling, tf32 (seed example)",
+    167: "K-major, 32B swizzling, tf32 (seed example)",
+    168: "MN-major, no swizzling, bf16 (seed example)",
+    169: "MN-major, 32B swizzling, bf16 (seed example)",
+    170: "MN-major, 64B swizzling, bf16 (seed example)",
+}
+
+_SWIZZLE_FIGS = {
+    156: ("MN", 128),
+    157: ("K", 128),
+    158: ("MN", 64),
+    159: ("K", 64),
+    160: ("MN", 32),
+    161: ("K", 32),
+    162: ("MN", 0),
+    163: ("K", 0),
+}
+
+
+def ptx_figure(number: int) -> Scene:
+    """ptx_figure(n): the PTX ISA's Figure n rebuilt from the catalog (see :data:`PTX_FIGURES`).
+
+    Figures 146/147 (sparse metadata) are not reproduced: the catalog has the lanes that hold
+    metadata, not a layout of the metadata bits.
+
+    >>> ptx_figure(53).title
+    'Figure 53: mma.m8n8k4 .f64 A'
+    """
+    if number not in PTX_FIGURES:
+        extra = (
+            " (sparse metadata figures are not reproduced: the catalog has no metadata layout)"
+            if number in (146, 147)
+            else ""
+        )
+        raise LayoutError(f"ptx_figure: figure {number} is not one of {sorted(PTX_FIGURES)}{extra}")
+    title = f"Figure {number}: {PTX_FIGURES[number]}"
+    from .nvidia import mma
+
+    if number <= 55:
+        if number in (46, 47):
+            F = mma.fragment("m8n8k4", "f16", "A", alayout="row" if number == 46 else "col")
+        elif number in (48, 49):
+            F = mma.fragment("m8n8k4", "f16", "B", blayout="row" if number == 48 else "col")
+        elif number in (50, 51, 52):
+            F = mma.fragment("m8n8k4", "f16", "C", ctype="f16" if number == 50 else "f32")
+        else:
+            F = mma.fragment("m8n8k4", "f64", {53: "A", 54: "B", 55: "C"}[number])
+        batch = {51: (0, 1), 52: (2, 3)}.get(number, "all" if F.batch > 1 else 0)
+        return fragment_scene(F, batch=batch, title=title)
+    if number <= 145:
+        if number <= 141:
+            F = mma.sparse_fragment("m16n8k128", "s4", "A")
+            lo = 0 if number == 140 else 32
+            return fragment_scene(F, cols=(lo, lo + 32), title=title)
+        F = mma.sparse_fragment("m16n8k128", "s4", "B")
+        lo = 32 * (number - 142)
+        return fragment_scene(F, rows=(lo, lo + 32), title=title)
+    from .nvidia import wgmma
+
+    if number in _SWIZZLE_FIGS:
+        major, sw = _SWIZZLE_FIGS[number]
+        return swizzle_scene(
+            wgmma.atom(major, sw, "bf16"), 2, title=title + f": atom {wgmma.atom(major, sw, 'bf16')}"
+        )
+    if number in (164, 165):
+        a = wgmma.atom("K" if number == 164 else "MN", 128, "tf32")
+        return swizzle_scene(a, 4, title=title + f": atom {a}")
+    ex = wgmma.seed_examples()[number - 166]
+    return swizzle_scene(
+        ex.exact, {"tf32": 4, "bf16": 2}[ex.dtype], swizzle_unit="byte", title=f"{title}: {ex.exact}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+# ---------------------------------------------------------------------------------------------
+def scene_of(obj: Any, **kwargs: Any) -> Scene:
+    """The default picture of ``obj``: Scene as is; Fragment -> fragment_scene; BankReport -> banks_scene;
+    Layout / ComposedLayout / text -> layout_scene."""
+    if isinstance(obj, Scene):
+        return obj
+    from .banks import BankReport
+
+    if isinstance(obj, BankReport):
+        return banks_scene(obj, **kwargs)
+    if all(hasattr(obj, a) for a in ("layout", "codomain", "operand", "num_threads")):
+        return fragment_scene(obj, **kwargs)
+    return layout_scene(obj, **kwargs)
+
+
+def render_png(obj: Any, dpi: int = 100, **kwargs: Any) -> np.ndarray:
+    """The picture of ``obj`` rasterised with matplotlib's Agg at ``dpi``: an (H, W, 4) float array in [0, 1]."""
+    fig = scene_of(obj, **kwargs).to_figure()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    fig.set_dpi(dpi)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba(), dtype=np.float64) / 255.0
+
+
+def save(obj: Any, path: str | os.PathLike, *, dpi: int = 100, **kwargs: Any) -> str:
+    """save(obj, path): write the picture of ``obj`` as SVG or PNG, chosen by the suffix; returns the path.
+
+    ``obj`` is a Scene, a matplotlib Figure, or anything :func:`scene_of` draws. SVG is
+    written without matplotlib; PNG needs it.
+    """
+    path = os.fspath(path)
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in (".svg", ".png"):
+        raise LayoutError(f"save: {path!r} has suffix {suffix!r}; expected .svg or .png")
+    if hasattr(obj, "savefig"):  # a matplotlib Figure
+        obj.savefig(path, dpi=dpi)
+        return path
+    scene = scene_of(obj, **kwargs)
+    if suffix == ".svg":
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(scene.to_svg())
+    else:
+        scene.to_figure().savefig(path, dpi=dpi)
+    return path
