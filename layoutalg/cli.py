@@ -458,6 +458,24 @@ def _descriptor_table() -> tuple[str, bool]:
     return "\n".join(lines), ok
 
 
+def _descriptor_console() -> str:
+    """The seed's five wgmma descriptor examples, ours beside the ISA's, as a console table."""
+    wg = _need("layoutalg.nvidia.wgmma", "the descriptor table")
+    keys = ["T", "m", "k", "LBO", "SBO", "LBO_encoded", "SBO_encoded"]
+    head = f"{'figure':<11}{'exact layout (as the PTX ISA spells it)':<55}" + "".join(
+        f"{k.replace('_encoded', '>>4'):>12}" for k in keys) + "  agrees"
+    lines = ["wgmma descriptors from the PTX ISA's worked examples (seed 002): ISA / derived", head]
+    for ex in wg.seed_examples():
+        cells = []
+        for key in keys:
+            sv, dv = ex.seed.get(key), ex.derived.get(key)
+            cells.append(f"{('-' if sv is None else sv)}/{dv}".rjust(12))
+        agree = all(v in (True, None) for v in ex.agrees.values())
+        lines.append(f"{ex.figure:<11}{ex.exact:<55}" + "".join(cells) + f"  {'yes' if agree else 'NO'}")
+    lines.append("  (LBO/SBO in bytes; '-' where the ISA's excerpt gives none; NA: K-major swizzled LBO unused)")
+    return "\n".join(lines)
+
+
 def _m8n8k4_section() -> tuple[str, bool]:
     mma = _need("layoutalg.nvidia.mma", "the m8n8k4 formulas")
     from .nvidia.ptx_formulas import i as i_sym
@@ -500,6 +518,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         table, good = _descriptor_table()
         ok &= good
         md += ["## wgmma descriptors: the seed's worked examples (PTX ISA 9.7.15.5.1.2.1.3)", "", table, ""]
+        print(_descriptor_console())
     except Unavailable as e:
         md += ["## wgmma descriptors", "", f"unavailable: {e}", ""]
         print(f"layoutalg report: {e}", file=sys.stderr)
@@ -509,6 +528,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         sec, good = _m8n8k4_section()
         ok &= good
         md += ["## mma.m8n8k4 fragments: layouts vs the PTX formulas (seed 000)", "", sec]
+        print("\nmma.m8n8k4 fragments (seed 000): TV layout vs the PTX row/col formula")
+        for block in sec.split("### ")[1:]:
+            head = block.splitlines()[0]
+            verdict = [ln for ln in block.splitlines() if ln.startswith("- layout == PTX formula")]
+            layout_line = [ln for ln in block.splitlines() if ln.startswith("- TV layout")]
+            print(f"  {head:<52} {layout_line[0].split('`')[1] if layout_line else '':<28} "
+                  f"{verdict[0].split('**')[1] if verdict else '?'}")
     except Unavailable as e:
         md += ["## mma.m8n8k4 fragments", "", f"unavailable: {e}", ""]
         print(f"layoutalg report: {e}", file=sys.stderr)
@@ -526,6 +552,10 @@ def cmd_report(args: argparse.Namespace) -> int:
             "",
         ]
         md += [f"- FAILED: {f}" for f in failures]
+        print("\nthe whole catalog, each fragment against its PTX formula:")
+        print(_table(rows, ["family", "fragments", "symbolic", "exhaustive", "failed"]))
+        for f in failures:
+            print("  FAILED:", f)
     except Unavailable as e:
         md += ["## The catalog", "", f"unavailable: {e}", ""]
         print(f"layoutalg report: {e}", file=sys.stderr)
