@@ -1,0 +1,58 @@
+"""The hardware harness: measure the library's layouts on an NVIDIA GPU, record, replay on a CPU.
+
+Three checks, each a module:
+
+* :mod:`~layoutalg.gpu.mma_check` -- every ``mma.sync`` / ``mma.sp`` instruction an sm_90 GPU
+  runs, through Triton inline asm; measures which (lane, value) holds which element of A, B, D.
+* :mod:`~layoutalg.gpu.smem_check` -- Gluon's ``NVMMASharedLayout`` / ``SwizzledSharedLayout``
+  placements against the canonical wgmma tiles and ``Swizzle<B,M,S>``.
+* :mod:`~layoutalg.gpu.wgmma_check` -- ``wgmma.mma_async`` end to end with shared-memory images
+  and descriptors from :mod:`layoutalg.nvidia.wgmma`, plus negative controls.
+
+Only the ``run`` functions import Triton, torch or CuPy (lazily); planning, analysis and
+``replay`` are numpy only, so recordings are checked on any machine. ``run_all`` runs all three::
+
+    python -m layoutalg.gpu            # writes tests/data/hardware/{mma,smem,wgmma}.json
+"""
+
+from __future__ import annotations
+
+__all__ = ["run_all", "gpu_available", "failures", "replay_all"]
+
+
+def run_all(*args, **kwargs):
+    """Run every check (see :func:`layoutalg.gpu.harness.run_all`)."""
+    from .harness import run_all as _run_all
+
+    return _run_all(*args, **kwargs)
+
+
+def gpu_available() -> bool:
+    """True iff torch sees a CUDA device (torch is imported here, lazily)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def failures(recordings: dict) -> list[str]:
+    """The checks of ``run_all``'s result that neither passed nor were unsupported by the device."""
+    return [
+        f"{name}: {key}"
+        for name, d in recordings.items()
+        for key, r in d.get("results", {}).items()
+        if r.get("status") not in ("pass", "unsupported")
+    ]
+
+
+def replay_all(directory: str | None = None) -> dict[str, list[str]]:
+    """Replay the stored recordings against the library's current layouts: per check, what disagrees."""
+    from . import mma_check, smem_check, wgmma_check
+    from .harness import DEFAULT_DIR, load_recording
+
+    out = {}
+    for name, mod in (("mma", mma_check), ("smem", smem_check), ("wgmma", wgmma_check)):
+        rec = load_recording(name, directory or DEFAULT_DIR)
+        out[name] = ["no recording"] if rec is None else mod.replay(rec)
+    return out

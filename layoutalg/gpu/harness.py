@@ -1,0 +1,161 @@
+"""Run every hardware check in one process, print a table, write the recordings.
+
+``run_all()`` (also ``python -m layoutalg.gpu`` and ``layoutalg harness run``) runs the three
+checks -- :mod:`~layoutalg.gpu.mma_check`, :mod:`~layoutalg.gpu.smem_check`,
+:mod:`~layoutalg.gpu.wgmma_check` -- each failing soft: an exception inside one check becomes a
+failed row, never a crash of the run. Each check's recording is written as
+``<outdir>/{mma,smem,wgmma}.json`` with the machine it came from (GPU, driver, CUDA, Triton,
+torch, date), so that :mod:`tests.test_gpu_replay` can hold the library to it on a CPU.
+
+The table, per row: check, item, status (pass / fail / error / skipped) and a detail.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import time
+import traceback
+
+__all__ = ["environment", "run_all", "table", "write_recording", "load_recording", "DEFAULT_DIR"]
+
+#: Where the recordings live in the repository.
+DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           "tests", "data", "hardware")
+
+
+def environment() -> dict:
+    """GPU name, compute capability, driver, CUDA, Triton, torch, CuPy versions, host, UTC date."""
+    env = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "python": platform.python_version(), "host": platform.node()}
+    try:
+        import torch
+
+        env["torch"] = torch.__version__
+        env["cuda_runtime"] = torch.version.cuda
+        if torch.cuda.is_available():
+            env["gpu"] = torch.cuda.get_device_name()
+            env["capability"] = "sm_%d%d" % torch.cuda.get_device_capability()
+    except Exception as e:  # noqa: BLE001
+        env["torch"] = f"unavailable: {e}"
+    try:
+        import triton
+
+        env["triton"] = triton.__version__
+    except Exception:  # noqa: BLE001
+        env["triton"] = None
+    try:
+        import cupy
+
+        env["cupy"] = cupy.__version__
+    except Exception:  # noqa: BLE001
+        env["cupy"] = None
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        env["driver"] = out.stdout.strip() or None
+    except Exception:  # noqa: BLE001
+        env["driver"] = None
+    try:
+        out = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=20)
+        env["nvcc"] = out.stdout.strip().splitlines()[-1] if out.stdout else None
+    except Exception:  # noqa: BLE001
+        env["nvcc"] = None
+    return env
+
+
+def write_recording(name: str, data: dict, env: dict, outdir: str) -> str:
+    """Write ``{"environment": env, **data}`` to ``outdir/name.json``; its path."""
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, f"{name}.json")
+    with open(path, "w") as fh:
+        json.dump({"environment": env, **data}, fh, indent=1, sort_keys=True, default=str)
+        fh.write("\n")
+    return path
+
+
+def load_recording(name: str, directory: str = DEFAULT_DIR) -> dict | None:
+    """The recording ``directory/name.json``, or None if there is none."""
+    path = os.path.join(directory, f"{name}.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def _rows(name: str, data: dict) -> list[tuple]:
+    rows = []
+    for key, rec in sorted(data.get("results", {}).items()):
+        st = rec.get("status", "?")
+        if name == "mma" and st in ("pass", "fail"):
+            det = " ".join(f"{op}:{rec[op]['mismatches']}/{rec[op]['slots']}" for op in ("A", "B", "D") if op in rec)
+            det += f" e2e:{'ok' if rec['e2e']['ok'] else 'BAD'}"
+        elif name == "wgmma" and st in ("pass", "fail"):
+            det = f"k-blocks {len(rec.get('descriptors_A', []))} max|err| {rec.get('max_abs_err')}"
+        elif name == "smem" and st in ("pass", "fail"):
+            det = f"{rec['R']}x{rec['C']} mismatches {rec['mismatches']}"
+        else:
+            det = str(rec.get("error", ""))[:90]
+        rows.append((name, key, st, det))
+    for rec in data.get("skipped", []):
+        rows.append((name, f"{'sp.' if rec['sparse'] else ''}{rec['shape']}.{rec['dtype']}"
+                     + (f".{rec['kind']}" if rec.get("kind") else ""), "skipped", rec["reason"]))
+    for key, rec in sorted(data.get("negatives", {}).items()):
+        rows.append((name, f"negative:{key}", rec["status"], rec["how_caught"]))
+    if data.get("error"):
+        rows.append((name, "(check)", "error", str(data["error"])[:120]))
+    return rows
+
+
+def table(recordings: dict) -> str:
+    """A plain-text table of every row of every recording, with a summary line per check."""
+    lines = []
+    for name, data in recordings.items():
+        rows = _rows(name, data)
+        counts: dict = {}
+        for r in rows:
+            counts[r[2]] = counts.get(r[2], 0) + 1
+        secs = data.get("seconds")
+        total = secs.get("total") if isinstance(secs, dict) else secs
+        lines.append(f"== {name}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+                     + (f" ({total:.1f} s)" if total is not None else ""))
+        for r in rows:
+            lines.append(f"  {r[1]:<34} {r[2]:<8} {r[3]}")
+    return "\n".join(lines)
+
+
+def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma"), log=print) -> dict:
+    """Run the checks (each failing soft), write the recordings to ``outdir`` (default: tests/data/hardware)."""
+    outdir = outdir or DEFAULT_DIR
+    t0 = time.time()
+    env = environment()
+    log(f"device: {env.get('gpu')} ({env.get('capability')}), driver {env.get('driver')}, "
+        f"triton {env.get('triton')}, torch {env.get('torch')}, {env['date']}")
+    recordings: dict = {}
+    if not env.get("gpu"):
+        # never overwrite the recordings with a run that could not reach a GPU
+        log("no CUDA GPU visible (torch.cuda unavailable): nothing was run, no recording written")
+        return recordings
+    for name in checks:
+        t = time.time()
+        try:
+            if name == "mma":
+                from . import mma_check as mod
+            elif name == "smem":
+                from . import smem_check as mod
+            else:
+                from . import wgmma_check as mod
+            data = mod.run(log=log)
+        except Exception as e:  # noqa: BLE001 - a whole check failing is a row, not a crash
+            data = {"results": {}, "error": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}"}
+        data["wall_seconds"] = time.time() - t
+        recordings[name] = data
+        write_recording(name, data, env, outdir)
+        log(f"[{name}] done in {data['wall_seconds']:.1f} s")
+    env["total_seconds"] = time.time() - t0
+    log(table(recordings))
+    log(f"total wall time {env['total_seconds']:.1f} s; recordings in {outdir}")
+    return recordings

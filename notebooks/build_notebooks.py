@@ -1,0 +1,379 @@
+"""Write the notebooks of notebooks/ from the cell sources below and execute them, keeping outputs.
+
+Run ``python notebooks/build_notebooks.py`` after changing a notebook's cells here (the .ipynb files
+are generated; edit this file, not them). ``tests/test_notebooks.py`` executes every notebook top to
+bottom in CI.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import nbformat
+from nbclient import NotebookClient
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+NOTEBOOKS: dict[str, list[tuple[str, str]]] = {}
+
+
+def nb(name: str, *cells: tuple[str, str]) -> None:
+    NOTEBOOKS[name] = list(cells)
+
+
+def md(text: str) -> tuple[str, str]:
+    return ("markdown", text.strip("\n"))
+
+
+def code(text: str) -> tuple[str, str]:
+    return ("code", text.strip("\n"))
+
+
+# --------------------------------------------------------------------------------------------------
+nb(
+    "01_algebra_tour.ipynb",
+    md("""
+# The layout algebra, a tour
+
+A layout is a function from coordinates to offsets, written `Shape:Stride`. This notebook walks
+through the operations a CuTe user reaches for, with pictures: every `Layout` draws itself.
+"""),
+    code("""
+import layoutalg as la
+from layoutalg import Layout, parse
+
+L = parse("(4,8):(8,1)")      # a 4x8 row-major matrix
+print(L, "size", L.size(), "cosize", L.cosize())
+L                             # a rank-2 layout shows as its grid of offsets
+"""),
+    md("""
+Index `i` is split colexicographically (mode 0 fastest): `L(5)` is `L(1, 1)` = `1*8 + 1*1`.
+"""),
+    code("""
+L(5), L(1, 1), L.table()[:8].tolist()
+"""),
+    md("""
+## Coalesce and composition
+
+`coalesce` keeps the function and merges modes. `composition(A, B)` is the function `A(B(i))`;
+here `B` re-reads the 4x8 row-major matrix as an 8x4 column-major one (a transpose of the index
+space).
+"""),
+    code("""
+print(la.coalesce(parse("(2,(2,4)):(16,(8,1))")))
+T = la.composition(L, Layout((8, 4), (4, 1)))
+print(T)
+T
+"""),
+    md("""
+Composition is functional, or it refuses: `((2,6,6),6):((6,2,8),0) o 3:1` has no layout answer
+(pycute returns a wrong one of size 2).
+"""),
+    code("""
+try:
+    la.composition(parse("((2,6,6),6):((6,2,8),0)"), Layout(3, 1))
+except la.LayoutError as e:
+    print("LayoutError:", e)
+"""),
+    md("""
+## Complement and divide
+
+`complement(B, n)` enumerates the "rest" of `B` up to `n`; `logical_divide(A, B)` is
+`A o (B, complement(B, size(A)))`: mode 0 is the tile, mode 1 iterates over the tiles.
+"""),
+    code("""
+B = Layout(4, 2)
+print(la.complement(B, 24))
+D = la.logical_divide(parse("(4,2,3):(2,1,8)"), B)
+print(D)
+la.zipped_divide(parse("(8,16):(16,1)"), (Layout(2, 1), Layout(4, 1)))
+"""),
+    md("""
+## Products
+
+`blocked_product` repeats a block over a tiler; `raked_product` interleaves the repeats.
+"""),
+    code("""
+block = parse("(2,5):(5,1)")
+tiler = parse("(3,4):(1,3)")
+print(la.blocked_product(block, tiler))
+la.blocked_product(block, tiler)
+"""),
+    code("""
+la.raked_product(block, tiler)
+"""),
+    md("""
+## Inverses
+
+`right_inverse(L)` undoes `L` from the right; `left_inverse` from the left (for injective `L`).
+"""),
+    code("""
+R = la.right_inverse(L)
+print(R, [L(R(i)) for i in range(8)])
+Li = la.left_inverse(L)
+print(Li, all(Li(L(i)) == i for i in range(L.size())))
+"""),
+)
+
+# --------------------------------------------------------------------------------------------------
+nb(
+    "02_swizzles_and_wgmma.ipynb",
+    md("""
+# Swizzles, the canonical wgmma layouts, and their descriptors
+
+The PTX ISA gives the shared-memory layouts a `wgmma` operand may have as CuTe layouts with
+parameters `T, m, k, LBO, SBO`, and five worked examples. layoutalg writes them down, parses the
+ISA's own spelling, and derives the 64-bit descriptor from a layout.
+"""),
+    code("""
+import sympy
+import layoutalg as la
+from layoutalg import parse, Swizzle
+from layoutalg.nvidia import wgmma
+
+sw = Swizzle(3, 4, 3)              # the 128B swizzle, on byte addresses
+print(sw, [sw(a) for a in (0, 16, 128, 144, 1024 + 128)])
+print(sw.to_elements(2))           # the same permutation on 2-byte element offsets
+"""),
+    md("""
+## The canonical forms, symbolically
+
+With no parameters given, `canonical_layout` returns the ISA's table entry, in the ISA's spelling.
+"""),
+    code("""
+for major in ("K", "MN"):
+    for swz in (0, 32, 64, 128):
+        print(f"{major:>2} {swz:>3}B  ", wgmma.canonical_layout(major, swz).ptx)
+"""),
+    code("""
+C = wgmma.canonical_layout("K", 0)
+print(C.size(), "elements;", C.subs({"T": 4, "m": 2, "k": 2, "SBO": 32, "LBO": 64}).ptx)
+"""),
+    md("""
+## The ISA's five worked examples, derived
+
+Each exact layout, as the ISA spells it, goes through `descriptor_from_layout`; the derived
+`T, m, k, LBO, SBO` and encodings stand beside the ISA's numbers. Figure 167 is not injective as
+printed (see docs/wgmma.md); its encodings are still those of the slice one instruction reads.
+"""),
+    code("""
+for ex in wgmma.seed_examples():
+    same = "agrees" if ex.agrees else "DIFFERS"
+    print(f"{ex.figure}: {ex.title}")
+    print("   exact  :", ex.exact)
+    print("   ISA    :", {k: ex.seed[k] for k in ('T', 'm', 'k', 'LBO', 'SBO', 'LBO_encoded', 'SBO_encoded') if k in ex.seed})
+    print("   derived:", {k: ex.derived.get(k) for k in ('T', 'm', 'k', 'LBO', 'SBO', 'LBO_encoded', 'SBO_encoded')}, same)
+"""),
+    md("""
+## A real operand tile
+
+A 64x64 bf16 K-major tile with the 128-byte swizzle, built from CuTe's `Layout_K_SW128_Atom` with
+`tile_to_shape`, its descriptor, and the start-address steps of a `m64n64k16` mainloop.
+"""),
+    code("""
+t = wgmma.tile("K", 128, "bf16", (64, 64))
+d = wgmma.descriptor_from_layout(t, "bf16")
+print(t)
+print(d.descriptor, hex(d.descriptor.encode()))
+print([kb.offset_bytes for kb in wgmma.k_block_descriptors(t, "bf16", instruction="m64n64k16")])
+"""),
+    code("""
+from layoutalg import viz
+viz.swizzle_scene(t, 2)
+"""),
+)
+
+# --------------------------------------------------------------------------------------------------
+nb(
+    "03_fragments_and_proofs.ipynb",
+    md("""
+# mma fragments, and proving a PTX formula
+
+"Which lane holds which element?" Every fragment in the catalog is a TV layout
+`(thread, value) -> element`, proven equal to the formula the PTX ISA prints for it. Here we do
+it by hand for the ISA's `mma.m8n8k4` (Figures 46-55) and sparse `m16n8k128`.
+"""),
+    code("""
+import sympy
+import layoutalg as la
+from layoutalg import verify
+from layoutalg.nvidia import mma
+from layoutalg.symbolic import bitand, shr
+
+lane, i = sympy.symbols("lane i", integer=True, nonnegative=True)
+A = mma.fragment("m8n8k4", "f16", "A", alayout="row")
+print(A)
+A
+"""),
+    md("""
+The ISA: `row = %laneid % 4` if `%laneid < 16`, else `(%laneid % 4) + 4`; `col = i`.
+"""),
+    code("""
+row = sympy.Piecewise((lane % 4, lane < 16), (lane % 4 + 4, True))
+v = verify(A, (row, i), (lane, i))
+print(bool(v), v.method, v)
+"""),
+    md("""
+A wrong formula -- `+ 2` instead of `+ 4` -- is caught, with the first input where it differs.
+"""),
+    code("""
+wrong = sympy.Piecewise((lane % 4, lane < 16), (lane % 4 + 2, True))
+bad = verify(A, (wrong, i), (lane, i))
+print(bool(bad), bad.counterexample)
+"""),
+    md("""
+The f32 accumulator of `m8n8k4` with its bit formula:
+`row = X (+4 for lanes >= 16)`, `X = (%laneid & 0b1) + (i & 0b10)`,
+`col = (i & 0b100) + (%laneid & 0b10) + (i & 0b1)`.
+"""),
+    code("""
+Cf = mma.fragment("m8n8k4", "f16", "C", ctype="f32")
+X = bitand(lane, 1) + bitand(i, 2)
+rowC = sympy.Piecewise((X, lane < 16), (X + 4, True))
+colC = bitand(i, 4) + bitand(lane, 2) + bitand(i, 1)
+print(verify(Cf, (rowC, colC), (lane, i)))
+"""),
+    md("""
+## Sparse `m16n8k128` (Figures 140-147)
+
+The A fragment is a layout over the compressed matrix; `column_range` gives the ISA's
+`firstcol .. lastcol` of the uncompressed one.
+"""),
+    code("""
+S = mma.sparse_fragment("m16n8k128", "u4", "A")
+print(S)
+groupID, tig = shr(lane, 2), lane % 4
+rowS = sympy.Piecewise((groupID, (i < 8) | ((i >= 16) & (i < 24))), (groupID + 8, True))
+firstcol = sympy.Piecewise((tig * 16, i < 16), (tig * 16 + 64, True))
+print(verify(S, (rowS, firstcol, firstcol + 15), (lane, i)))
+S
+"""),
+    md("""
+## Partitioning a CTA tile
+
+Tile the `m16n8k16` accumulator over a 64x64 C tile with 2x2 warps: which elements does a thread
+hold?
+"""),
+    code("""
+C = mma.fragment("m16n8k16", "f16", "C", ctype="f32")
+tiled = mma.tile_fragment(C, (64, 64), (2, 2))
+print(tiled.layout)
+print(tiled.elements(0)[:8], "...", len(tiled.elements(0)), "elements for thread 0")
+"""),
+    code("""
+print(len(mma.catalog()), "catalog entries; first:", mma.catalog()[0])
+"""),
+)
+
+# --------------------------------------------------------------------------------------------------
+nb(
+    "04_bank_conflicts.ipynb",
+    md("""
+# Bank conflicts, and choosing a swizzle
+
+Shared memory is 32 banks of 4 bytes; a warp's request costs as many *wavefronts* as its busiest
+bank has distinct words. `layoutalg.banks.analyze` takes a shared-memory layout, the element size
+and an access pattern (a TV layout `(thread, value) -> coordinate`) and counts them. Swizzles exist
+to make these numbers small.
+"""),
+    code("""
+from layoutalg import Layout, parse
+from layoutalg import banks
+
+rowmajor = Layout((64, 64), (64, 1))              # 64x64 fp16, row-major: 128 B per row
+swizzled = parse("Sw<3,3,3> o (64,64):(64,1)")     # the 128B swizzle, on fp16 element offsets
+
+# each lane reads 8 fp16 (16 bytes) of row `lane`, starting at column 0 (an ldmatrix-like access)
+rows16 = Layout((32, 8), (1, 64))
+for name, smem in (("row-major", rowmajor), ("128B-swizzled", swizzled)):
+    r = banks.analyze(smem, rows16, 2, 16)
+    print(f"{name:>14}: {r.wavefronts} wavefronts, ideal {r.ideal}")
+"""),
+    code("""
+banks.analyze(rowmajor, rows16, 2, 16)
+"""),
+    code("""
+banks.analyze(swizzled, rows16, 2, 16)
+"""),
+    md("""
+Scalar 2-byte reads down one column are a different story: the swizzle spreads the 32 rows over
+8 chunks, so a 32-way conflict becomes a 4-way one, not none. Choose the access width with the
+swizzle.
+"""),
+    code("""
+col = Layout((32, 1), (1, 0))
+for name, smem in (("row-major", rowmajor), ("128B-swizzled", swizzled)):
+    r = banks.analyze(smem, col, 2)
+    print(f"{name:>14}: {r.wavefronts} wavefronts, ideal {r.ideal} ({r.ways}-way)")
+"""),
+    md("""
+## Which swizzle for which row width?
+
+For each swizzle mode, a warp of 16-byte row reads over a row-major fp16 tile whose rows are as
+wide as the swizzle (the wgmma K-major atoms):
+"""),
+    code("""
+from layoutalg.nvidia import wgmma
+for swz in (0, 32, 64, 128):
+    tile = wgmma.tile("K", swz, "f16", (64, 64))
+    r = banks.analyze(tile, rows16, 2, 16)
+    print(f"{swz:>3}B: {tile}  ->  {r.wavefronts} wavefronts (ideal {r.ideal})")
+"""),
+)
+
+# --------------------------------------------------------------------------------------------------
+nb(
+    "05_gpu_harness.ipynb",
+    md("""
+# The GPU harness: what the hardware says
+
+`layoutalg.gpu` runs the tensor-core instructions on an NVIDIA GPU (Triton inline asm for
+`mma.sync`, Gluon for shared-memory placement, CuPy for `wgmma`) and records what it observed in
+`tests/data/hardware/`. Without a GPU this notebook shows the recordings and replays them against
+the library's current layouts -- the same check CI runs.
+"""),
+    code("""
+import json, pathlib
+from layoutalg import gpu
+
+root = pathlib.Path(gpu.__file__).resolve().parents[2] / "tests" / "data" / "hardware"
+for p in sorted(root.glob("*.json")):
+    data = json.loads(p.read_text())
+    print(p.name, data["environment"])
+"""),
+    code("""
+if gpu.gpu_available():
+    import tempfile
+    recordings = gpu.run_all(outdir=tempfile.mkdtemp())  # keep the committed recordings as they are
+    print("failures:", gpu.failures(recordings) or "none")
+else:
+    print("no GPU here: replaying the recordings against the library's current layouts")
+    for name, problems in gpu.replay_all().items():
+        print(f"  {name}: {'all observations explained' if not problems else problems[:5]}")
+"""),
+    code("""
+from layoutalg.gpu.harness import load_recording, table
+print(table({name: load_recording(name) for name in ("mma", "smem", "wgmma")})[:3000])
+"""),
+)
+
+
+def build(execute: bool = True) -> list[pathlib.Path]:
+    out = []
+    for name, cells in NOTEBOOKS.items():
+        book = nbformat.v4.new_notebook()
+        book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        for kind, src in cells:
+            book.cells.append(nbformat.v4.new_markdown_cell(src) if kind == "markdown" else nbformat.v4.new_code_cell(src))
+        if execute:
+            NotebookClient(book, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}).execute()
+        path = HERE / name
+        nbformat.write(book, path)
+        out.append(path)
+    return out
+
+
+if __name__ == "__main__":
+    for p in build(execute="--no-execute" not in sys.argv):
+        print("wrote", p)
