@@ -294,3 +294,17 @@ def test_equivalent_agrees_with_tables(A, B, sw):
     if not v and v.counterexample is not None and v.method != "size":
         i = v.counterexample["i"]
         assert A(i) != B(i) and v.counterexample.got == A(i) and v.counterexample.expected == B(i)
+
+
+def test_catalog_m8n8k4_fragment_against_the_isa_row_col_pair():
+    """The seed's (row, col) formulas check against the catalog fragment, which also knows the computation."""
+    import sympy
+
+    from layoutalg.nvidia import mma
+
+    lane, i = sympy.symbols("lane i", integer=True, nonnegative=True)
+    A = mma.fragment("m8n8k4", "f16", "A", alayout="col")
+    row = sympy.Piecewise((i % 4, lane < 16), ((i % 4) + 4, True))
+    assert verify(A, (row, lane % 4), (lane, i))
+    bad = verify(A, (sympy.Piecewise((i % 4, lane < 16), ((i % 4) + 2, True)), lane % 4), (lane, i))
+    assert not bad and bad.counterexample is not None
