@@ -68,15 +68,12 @@ def bench_ops() -> list[tuple[str, float, float, float, float]]:
         mine_t, their_t, mine_all, their_all = [], [], [], []
         for sa, da, sb in CASES:
             sb_stride = tuple(la.Layout(sb).stride) if isinstance(sb, tuple) else 1
-            fns = [
-                lambda: ours(la.Layout(sa, da), la.Layout(sb, sb_stride)),
-                lambda: (la.Layout(sa, da), la.Layout(sb, sb_stride)),
-            ]
+            def fresh(lib, sa=sa, da=da, sb=sb, sbd=sb_stride):
+                return lib.Layout(sa, da), lib.Layout(sb, sbd)
+
+            fns = [lambda f=ours: f(*fresh(la)), lambda: fresh(la)]
             if pycute is not None:
-                fns += [
-                    lambda: theirs(pycute.Layout(sa, da), pycute.Layout(sb, sb_stride)),
-                    lambda: (pycute.Layout(sa, da), pycute.Layout(sb, sb_stride)),
-                ]
+                fns += [lambda f=theirs: f(*fresh(pycute)), lambda: fresh(pycute)]
             t = _interleaved_us(fns)
             mine_t.append(max(t[0] - t[1], 0.01))
             mine_all.append(t[0])

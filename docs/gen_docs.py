@@ -261,7 +261,7 @@ def _mma_rows() -> list[list[str]]:
         if entry.stype and entry.stype not in g["stypes"]:
             g["stypes"].append(entry.stype)
     rows = []
-    for (section, figure, fkey, shape, op, alay, blay, sparse, kind, vec), g in groups.items():
+    for (section, figure, fkey, shape, op, alay, blay, sparse, kind, _vec), g in groups.items():
         types = "." + " .".join(g["dtypes"])
         if g["ctypes"]:
             types += " (acc ." + " .".join(g["ctypes"]) + ")"

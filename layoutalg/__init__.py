@@ -80,12 +80,6 @@ from .composed import ComposedLayout, make_composed_layout  # noqa: E402
 from .verify import Counterexample, Verdict, equivalent, verify  # noqa: E402
 from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: E402
 
-_LAZY = (
-    "Swizzle", "ComposedLayout", "verify", "equivalent", "Verdict", "Counterexample", "to_linear",
-    "from_linear", "LinearLayout", "is_f2_linear", "make_swizzle", "compose_swizzles", "make_composed_layout",
-)
-
-
 __all__ = [
     "Layout",
     "LayoutError",
@@ -128,5 +122,17 @@ __all__ = [
     "downcast",
     "recast_layout",
     "nullspace",
-    *_LAZY,
+    "Swizzle",
+    "make_swizzle",
+    "compose_swizzles",
+    "ComposedLayout",
+    "make_composed_layout",
+    "verify",
+    "equivalent",
+    "Verdict",
+    "Counterexample",
+    "to_linear",
+    "from_linear",
+    "LinearLayout",
+    "is_f2_linear",
 ]

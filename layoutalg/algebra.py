@@ -22,13 +22,14 @@ overflow, however A is spelled, see ``_coalesce_x``).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
 from . import inttuple as it
 from .errors import LayoutError
-from .inttuple import flatten, is_tuple, product
+from .inttuple import flatten
 from .layout import Layout, _fmt, append, make_layout, make_ordered_layout
 
 __all__ = [
@@ -551,7 +552,7 @@ def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, b
             return coalesce(Layout(cotarget)), True
         return Layout._make(cotarget, 1), True
     modes = list(zip(fd, fs))
-    for d, s in modes:
+    for d, _s in modes:
         if type(d) is int and d < 0:
             raise LayoutError(f"{op}: layout {layout} has negative stride {d}")
     if all(type(d) is int for d, _ in modes):

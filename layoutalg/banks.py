@@ -44,7 +44,8 @@ element_bytes`` consecutive values of a thread.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

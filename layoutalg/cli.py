@@ -24,7 +24,8 @@ import ast
 import os
 import sys
 import time
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 from .errors import LayoutError
 
@@ -376,13 +377,13 @@ def _pattern(name: str, smem: Any, n: int) -> Any:
         )
     R, C = int(smem[0].size()), int(smem[1].size())
     if name == "column":
-        if R < 32 or C < n:
+        if R < 32 or n > C:
             raise LayoutError(
                 f"banks: --pattern column needs >= 32 rows and >= {n} columns; layout is {R}x{C}"
             )
         return Layout((32, n), (1, R))
     if name == "row":
-        if C < 32 * n:
+        if 32 * n > C:
             raise LayoutError(f"banks: --pattern row needs >= {32 * n} columns; layout is {R}x{C}")
         return Layout((32, n), (n * R, R))
     raise LayoutError(f"banks: --pattern {name!r} is not 'column' or 'row'")

@@ -39,7 +39,7 @@ import sympy
 from layoutalg import inttuple as it
 from layoutalg.errors import LayoutError
 from layoutalg.layout import Layout
-from layoutalg.swizzle import Swizzle, parse_swizzle
+from layoutalg.swizzle import Swizzle
 
 __all__ = [
     "ComposedLayout",

@@ -34,7 +34,8 @@ itself, so symbolic shapes flow through it unchanged and an undecidable comparis
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Union
+from typing import Any, Union
+from collections.abc import Iterable
 
 import sympy
 
@@ -70,7 +71,7 @@ __all__ = [
     "tuple_max",
 ]
 
-IntTuple = Union[int, sympy.Expr, tuple]
+IntTuple = Union[int, sympy.Expr, tuple]  # noqa: UP007 - a runtime alias, kept valid on 3.10
 
 _INT = int
 
@@ -386,9 +387,7 @@ def weakly_congruent(a: IntTuple, b: IntTuple) -> bool:
     """True iff the profile of ``a`` is a coarsening of that of ``b`` (a leaf of ``a`` may face a tuple)."""
     if type(a) is tuple and type(b) is tuple:
         return len(a) == len(b) and all(weakly_congruent(x, y) for x, y in zip(a, b))
-    if type(a) is not tuple:
-        return True
-    return False
+    return type(a) is not tuple
 
 
 def compatible(a: IntTuple, b: IntTuple) -> bool:

@@ -30,7 +30,7 @@ expressions (see :mod:`layoutalg.inttuple`); such layouts evaluate to expression
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import sympy

@@ -27,7 +27,8 @@ swizzle ``Sw<B,M,S>`` is always F2-linear, so ``Sw o _0 o L`` is linear whenever
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -71,7 +72,7 @@ class LinearLayout:
             raise LayoutError(f"LinearLayout: {len(inputs)} inputs given, {len(self.bases)} dimensions exist")
         n_out = len(self.out_dims)
         outs: list[Any] = [0] * n_out
-        for x, (name, vecs) in zip(inputs, self.bases):
+        for x, (_name, vecs) in zip(inputs, self.bases):
             arr = isinstance(x, np.ndarray)
             for j, v in enumerate(vecs):
                 bit = (x >> j) & 1
@@ -184,9 +185,7 @@ def _mode_layout(vecs: list[int]) -> Layout:
     """The coalesced 1-mode layout with bit images ``vecs`` (pairwise disjoint)."""
     leaves: list[list[int]] = []
     for v in vecs:
-        if leaves and leaves[-1][1] * leaves[-1][0] == v and leaves[-1][1] != 0:
-            leaves[-1][0] *= 2
-        elif leaves and leaves[-1][1] == 0 and v == 0:
+        if leaves and leaves[-1][1] * leaves[-1][0] == v and leaves[-1][1] != 0 or leaves and leaves[-1][1] == 0 and v == 0:
             leaves[-1][0] *= 2
         else:
             leaves.append([2, v])

@@ -28,7 +28,7 @@ Identifiers become positive-integer sympy symbols; ``_8`` is CuTe's spelling of 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import sympy
@@ -43,7 +43,7 @@ _TOKEN = re.compile(
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def symbol(name: str) -> sympy.Symbol:
     """The positive-integer sympy symbol used for ``name`` in parsed layouts."""
     return sympy.Symbol(name, integer=True, positive=True)

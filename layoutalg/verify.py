@@ -41,7 +41,8 @@ import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import sympy
@@ -804,14 +805,13 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
         return Verdict(False, "size", 0, Counterexample((("size", 0),), na, nb),
                        note=f"size {na} != size {nb}")
     try:
-        if isinstance(A, Layout) and isinstance(B, Layout):
-            if alg.coalesce(A) == alg.coalesce(B):
-                return Verdict(True, "coalesce")
-        elif isinstance(A, ComposedLayout) and isinstance(B, ComposedLayout) and \
-                type(A.outer) is type(B.outer) and A.outer == B.outer and A.offset == B.offset and \
-                isinstance(A.inner, Layout) and isinstance(B.inner, Layout):
-            if alg.coalesce(A.inner) == alg.coalesce(B.inner):
-                return Verdict(True, "coalesce")
+        if isinstance(A, Layout) and isinstance(B, Layout) and alg.coalesce(A) == alg.coalesce(B):
+            return Verdict(True, "coalesce")
+        if (isinstance(A, ComposedLayout) and isinstance(B, ComposedLayout)
+                and type(A.outer) is type(B.outer) and A.outer == B.outer and A.offset == B.offset
+                and isinstance(A.inner, Layout) and isinstance(B.inner, Layout)
+                and alg.coalesce(A.inner) == alg.coalesce(B.inner)):
+            return Verdict(True, "coalesce")
     except LayoutError:
         pass
     from layoutalg.linear import to_linear

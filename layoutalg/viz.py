@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -190,7 +191,7 @@ class Scene:
                 f'<rect x="{_r(x)}" y="{_r(y)}" width="{_r(w)}" height="{_r(h)}" fill="{fill}" '
                 f'stroke="#555555" stroke-width="0.6"/>'
             )
-            for k, (ty, s) in enumerate(_label_positions(y, h, labels, font)):
+            for _k, (ty, s) in enumerate(_label_positions(y, h, labels, font)):
                 out.append(
                     f'<text x="{_r(x + w / 2)}" y="{_r(ty)}" font-size="{_r(font)}" text-anchor="middle" '
                     f'dominant-baseline="central">{escape(s)}</text>'
@@ -231,7 +232,7 @@ class Scene:
         pt = 0.72  # points per scene pixel at 100 px per inch
         for x, y, w, h, fill, stroke in self.rects:
             ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor=stroke, linewidth=0.8))
-        for cid, x, y, w, h, fill, labels, font in self.cells:
+        for _cid, x, y, w, h, fill, labels, font in self.cells:
             ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor="#555555", linewidth=0.45))
             for ty, s in _label_positions(y, h, labels, font):
                 ax.text(x + w / 2, ty, s, ha="center", va="center", fontsize=font * pt)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import compact_layouts, layouts
 
@@ -120,7 +120,7 @@ def test_logical_divide_definition(A, B):
             logical_divide(A, B)
         return
     R = logical_divide(A, B)
-    assert R == expect
+    assert expect == R
     Z = zipped_divide(A, B)
     assert Z.table().tolist() == R.table().tolist()
     assert tiled_divide(A, B).table().tolist() == R.table().tolist()
@@ -136,7 +136,7 @@ def test_logical_product_definition(A, B):
             logical_product(A, B)
         return
     R = logical_product(A, B)
-    assert R == expect
+    assert expect == R
     assert R[0] == A
     for p in (zipped_product, tiled_product, flat_product):
         assert p(A, B).table().tolist() == R.table().tolist()

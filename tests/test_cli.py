@@ -8,7 +8,6 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
-import pytest
 
 from layoutalg import cli
 

@@ -494,7 +494,7 @@ def test_02_composition_by_mode_tiler():
     tiler = (doc("_3:_4"), doc("_8:_2"))
     R = composition(a, tiler)
     assert_prints(R, "(_3,(2,4)):(236,(26,1))")
-    assert R == make_layout(composition(a[0], tiler[0]), composition(a[1], tiler[1]))
+    assert make_layout(composition(a[0], tiler[0]), composition(a[1], tiler[1])) == R
 
 
 def test_02_composition_shape_tiler():
@@ -647,7 +647,7 @@ def test_02_logical_product_1d():
     R = logical_product(A, B)
     assert_prints(R, "((2,2),(2,3)):((4,1),(2,8))")
     # "Note that the result is identical to the result of the 1-D Logical Divide example."
-    assert R == logical_divide(doc("(4,2,3):(2,1,8)"), doc("4:2"))
+    assert logical_divide(doc("(4,2,3):(2,1,8)"), doc("4:2")) == R
 
 
 def test_notebook_blocked_and_raked_product():

@@ -111,7 +111,7 @@ def test_k32_example_as_written_is_not_injective():
 
 
 def test_no_swizzle_examples_are_plain_layouts():
-    for key, text, *_ in EXAMPLES:
+    for _key, text, *_ in EXAMPLES:
         C = parse_composed(text)
         if C.outer.is_identity:
             assert equivalent(C.inner, Layout(C.inner.shape, C.inner.stride))

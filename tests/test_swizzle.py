@@ -89,7 +89,7 @@ def test_bad_parse():
 @settings(max_examples=200, deadline=None)
 def test_units(sw, bpe, e):
     k = bpe.bit_length() - 1
-    if sw.M < k:
+    if k > sw.M:
         with pytest.raises(LayoutError):
             sw.to_elements(bpe)
         return
