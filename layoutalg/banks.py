@@ -270,18 +270,9 @@ def address_report(addresses: Sequence[Any], access_bytes: int, *, description: 
 
 
 def _as_layout(x: Any, op: str, what: str) -> Any:
-    from .composed import ComposedLayout
-    from .layout import Layout
+    from .parse import as_concrete_layout
 
-    if isinstance(x, str):
-        from .parse import parse
-
-        x = parse(x)
-    if not isinstance(x, (Layout, ComposedLayout)):
-        raise LayoutError(f"{op}: {what} {x!r} is not a Layout, a ComposedLayout or layout text")
-    if not x.is_static:
-        raise LayoutError(f"{op}: {what} {x} has symbolic entries; substitute values first (subs)")
-    return x
+    return as_concrete_layout(x, op, what)
 
 
 def access_addresses(

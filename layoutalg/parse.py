@@ -36,7 +36,7 @@ import sympy
 from .errors import LayoutError
 from .layout import Layout
 
-__all__ = ["parse", "symbol"]
+__all__ = ["parse", "symbol", "as_concrete_layout"]
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>\d+)|(?P<static>_\d+)|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[()<>,:*+\-]))"
@@ -240,3 +240,17 @@ def parse(text: str) -> Any:
         return _Parser(text).composed()
     except RecursionError:
         raise LayoutError(f"parse: {text[:40]!r}... is nested too deeply") from None
+
+
+def as_concrete_layout(x: Any, op: str, what: str = "layout") -> Any:
+    """``x`` as a Layout or ComposedLayout with concrete entries: layout text is parsed; anything else,
+    or a layout with symbols, is a LayoutError naming ``op``."""
+    from .composed import ComposedLayout
+
+    if isinstance(x, str):
+        x = parse(x)
+    if not isinstance(x, (Layout, ComposedLayout)):
+        raise LayoutError(f"{op}: {what} {x!r} is not a Layout, a ComposedLayout or layout text")
+    if not x.is_static:
+        raise LayoutError(f"{op}: {what} {x} has symbolic entries; substitute values first (subs)")
+    return x

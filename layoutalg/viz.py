@@ -300,18 +300,9 @@ def _header(scene: Scene, title: str, notes: Sequence[str], width_needed: float)
 # Layouts
 # ---------------------------------------------------------------------------------------------
 def _as_layoutish(x: Any, op: str) -> Any:
-    from .composed import ComposedLayout
-    from .layout import Layout
+    from .parse import as_concrete_layout
 
-    if isinstance(x, str):
-        from .parse import parse
-
-        x = parse(x)
-    if not isinstance(x, (Layout, ComposedLayout)):
-        raise LayoutError(f"{op}: {x!r} is not a Layout, a ComposedLayout or layout text")
-    if not x.is_static:
-        raise LayoutError(f"{op}: {x} has symbolic entries; substitute values first (subs)")
-    return x
+    return as_concrete_layout(x, op)
 
 
 def _layout_matrix(L: Any) -> tuple[np.ndarray, str]:
