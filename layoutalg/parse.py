@@ -147,6 +147,8 @@ class _Parser:
 
     def tuple_(self) -> Any:
         if self.accept("("):
+            if self.accept(")"):
+                return ()
             items = [self.tuple_()]
             while self.accept(","):
                 items.append(self.tuple_())
