@@ -13,8 +13,12 @@ the rule it broke::
 
 from __future__ import annotations
 
-__all__ = ["LayoutError"]
+__all__ = ["LayoutError", "LayoutWarning"]
 
 
 class LayoutError(ValueError):
     """A layout operation's precondition does not hold for the given inputs."""
+
+
+class LayoutWarning(UserWarning):
+    """A result was computed, but its input has a flaw worth knowing (e.g. a seed example that overlaps)."""
