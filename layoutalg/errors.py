@@ -5,7 +5,7 @@ Every violated precondition of the public API raises :class:`LayoutError`, a
 the rule it broke::
 
     >>> from layoutalg import Layout, composition
-    >>> composition(Layout((4, 6), (1, 10)), Layout(3, 1))
+    >>> composition(Layout((4, 6), (1, 10)), Layout(6, 1))
     Traceback (most recent call last):
     ...
     layoutalg.errors.LayoutError: composition: ...

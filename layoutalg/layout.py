@@ -231,11 +231,16 @@ class Layout:
                     f"Layout.__call__: {len(c)} coordinates given to {self}, which has rank {len(self)}"
                 )
         if type(c) is int:
-            if c < 0:
-                raise LayoutError(f"Layout.__call__: negative index {c} into {self}")
             fs, fd = self.flat
             n = len(fs)
             r = 0
+            if c < 0:
+                # CuTe (C++) splits a negative index with truncating division: -1 in (2,2) is (-1, 0)
+                for k in range(n - 1):
+                    q = -((-c) // fs[k])
+                    r += (c - q * fs[k]) * fd[k]
+                    c = q
+                return r + c * fd[n - 1] if n else 0
             for k in range(n - 1):
                 s = fs[k]
                 r += (c % s) * fd[k]
@@ -272,8 +277,12 @@ class Layout:
         out = np.zeros(idx.shape, dtype=np.int64)
         rest = idx
         n = len(fs)
+        neg = bool((idx < 0).any())
         for k in range(n - 1):
             q, r = np.divmod(rest, fs[k])
+            if neg:  # truncating division for negative indices, as CuTe's C++ does
+                q = np.where(rest < 0, -((-rest) // fs[k]), q)
+                r = rest - q * fs[k]
             if fd[k]:
                 out += r * fd[k]
             rest = q
