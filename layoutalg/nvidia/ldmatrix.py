@@ -21,6 +21,23 @@ By hand, lane 6 (thread coordinate (2, 1)), value 5 (element 1 of r_2) without `
     (2, (1, 5))
     >>> [int(l) for l in address_lanes(2).table()[:10]]
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+
+Not catalogued: the 8/6/4-bit shapes of ``ldmatrix`` (ISA 9.7.9.26 syntax
+``ldmatrix.sync.aligned.m16n16.num.trans{.ss}.dst_fmt.src_fmt`` / ``.m16n16 ... .b8`` and
+``ldmatrix.sync.aligned.m8n16.num{.ss}.b8x16.{b6x16_p32,b4x16_p64}``; ``.m16n16`` takes only ``.x1`` /
+``.x2`` and ``.trans`` is mandatory). Why not, precisely: (1) the ISA gives their register layouts only
+as figures ("ldmatrix fragment layout for one 16x16 matrix with 8-bit elements", and the 8x16 ones),
+with no printed formula, so the independent transcription every other entry is proven against does not
+exist in text; the text says only that four consecutive threads load a row, each thread four consecutive
+bytes, a 16x16 matrix landing in two registers per thread; (2) the machine-readable second source,
+CUTLASS's ``Copy_Traits<SM100_U8x8_LDSM_T>`` / ``SM100_U8x16_LDSM_T`` (``cute/atom/copy_traits_sm100.hpp``),
+describes the registers *after* a byte shuffle its ``copy()`` applies to the instruction's output
+(``{t0.x, t0.y, t1.x, t1.y}``, ...), so it is not the instruction's layout and cannot stand in for the
+figure; its ``SM100_SU{4,6}_DU8x16_x{1,2,4}_LDSM_N`` (``.m8n16``) maps lane ``l`` to 32 contiguous bits,
+row ``l >> 2``, bytes ``4*(l % 4) .. +3`` of each 8x16 matrix -- the ISA's sentence -- but how the 6-/4-bit
+source values sit in the 8-bit containers is again only in a figure; (3) these forms need an
+``sm_100a``-class target (CUTLASS guards them with ``CUTE_ARCH_LDSM_SM100A_ENABLED``; PTX ISA 8.6), and the
+only machine at hand, an H100 (``sm_90a``), cannot record them. ``dtype="b8"`` therefore raises :class:`LayoutError` naming this.
 """
 
 from __future__ import annotations
@@ -39,7 +56,10 @@ def _check(num: int, dtype: str, op: str) -> None:
     if num not in (1, 2, 4):
         raise LayoutError(f"{op}: .x{num} is not one of .x1, .x2, .x4 (num must be 1, 2 or 4)")
     if dtype != "b16":
-        raise LayoutError(f"{op}: only .m8n8 .b16 is catalogued; got dtype {dtype!r}")
+        raise LayoutError(
+            f"{op}: only .m8n8 .b16 is catalogued; got dtype {dtype!r} (the .m16n16/.m8n16 .b8 forms, sm_100a-class, "
+            "exist in the ISA only as figures; see the module docstring)"
+        )
 
 
 @lru_cache(maxsize=None)

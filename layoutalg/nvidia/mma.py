@@ -34,14 +34,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
 from ..errors import LayoutError
 from ..layout import Layout
 from .fragment import Fragment, _parse_mnk, element_bits
-from .ptx_formulas import FORMULAS
+from .ptx_formulas import FORMULAS, METADATA_FORMULAS
 
 __all__ = [
     "fragment",
@@ -238,13 +238,22 @@ _SPARSE = [
     ("m16n8k128", ("e2m1",), ("f32",), "sm_120a", "8.7", "mxf4nvf4", (2, 4)),
 ]
 
+# Sparse e4m3/e5m2 with .f16 accumulators (no .kind): mma.sp "PTX ISA Notes": "Support for shape .m16n8k32
+# and .f16 dtype/ctype with .e4m3/.e5m2 alternate floating point type mma operation introduced in PTX ISA
+# version 8.7"; "Target ISA Notes": "... requires sm_120" (section 9.7.14.6.3, PTX ISA 9.1). The dense mma
+# has no such target note (sm_89). Seen on an H100: ptxas (CUDA 13, sm_90a) rejects the sparse form with
+# "mma with F16 accumulator and F8 floating point type not supported" while the dense forms run.
+_SPARSE_F8_F16ACC = ("sm_120", "8.7")
+
 # scale types by kind and scale_vec ("Valid combinations of .scale_vec_size and .kind")
 _STYPES = {("mxf8f6f4", 1): ("ue8m0",), ("mxf4", 2): ("ue8m0",), ("mxf4nvf4", 2): ("ue8m0",),
            ("mxf4nvf4", 4): ("ue8m0", "ue4m3")}
 
 
 def _instruction(shape, dtype, ctype, kind, sparse, alayout="row", blayout="col", scale_vec=None, stype=None):
-    head = "mma.sp.sync.aligned" if sparse else "mma.sync.aligned"
+    # mma.sp syntax: the .kind forms exist only as mma.sp::ordered_metadata (".spvariant =
+    # {.sp::ordered_metadata}"); the others take .sp or .sp::ordered_metadata and are spelled .sp here.
+    head = ("mma.sp::ordered_metadata.sync.aligned" if kind else "mma.sp.sync.aligned") if sparse else "mma.sync.aligned"
     parts = [head, shape, alayout, blayout]
     if kind:
         parts.append(f"kind::{kind}")
@@ -297,13 +306,19 @@ def catalog() -> tuple:
                     for op in ("A", "B"):
                         out.append(CatalogEntry(operand=op, ptx_isa=isa, instruction=instr, scale_vec=vec0, **common))
                 for acc in accs:
-                    acc_isa = "8.7" if (shape == "m16n8k32" and dtype in ("e4m3", "e5m2") and acc == "f16"
-                                        and kind is None) else isa
+                    acc_isa, acc_common = isa, common
+                    if dtype in ("e4m3", "e5m2") and acc == "f16" and kind is None:
+                        # mma: ".f16 dtype/ctype with .e4m3/.e5m2 ... introduced in PTX ISA version 8.7";
+                        # mma.sp adds to its Target ISA Notes "... requires sm_120" (see _SPARSE_F8_F16ACC).
+                        if sparse:
+                            acc_isa, acc_common = _SPARSE_F8_F16ACC[1], {**common, "min_sm": _SPARSE_F8_F16ACC[0]}
+                        elif shape == "m16n8k32":
+                            acc_isa = "8.7"
                     for op in ("C", "D"):
                         out.append(CatalogEntry(operand=op, ctype=acc, ptx_isa=acc_isa, scale_vec=vec0,
                                                 instruction=_instruction(shape, dtype, acc, kind, sparse,
                                                                          scale_vec=vec0),
-                                                **common))
+                                                **acc_common))
                 for vec in vecs:
                     for stype in _STYPES[(kind, vec)]:
                         v_isa = "9.1" if (kind == "mxf4nvf4" and vec == 4 and stype == "ue8m0") else isa
@@ -477,26 +492,48 @@ def sparse_fragment(shape: str, dtype: str, operand: str, *, ctype: str | None =
 # ---------------------------------------------------------------------------------------------
 # Sparse metadata and block-scale factors
 # ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SparseMetadata:
-    """Which lanes supply the ``mma.sp`` metadata register, by sparsity selector.
+@dataclass(frozen=True, repr=False)
+class SparseMetadata(Fragment):
+    """The ``mma.sp`` metadata register ``e``: ``(lane, field) -> (row, chunk)`` of A, by sparsity selector.
 
-    In each group of four consecutive lanes, ``threads_per_group`` lanes hold metadata: one
-    (selector 0..3 picks it), a pair (selector 0 -> lanes 0,1 of the group; 1 -> lanes 2,3) or
-    all four (selector 0). ``chunk`` is the sub-chunk width the 2-bit indices address.
+    ``e`` is one ``.b32`` register per lane, read as eight 4-bit *fields*: field ``j`` (bits
+    ``[4j+3 .. 4j]``) holds the positions of the non-zeros of one *chunk* of a row of the
+    uncompressed ``M x K`` matrix A -- two 2-bit indices for the 2:4 types (chunk of 4), one 4-bit
+    index for ``.tf32``'s 1:2 (chunk of 2), two 2-bit indices of 2-wide sub-chunks for the pair-wise
+    4:8 of 4-bit types (chunk of 8) ("Sparse matrix storage", 9.7.14.6.1). The layout maps
+    ``(lane, j)`` to ``row + M * chunk`` over the ``M x K/chunk`` matrix of chunks.
+
+    In each group of four lanes only ``threads_per_group`` lanes are read: one, picked by selector
+    0..3; a pair, selector 0 -> lanes 0,1 and 1 -> lanes 2,3; or all four (selector 0 only). As in
+    CuTe's ``ELayout``, the lanes the selector chooses between are a stride-0 (broadcast) mode: the
+    layout says what a lane supplies *if read*; :meth:`reading_lanes` says which are.
+
+    Two families, read off the ISA's metadata figures as recorded on an H100 and equal as functions
+    to CUTLASS's ELayouts (``GMMA::ELayout_64x32`` / ``64x16`` / ``64x64`` per warp,
+    ``SM120_SPARSE_16x8x64_TN`` / ``16x8x128_TN_VS``), with ``g = lane >> 2``:
+
+    * 16-bit and ``.tf32`` (k-split): fields 0-3 are row ``g``, fields 4-7 row ``g + 8``, chunks
+      ``j % 4`` -- plus 4 on the second lane of a selected pair (``m16n8k32`` f16, ``m16n8k16`` tf32).
+    * 8-bit and 4-bit (row-split): field ``j`` is chunk ``j`` of row ``g + 8*(lane & 1)`` -- plus
+      8 on lanes 2, 3 of the group when all four are read (``m16n8k64`` 8-bit, ``m16n8k128`` 4-bit).
+
+    >>> e = sparse_metadata("m16n8k32", "f16", selector=1)
+    >>> e.reading_lanes()[:4], e.coords(3, 5), e.chunk_columns(3, 5)
+    ((2, 3, 6, 7), (8, 5), (20, 23))
     """
 
-    shape: str
-    dtype: str
-    threads_per_group: int
-    chunk: int
+    selector: int = 0
+    threads_per_group: int = 1
+    chunk: int = 4
 
     @property
     def valid_selectors(self) -> tuple:
+        """Sparsity-selector values the ISA allows for this shape and type."""
         return tuple(range(4 // self.threads_per_group))
 
-    def lanes(self, selector: int = 0) -> tuple:
-        """Lanes whose metadata register is read for ``selector``."""
+    def lanes(self, selector: int | None = None) -> tuple:
+        """Lanes whose metadata register is read for ``selector`` (default: this fragment's)."""
+        selector = self.selector if selector is None else selector
         if selector not in self.valid_selectors:
             raise LayoutError(
                 f"sparse_metadata: selector {selector} invalid for {self.shape} .{self.dtype}; "
@@ -505,25 +542,105 @@ class SparseMetadata:
         t = self.threads_per_group
         return tuple(q * 4 + selector * t + j for q in range(8) for j in range(t))
 
+    def reading_lanes(self) -> tuple:
+        """Lanes whose ``e`` the instruction reads with this fragment's selector."""
+        return self.lanes(self.selector)
 
-_META_THREADS = {
-    ("m16n8k16", "16bit"): 1, ("m16n8k32", "16bit"): 2,
-    ("m16n8k8", "32bit"): 1, ("m16n8k16", "32bit"): 2,
-    ("m16n8k32", "8bit"): 2, ("m16n8k64", "8bit"): 4,
-    ("m16n8k64", "4bit"): 2, ("m16n8k128", "4bit"): 4,
+    def field_bits(self, j: int) -> tuple[int, int]:
+        """``(low, high)`` bit of field ``j`` in the register: ``(4j, 4j + 3)``."""
+        self._check_value(j, "field_bits")
+        return 4 * j, 4 * j + 3
+
+    def chunk_columns(self, lane: int, j: int) -> tuple[int, int]:
+        """``(firstcol, lastcol)`` of A (uncompressed) that field ``j`` of ``lane`` describes."""
+        _, c = self.coords(lane, j)
+        return c * self.chunk, c * self.chunk + self.chunk - 1
+
+    def encode(self, positions) -> int:
+        """The 4-bit field for a chunk whose non-zeros sit at ``positions`` (columns within the chunk).
+
+        2:4: two positions ``p0 < p1`` -> ``p0 | p1 << 2``. ``.tf32`` 1:2: one position ``p`` -> the
+        indices of its two 16-bit halves, ``2p | (2p + 1) << 2`` (``0b0100`` or ``0b1110``). 4:8:
+        four positions forming two aligned pairs ``q0 < q1`` -> ``q0 | q1 << 2``. The fields of
+        ``mma.sp::ordered_metadata`` must be in this increasing order.
+
+        >>> sparse_metadata("m16n8k16", "f16").encode((1, 3)), sparse_metadata("m16n8k8", "tf32").encode((1,))
+        (13, 14)
+        """
+        pos = sorted(int(p) for p in positions)
+        w = self.chunk
+        if w == 2 and len(pos) == 1 and pos[0] in (0, 1):
+            idx = (2 * pos[0], 2 * pos[0] + 1)
+        elif w == 4 and len(pos) == 2 and pos[0] != pos[1] and 0 <= pos[0] and pos[1] < 4:
+            idx = tuple(pos)
+        elif (w == 8 and len(pos) == 4 and pos[0] % 2 == 0 and pos[1] == pos[0] + 1 and pos[2] % 2 == 0
+              and pos[3] == pos[2] + 1 and pos[0] != pos[2] and pos[3] < 8):
+            idx = (pos[0] // 2, pos[2] // 2)
+        else:
+            need = {2: "one position in 0..1", 4: "two distinct positions in 0..3",
+                    8: "two aligned pairs of positions in 0..7"}[w]
+            raise LayoutError(f"SparseMetadata.encode: positions {tuple(positions)} invalid for a chunk of {w} "
+                              f"({self.shape} .{self.dtype}); need {need}")
+        return idx[0] | idx[1] << 2
+
+    @property
+    def formula(self):
+        """The field-to-chunk formula (:data:`~layoutalg.nvidia.ptx_formulas.METADATA_FORMULAS`)."""
+        return METADATA_FORMULAS[self.formula_key]
+
+    def verify_eval(self, lane: Any, i: Any) -> tuple:
+        """``(row, firstcol, lastcol)`` of the chunk field ``i`` describes, from the layout alone."""
+        r, c = super().verify_eval(lane, i)
+        return r, c * self.chunk, c * self.chunk + self.chunk - 1
+
+    def verify_symbolic(self, lane: Any = None, i: Any = None) -> tuple:
+        r, c = super().verify_symbolic(lane, i)
+        return r, c * self.chunk, c * self.chunk + self.chunk - 1
+
+
+# (shape, class) -> (thread shape, thread stride, value shape, value stride, lanes per group, chunk width).
+# Written from the structure (see SparseMetadata), independently of ptx_formulas' "sp.meta.*".
+_META = {
+    ("m16n8k16", "16bit"): ((4, 8), (0, 1), (4, 2), (16, 8), 1, 4),
+    ("m16n8k32", "16bit"): ((2, 2, 8), (64, 0, 1), (4, 2), (16, 8), 2, 4),
+    ("m16n8k8", "32bit"): ((4, 8), (0, 1), (4, 2), (16, 8), 1, 2),
+    ("m16n8k16", "32bit"): ((2, 2, 8), (64, 0, 1), (4, 2), (16, 8), 2, 2),
+    ("m16n8k32", "8bit"): ((2, 2, 8), (8, 0, 1), 8, 16, 2, 4),
+    ("m16n8k64", "8bit"): ((2, 2, 8), (8, 128, 1), 8, 16, 4, 4),
+    ("m16n8k64", "4bit"): ((2, 2, 8), (8, 0, 1), 8, 16, 2, 8),
+    ("m16n8k128", "4bit"): ((2, 2, 8), (8, 128, 1), 8, 16, 4, 8),
 }
 
 
-def sparse_metadata(shape: str, dtype: str, *, kind: str | None = None) -> SparseMetadata:
-    """The metadata-holding lanes of ``mma.sp`` ``shape`` ``.dtype`` ("Sparse matrix storage").
+def sparse_metadata(shape: str, dtype: str, *, selector: int = 0, kind: str | None = None) -> SparseMetadata:
+    """The metadata register fragment of ``mma.sp`` ``shape`` ``.dtype`` for sparsity ``selector``.
+
+    Raises :class:`LayoutError` for a shape/type ``mma.sp`` lacks or a selector the ISA forbids
+    (``m16n8k16`` f16 and ``m16n8k8`` tf32 take 0..3; the pair shapes 0..1; the rest 0 only).
 
     >>> sparse_metadata("m16n8k32", "f16").lanes(1)[:4]
     (2, 3, 6, 7)
+    >>> e = sparse_metadata("m16n8k64", "s8")
+    >>> e.coords(6, 3), e.chunk_columns(6, 3), e.field_bits(3)
+    ((1, 11), (44, 47), (12, 15))
     """
     entry = _resolve(shape, dtype, "A", "row", "col", None, kind, True, "sparse_metadata")
     cls = _bit_class(shape, entry.dtype, entry.kind)
-    chunk = 2 if cls == "32bit" else (8 if cls == "4bit" else 4)
-    return SparseMetadata(shape, entry.dtype, _META_THREADS[(shape, cls)], chunk)
+    tshape, tstride, vshape, vstride, per_group, w = _META[(shape, cls)]
+    M, _, K = _parse_mnk(shape)
+    fkey = f"sp.meta.{shape}.{cls}"
+    f = METADATA_FORMULAS[fkey]
+    variant = [("selector", selector)] + ([("kind", entry.kind)] if entry.kind else [])
+    meta = SparseMetadata(
+        instruction=entry.instruction, shape=shape, operand="E", dtype=entry.dtype,
+        layout=Layout((tshape, vshape), (tstride, vstride)), codomain=(M, K // w), formula_key=fkey,
+        element_bits=4, variant=tuple(variant), ptx_section=f.section, figure=f.figure, min_sm=entry.min_sm,
+        ptx_isa=entry.ptx_isa,
+        notes="fields read off the ISA's metadata figures: H100 probe + CUTLASS ELayout (see SparseMetadata)",
+        selector=selector, threads_per_group=per_group, chunk=w,
+    )
+    meta.lanes(selector)  # LayoutError for a selector the ISA forbids
+    return meta
 
 
 @dataclass(frozen=True, repr=False)

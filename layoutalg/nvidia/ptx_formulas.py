@@ -39,7 +39,7 @@ from sympy import And, Eq, Mod, Or, Piecewise
 
 from ..symbolic import bitand, shr
 
-__all__ = ["lane", "i", "groupID", "threadID_in_group", "PtxFormula", "FORMULAS"]
+__all__ = ["lane", "i", "groupID", "threadID_in_group", "PtxFormula", "FORMULAS", "METADATA_FORMULAS"]
 
 #: The thread's ``%laneid`` (0..31; 0..127 ``%tid`` within a warpgroup for wgmma).
 lane = sympy.Symbol("lane", integer=True, nonnegative=True)
@@ -373,6 +373,38 @@ _add(
     _sec,
 )
 
+# --- mma.sp metadata register: (lane, field i) -> the chunk of A whose non-zero positions field i encodes ---
+# "Tk: [m..n] present in cell [x][y..z] indicates that bits m through n in the metadata operand of thread
+# with %laneid=k contains the indices of the non-zero elements from the chunk [x][y]..[x][z] of matrix A"
+# (9.7.14.6.2). Field i is bits [4i+3 .. 4i]; each covers one chunk of ``w`` columns (w = 4 for 2:4, 2 for
+# .tf32's 1:2, 8 for the pair-wise 4:8 of 4-bit types). The cell labels are in the metadata figures only
+# (images), so these are read off the figures' structure as recorded on an H100 (sm_90a) by a probe that
+# flips one field of one lane and sees which (row, chunk) of A moves -- and cross-checked with CUTLASS's
+# ELayouts (SM90 GMMA sparse, SM120 sparse). Two families:
+#   k-split  (.f16/.bf16, .tf32): fields 0-3 are row groupID, fields 4-7 row groupID + 8; the second lane
+#            of a selected pair holds the next four chunks.
+#   row-split (8-bit, 4-bit):     a lane holds eight consecutive chunks of one row, groupID (+8 for odd
+#            lanes); with four lanes, lanes 2 and 3 of the group hold chunks 8-15.
+M_ = "9.7.14.6.1 Sparse matrix storage / 9.7.14.6.2 metadata figures"
+_MN = ("row", "firstcol", "lastcol")
+_META_F: dict[str, PtxFormula] = {}  # kept apart from FORMULAS: operand fragments only there
+_meta_specs = {  # (shape, class): (family, lanes per group, chunk width)
+    ("m16n8k16", "16bit"): ("k", 1, 4), ("m16n8k32", "16bit"): ("k", 2, 4),
+    ("m16n8k8", "32bit"): ("k", 1, 2), ("m16n8k16", "32bit"): ("k", 2, 2),
+    ("m16n8k32", "8bit"): ("row", 2, 4), ("m16n8k64", "8bit"): ("row", 4, 4),
+    ("m16n8k64", "4bit"): ("row", 2, 8), ("m16n8k128", "4bit"): ("row", 4, 8),
+}
+for (_shape, _cls), (_fam, _t, _w) in _meta_specs.items():
+    if _fam == "k":
+        _row = gid + 8 * shr(i, 2)
+        _chunk = bitand(i, 3) + (4 * bitand(lane, 1) if _t == 2 else 0)
+    else:
+        _row = gid + 8 * bitand(lane, 1)
+        _chunk = i + (8 * bitand(shr(lane, 1), 1) if _t == 4 else 0)
+    _k = f"sp.meta.{_shape}.{_cls}"
+    _META_F[_k] = PtxFormula(_k, tuple(sympy.sympify(o) for o in (_row, _w * _chunk, _w * _chunk + _w - 1)), _MN, M_,
+                             f"metadata layout of sparse mma.{_shape} ({_cls})", "figure")
+
 # --- wgmma register fragments (read off Figures 148-149 and their k8/k32 siblings) ---
 W = "9.7.15.5.1.1 Register Fragments (wgmma.mma_async)"
 # lane here is the warpgroup's %tid (0..127): warp = tid >> 5, groupID = (tid % 32) >> 2
@@ -437,3 +469,5 @@ _add(
 
 #: Every transcribed formula, by key.
 FORMULAS: dict[str, PtxFormula] = dict(_F)
+#: The ``mma.sp`` metadata-register formulas (``sp.meta.<shape>.<class>``), by key.
+METADATA_FORMULAS: dict[str, PtxFormula] = dict(_META_F)
