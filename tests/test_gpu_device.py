@@ -36,3 +36,25 @@ def test_wgmma_on_device(tmp_path):
     m = next(x for x in wgmma_check.modes() if x["name"] == "bf16.MN.sw128")
     d = wgmma_check.descriptors(m)
     assert wgmma_check._execute(cubin, m, d["A"], d["B"])["ok"]
+
+
+def test_wgmma_base_offset_on_device(tmp_path):
+    """A 128B MN-major tile whose pattern starts 384 B into the buffer: the library's base offset 3 reads it."""
+    pytest.importorskip("cupy")
+    from layoutalg.gpu import wgmma_check
+
+    cubin = wgmma_check.compile_cubin(str(tmp_path))
+    c = next(x for x in wgmma_check.offset_cases() if x["name"] == "f16.MN.sw128.at384")
+    og = wgmma_check.descriptors(c, c["delta"], "origin")
+    assert wgmma_check._execute(cubin, c, og["A"], og["B"], delta=c["delta"], placement="rel")["ok"]
+    bad = wgmma_check.with_base_offset(og["A"], 0)
+    assert not wgmma_check._execute(cubin, c, bad, og["B"], delta=c["delta"], placement="rel")["ok"]
+
+
+def test_bank_conflicts_on_device():
+    pytest.importorskip("cupy")
+    from layoutalg.gpu import bank_check
+
+    rec = bank_check.run()
+    r = rec["results"]
+    assert r["rowmajor.col.2B"]["cycles_per_load"] > 8 * r["rowmajor.row.2B"]["cycles_per_load"]

@@ -15,13 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from layoutalg.gpu import encode as enc
-from layoutalg.gpu import mma_check, smem_check, wgmma_check
+from layoutalg.gpu import bank_check, mma_check, smem_check, wgmma_check
 from layoutalg.gpu.harness import load_recording, table
 from layoutalg.nvidia.ptx_formulas import FORMULAS
 
 MMA = load_recording("mma")
 SMEM = load_recording("smem")
 WGMMA = load_recording("wgmma")
+BANKS = load_recording("banks")
 
 needs = pytest.mark.skipif(MMA is None or SMEM is None or WGMMA is None, reason="no hardware recordings")
 
@@ -91,8 +92,8 @@ def test_wgmma_recording_explained_by_current_descriptors():
 
 @needs
 def test_table_renders():
-    text = table({"mma": MMA, "smem": SMEM, "wgmma": WGMMA})
-    assert "m16n8k16.f16.f32.row.col" in text and "negative:" in text
+    text = table({"mma": MMA, "smem": SMEM, "wgmma": WGMMA, **({"banks": BANKS} if BANKS else {})})
+    assert "m16n8k16.f16.f32.row.col" in text and "negative:" in text and "offset:" in text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -227,3 +228,117 @@ def test_encode_rejects_inexact_values():
         enc.encode([17.0], "e4m3")
     with pytest.raises(ValueError, match="s4"):
         enc.encode([8], "s4")
+
+
+# ---------------------------------------------------------------------------------------------
+# wgmma: mixed majorness, and tiles that start inside their swizzle pattern (base offset)
+# ---------------------------------------------------------------------------------------------
+needs_wg = pytest.mark.skipif(WGMMA is None or "offsets" not in (WGMMA or {}), reason="no base-offset recording")
+
+
+@needs_wg
+def test_mixed_majorness_recorded_and_explained():
+    mixed = WGMMA["mixed"]
+    assert {m["name"] for m in wgmma_check.mixed_modes()} == set(mixed)
+    pairs = {(r["major"], r.get("major_B")) for r in mixed.values()}
+    assert pairs == {("K", "MN"), ("MN", "K")}
+    assert all(r["status"] == "pass" and r["max_abs_err"] == 0 for r in mixed.values())
+    assert wgmma_check.replay_mixed(WGMMA) == []
+
+
+@needs_wg
+@pytest.mark.parametrize("how", ["sliced", "origin"])
+def test_base_offset_descriptors_explained(how):
+    """The library's descriptors of a tile starting at +128 .. +896 B inside its pattern read D exactly."""
+    assert len(WGMMA["offsets"]) == len(wgmma_check.offset_cases())
+    assert wgmma_check.replay_offsets(WGMMA, how) == []
+
+
+def _row_phases(sw):
+    return 8 * sw // 128  # rows of 128 B in the pattern repeat (PTX: 1024 / 512 / 256 B)
+
+
+@needs_wg
+def test_hardware_base_offset_rule_independent_of_library():
+    """Read from the recording alone, against the PTX text's rule (no library call):
+
+    * ``abs`` placement (bytes swizzled by their *absolute* shared address, the tile a slice of an
+      aligned pattern): D exact iff base_offset = 0 modulo the row phases of the pattern;
+    * ``rel`` placement (the pattern itself starts at ``delta``): D exact iff base_offset =
+      (delta >> 7) modulo the row phases -- the PTX rule ``(start >> 7) & 7``, where the hardware
+      uses only log2(repeat / 128) bits of the field (all 3 for 128 B, 2 for 64 B, 1 for 32 B).
+    """
+    for name, rec in WGMMA["offsets"].items():
+        R = _row_phases(rec["swizzle"])
+        ok = {p: [b for b, r in enumerate(rec[p]) if r[0]] for p in ("abs", "rel")}
+        assert ok["abs"] == [b for b in range(8) if b % R == 0], name
+        assert ok["rel"] == [b for b in range(8) if b % R == (rec["delta"] >> 7) % R], name
+        assert (rec["delta"] >> 7) & 7 in ok["rel"], name
+
+
+@needs_wg
+def test_swizzle_xor_uses_absolute_address_bits():
+    """Bytes placed relative to an unaligned tile start with base_offset 0 are read wrongly (most of D)."""
+    for name, rec in WGMMA["offsets"].items():
+        if rec["delta"] % (8 * rec["swizzle"]):
+            assert rec["rel"][0][0] is False and rec["rel"][0][1] > 1000, name
+            assert rec["abs"][0] == [True, 0], name
+
+
+@needs_wg
+def test_wrong_base_offset_is_caught_in_replay(monkeypatch):
+    """A library that always wrote base_offset 0 (or the XOR-free 'delta & 7' of bytes) is contradicted."""
+    good = wgmma_check.descriptors
+
+    def bo_zero(m, delta=0, how="sliced"):
+        d = good(m, delta, how)
+        return {**d, "A": wgmma_check.with_base_offset(d["A"], 0), "B": wgmma_check.with_base_offset(d["B"], 0)}
+
+    monkeypatch.setattr(wgmma_check, "descriptors", bo_zero)
+    assert wgmma_check.replay_offsets(WGMMA, "sliced") == []  # 0 is right for a slice
+    problems = wgmma_check.replay_offsets(WGMMA, "origin")
+    assert len(problems) >= len(WGMMA["offsets"]) - 1  # every case except where delta = 0 mod repeat
+    assert any("f16.MN.sw128.at384" in p and "[3]" in p for p in problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# bank conflicts measured
+# ---------------------------------------------------------------------------------------------
+needs_banks = pytest.mark.skipif(BANKS is None, reason="no bank-conflict recording")
+
+
+@needs_banks
+def test_bank_measurements_agree_with_analyser():
+    assert {c["name"] for c in bank_check.cases()} == set(BANKS["results"])
+    assert all("ncu" in r for r in BANKS["results"].values()), "the recording should hold Nsight Compute counters"
+    assert bank_check.replay(BANKS) == []
+
+
+@needs_banks
+def test_bank_ratios_32way_vs_conflict_free():
+    """Independent of the analyser: row-major column reads cost 32x the wavefronts of a row read (ncu)
+    and swizzling the tile 128B cuts that 8-fold; the clock agrees in order of magnitude."""
+    r = BANKS["results"]
+    wf = {n: x["ncu"]["wavefronts"] for n, x in r.items()}
+    assert wf["rowmajor.col.2B"] == 32 * wf["rowmajor.row.2B"]
+    assert wf["rowmajor.col.2B"] == 8 * wf["sw128.col.2B"]
+    assert wf["rowmajor.col.16B"] == 8 * wf["sw128.col.16B"]
+    cyc = {n: x["cycles_per_load"] for n, x in r.items()}
+    assert cyc["rowmajor.col.2B"] > 8 * cyc["rowmajor.row.2B"]
+    assert cyc["rowmajor.col.16B"] > 4 * cyc["sw128.col.16B"]
+
+
+@needs_banks
+def test_wrong_bank_prediction_is_caught_in_replay(monkeypatch):
+    good = bank_check.predict
+
+    def wrong(case):
+        p = good(case)
+        if case["name"] == "sw128.col.2B":  # claim the swizzle made the column read conflict-free
+            p = {"wavefronts": 1, "ideal": 1, "ways": 1}
+        return p
+
+    monkeypatch.setattr(bank_check, "predict", wrong)
+    problems = bank_check.replay(BANKS)
+    assert problems and all(p.startswith("sw128.col.2B") for p in problems)
+    assert any("ncu counted 64" in p for p in problems)

@@ -7,12 +7,15 @@ Three checks, each a module:
 * :mod:`~layoutalg.gpu.smem_check` -- Gluon's ``NVMMASharedLayout`` / ``SwizzledSharedLayout``
   placements against the canonical wgmma tiles and ``Swizzle<B,M,S>``.
 * :mod:`~layoutalg.gpu.wgmma_check` -- ``wgmma.mma_async`` end to end with shared-memory images
-  and descriptors from :mod:`layoutalg.nvidia.wgmma`, plus negative controls.
+  and descriptors from :mod:`layoutalg.nvidia.wgmma`: every majorness x swizzle, mixed majorness,
+  tiles starting inside their swizzle pattern (the base-offset field), plus negative controls.
+* :mod:`~layoutalg.gpu.bank_check` -- shared-memory bank conflicts timed with ``clock64`` (and
+  Nsight Compute counters where available) against :func:`layoutalg.banks.analyze`.
 
 Only the ``run`` functions import Triton, torch or CuPy (lazily); planning, analysis and
-``replay`` are numpy only, so recordings are checked on any machine. ``run_all`` runs all three::
+``replay`` are numpy only, so recordings are checked on any machine. ``run_all`` runs all four::
 
-    python -m layoutalg.gpu            # writes tests/data/hardware/{mma,smem,wgmma}.json
+    python -m layoutalg.gpu            # writes tests/data/hardware/{mma,smem,wgmma,banks}.json
 """
 
 from __future__ import annotations
@@ -48,11 +51,11 @@ def failures(recordings: dict) -> list[str]:
 
 def replay_all(directory: str | None = None) -> dict[str, list[str]]:
     """Replay the stored recordings against the library's current layouts: per check, what disagrees."""
-    from . import mma_check, smem_check, wgmma_check
+    from . import bank_check, mma_check, smem_check, wgmma_check
     from .harness import DEFAULT_DIR, load_recording
 
     out = {}
-    for name, mod in (("mma", mma_check), ("smem", smem_check), ("wgmma", wgmma_check)):
+    for name, mod in (("mma", mma_check), ("smem", smem_check), ("wgmma", wgmma_check), ("banks", bank_check)):
         rec = load_recording(name, directory or DEFAULT_DIR)
         out[name] = ["no recording"] if rec is None else mod.replay(rec)
     return out

@@ -1,10 +1,10 @@
 """Run every hardware check in one process, print a table, write the recordings.
 
-``run_all()`` (also ``python -m layoutalg.gpu`` and ``layoutalg harness run``) runs the three
+``run_all()`` (also ``python -m layoutalg.gpu`` and ``layoutalg harness run``) runs the four
 checks -- :mod:`~layoutalg.gpu.mma_check`, :mod:`~layoutalg.gpu.smem_check`,
-:mod:`~layoutalg.gpu.wgmma_check` -- each failing soft: an exception inside one check becomes a
+:mod:`~layoutalg.gpu.wgmma_check`, :mod:`~layoutalg.gpu.bank_check` -- each failing soft: an exception inside one check becomes a
 failed row, never a crash of the run. Each check's recording is written as
-``<outdir>/{mma,smem,wgmma}.json`` with the machine it came from (GPU, driver, CUDA, Triton,
+``<outdir>/{mma,smem,wgmma,banks}.json`` with the machine it came from (GPU, driver, CUDA, Triton,
 torch, date), so that :mod:`tests.test_gpu_replay` can hold the library to it on a CPU.
 
 The table, per row: check, item, status (pass / fail / error / skipped) and a detail.
@@ -97,9 +97,23 @@ def _rows(name: str, data: dict) -> list[tuple]:
             det = f"k-blocks {len(rec.get('descriptors_A', []))} max|err| {rec.get('max_abs_err')}"
         elif name == "smem" and st in ("pass", "fail"):
             det = f"{rec['R']}x{rec['C']} mismatches {rec['mismatches']}"
+        elif name == "banks" and "cycles_per_load" in rec:
+            det = (f"predicted {rec['predicted']['wavefronts']} wavefronts ({rec['predicted']['ways']}-way), "
+                   f"{rec['cycles_per_load']:.2f} cycles/load"
+                   + (f", ncu {rec['ncu']['wavefronts']:g} wavefronts/16 loads" if rec.get("ncu") else ""))
         else:
             det = str(rec.get("error", ""))[:90]
         rows.append((name, key, st, det))
+    for key, rec in sorted(data.get("mixed", {}).items()):
+        rows.append((name, f"mixed:{key}", rec.get("status", "?"),
+                     f"max|err| {rec.get('max_abs_err')}" if "max_abs_err" in rec else str(rec.get("error", ""))[:90]))
+    for key, rec in sorted(data.get("offsets", {}).items()):
+        if "hardware_bo" not in rec:
+            rows.append((name, f"offset:{key}", rec.get("status", "error"), str(rec.get("error", ""))[:90]))
+            continue
+        rows.append((name, f"offset:{key}", rec["status"],
+                     f"exact D with bo abs {rec['hardware_bo']['abs']} rel {rec['hardware_bo']['rel']}; "
+                     f"library sliced {rec['library_bo']['sliced']} origin {rec['library_bo']['origin']}"))
     for rec in data.get("skipped", []):
         rows.append((name, f"{'sp.' if rec['sparse'] else ''}{rec['shape']}.{rec['dtype']}"
                      + (f".{rec['kind']}" if rec.get("kind") else ""), "skipped", rec["reason"]))
@@ -127,7 +141,7 @@ def table(recordings: dict) -> str:
     return "\n".join(lines)
 
 
-def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma"), log=print) -> dict:
+def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks"), log=print) -> dict:
     """Run the checks (each failing soft), write the recordings to ``outdir`` (default: tests/data/hardware)."""
     outdir = outdir or DEFAULT_DIR
     t0 = time.time()
@@ -146,6 +160,8 @@ def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma"), log=prin
                 from . import mma_check as mod
             elif name == "smem":
                 from . import smem_check as mod
+            elif name == "banks":
+                from . import bank_check as mod
             else:
                 from . import wgmma_check as mod
             data = mod.run(log=log)
