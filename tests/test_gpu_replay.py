@@ -39,11 +39,19 @@ def test_recordings_say_where_they_come_from():
 def test_every_sm90_entry_was_measured_and_passed():
     runnable, skipped = mma_check.variants()
     res = MMA["results"]
-    assert {v.key for v in runnable} == set(res)
+    want = {v.key for v in runnable}
+    assert want <= set(res)
     for key, rec in res.items():
-        # the only non-passing rows are instructions ptxas refuses on sm_90a
-        assert rec["status"] == "pass" or (rec["status"] == "unsupported" and "not supported" in rec["error"]), key
-    assert all(s["kind"] or s["min_sm"] > "sm_90" for s in skipped)
+        if key in want:
+            assert rec["status"] == "pass", key
+        else:
+            # recorded as refused by ptxas on sm_90a; the catalog now says these need a later target
+            assert rec["status"] == "unsupported" and "not supported" in rec["error"], key
+    refused = {k for k, r in res.items() if r["status"] == "unsupported"}
+    assert refused and refused.isdisjoint(want)
+    assert {(s["shape"], s["dtype"]) for s in skipped if s.get("ctype") == "f16" and s["sparse"]} >= {
+        ("m16n8k64", "e4m3"), ("m16n8k64", "e5m2")}
+    assert all(s["kind"] or int(s["min_sm"][3:].rstrip("af")) > 90 for s in skipped)
     assert all(r["status"] == "pass" for r in SMEM["results"].values())
     assert all(r["status"] == "pass" for r in WGMMA["results"].values())
     assert len(WGMMA["negatives"]) >= 3 and all(n["caught"] for n in WGMMA["negatives"].values())

@@ -158,13 +158,15 @@ def variants() -> tuple[list[MmaVariant], list[dict]]:
     for e in mma.catalog():
         if e.operand in ("SFA", "SFB"):
             continue
-        g = groups.setdefault((e.shape, e.dtype, e.sparse, e.kind), {"A": set(), "B": set(), "acc": set(), "sm": e.min_sm})
+        g = groups.setdefault((e.shape, e.dtype, e.sparse, e.kind),
+                              {"A": set(), "B": set(), "acc": set(), "sm": e.min_sm, "acc_sm": {}})
         if e.operand == "A":
             g["A"].add(e.alayout)
         elif e.operand == "B":
             g["B"].add(e.blayout)
         else:
             g["acc"].add(e.ctype)
+            g["acc_sm"][e.ctype] = e.min_sm  # an accumulator type may need a later target (sparse fp8 .f16)
     run_: list[MmaVariant] = []
     skipped: list[dict] = []
     for (shape, dtype, sparse, kind), g in groups.items():
@@ -179,6 +181,11 @@ def variants() -> tuple[list[MmaVariant], list[dict]]:
                             "reason": reason})
             continue
         for acc in sorted(g["acc"]):
+            anum, aspec = _sm_number(g["acc_sm"].get(acc, g["sm"]))
+            if anum > SM or (aspec and anum != SM):
+                skipped.append({"shape": shape, "dtype": dtype, "sparse": sparse, "kind": kind, "ctype": acc,
+                                "min_sm": g["acc_sm"][acc], "reason": f"the .{acc} accumulator needs {g['acc_sm'][acc]}"})
+                continue
             for al in sorted(g["A"]):
                 for bl in sorted(g["B"]):
                     run_.append(MmaVariant(shape, dtype, acc, al, bl, sparse))
