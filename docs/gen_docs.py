@@ -322,6 +322,27 @@ def _ldmatrix_rows() -> list[list[str]]:
     return rows
 
 
+def _metadata_rows() -> list[list[str]]:
+    """One row per mma.sp metadata formula: the sparse_metadata call that reproduces it."""
+    from layoutalg.nvidia.ptx_formulas import METADATA_FORMULAS
+
+    shapes = {
+        "16bit": ("f16", ("m16n8k16", "m16n8k32")), "32bit": ("tf32", ("m16n8k8", "m16n8k16")),
+        "8bit": ("s8", ("m16n8k32", "m16n8k64")), "4bit": ("s4", ("m16n8k64", "m16n8k128")),
+    }
+    rows = []
+    for key in METADATA_FORMULAS:
+        _, _, shape, cls = key.split(".")
+        dtype = shapes[cls][0]
+        call = f"mma.sparse_metadata({_q(shape)}, {_q(dtype)})"
+        frag = _eval_call(call)
+        assert frag.formula_key == key, (call, key)
+        rows.append(["9.7.14.6 mma.sp metadata", "-", f"sparse metadata register, {shape} {cls} types (selector 0)",
+                     cls, f"`{call}`", f"`{frag.layout}`",
+                     f"`METADATA_FORMULAS[{_q(key)}]` (figures; CUTLASS ELayouts; H100 probe)"])
+    return rows
+
+
 _SMEM_SEC = "9.7.15.5.1.2"
 
 
@@ -395,6 +416,7 @@ def generate_crossref() -> str:
     mma_rows = _mma_rows()
     wg_rows = _wgmma_fragment_rows()
     ld_rows = _ldmatrix_rows()
+    meta_rows = _metadata_rows()
     smem_rows = _smem_rows()
     out = [
         GENERATED_NOTE,
@@ -421,6 +443,12 @@ def generate_crossref() -> str:
         "are merged (the call shows the first). Block-scale factor rows (`SFA`/`SFB`) are 9.7.14.3.",
         "",
         *_table(header, mma_rows),
+        "## mma.sp metadata registers (9.7.14.6)",
+        "",
+        "Which 4-bit field of which lane's metadata register describes which (row, k-chunk) of A; the",
+        "sparsity selector picks the lanes (`sparse_metadata(..., selector=s)`).",
+        "",
+        *_table(header, meta_rows),
         "## wgmma register fragments (9.7.15.5.1.1)",
         "",
         *_table(header, wg_rows),
