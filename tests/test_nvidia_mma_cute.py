@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
+from functools import cache
 
 
 def header_dir() -> str | None:
@@ -95,13 +95,13 @@ class _Parser:
         return self.value()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _file(name: str) -> str:
     with open(os.path.join(header_dir(), name)) as fh:
         return fh.read()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _aliases() -> dict:
     out: dict = {}
     for fname in sorted(os.listdir(header_dir())):
@@ -115,7 +115,7 @@ def _aliases() -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _traits() -> dict:
     """trait name -> {"ALayout": text, ...} with inheritance ``: MMA_Traits<Base>`` resolved."""
     raw: dict = {}

@@ -38,7 +38,8 @@ def environment() -> dict:
         env["cuda_runtime"] = torch.version.cuda
         if torch.cuda.is_available():
             env["gpu"] = torch.cuda.get_device_name()
-            env["capability"] = "sm_%d%d" % torch.cuda.get_device_capability()
+            major, minor = torch.cuda.get_device_capability()
+            env["capability"] = f"sm_{major}{minor}"
     except Exception as e:  # noqa: BLE001
         env["torch"] = f"unavailable: {e}"
     try:

@@ -417,7 +417,7 @@ def analyze(p: Plan, dwords: np.ndarray) -> dict:
         out["D"]["observed"] = pack_array(obs)
 
     # A / B one-hots
-    for op, f, width, codes in (("A", fa, N, p.extra["bcodes"]), ("B", fb, M, p.extra.get("acodes"))):
+    for op, f, _width, codes in (("A", fa, N, p.extra["bcodes"]), ("B", fb, M, p.extra.get("acodes"))):
         idx = [j for j, k in enumerate(kinds) if k == op]
         if not idx:
             continue
@@ -543,10 +543,10 @@ def kernel_source(items: list[tuple[MmaVariant, int, int, int]]) -> str:
         L.append(f"    p{t} = inp + {ib} + pid * {32 * W} + lane * {W}")
         args = []
 
-        def load(off):
+        def load(off, t=t):
             return f"tl.load(p{t} + {off}, mask=m{t}, other=0)"
 
-        def group(start, n, t64):
+        def group(start, n, t64, t=t):
             names = []
             if t64:
                 for j in range(n // 2):

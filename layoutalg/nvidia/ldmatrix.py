@@ -42,7 +42,7 @@ only machine at hand, an H100 (``sm_90a``), cannot record them. ``dtype="b8"`` t
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from ..errors import LayoutError
 from ..layout import Layout
@@ -62,7 +62,7 @@ def _check(num: int, dtype: str, op: str) -> None:
         )
 
 
-@lru_cache(maxsize=None)
+@cache
 def fragment(num: int = 4, trans: bool = False, *, dtype: str = "b16", store: bool = False) -> Fragment:
     """The register fragment of ``ldmatrix`` (or ``stmatrix`` with ``store=True``) ``.m8n8.x{num}{.trans}.b16``.
 

@@ -33,8 +33,9 @@ each comes from, which is what the ISA's ``firstcol .. lastcol`` formula states.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Iterable
+from functools import cache
+from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -274,7 +275,7 @@ def _section(shape, dtype, sparse, kind):
         return ""
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalog() -> tuple:
     """Every fragment of the catalog as :class:`CatalogEntry` records (a tuple, stable order).
 
@@ -411,7 +412,7 @@ def _resolve(shape, dtype, operand, alayout, blayout, ctype, kind, sparse, op_na
     return cands[0]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _build(entry: CatalogEntry, operand: str) -> Fragment:
     shape, dtype, kind = entry.shape, entry.dtype, entry.kind
     M, N, K = _parse_mnk(shape)
@@ -571,7 +572,7 @@ class SparseMetadata(Fragment):
         w = self.chunk
         if w == 2 and len(pos) == 1 and pos[0] in (0, 1):
             idx = (2 * pos[0], 2 * pos[0] + 1)
-        elif w == 4 and len(pos) == 2 and pos[0] != pos[1] and 0 <= pos[0] and pos[1] < 4:
+        elif w == 4 and len(pos) == 2 and pos[0] != pos[1] and pos[0] >= 0 and pos[1] < 4:
             idx = tuple(pos)
         elif (w == 8 and len(pos) == 4 and pos[0] % 2 == 0 and pos[1] == pos[0] + 1 and pos[2] % 2 == 0
               and pos[3] == pos[2] + 1 and pos[0] != pos[2] and pos[3] < 8):

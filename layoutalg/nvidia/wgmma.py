@@ -425,9 +425,7 @@ def _split(layout: Any, dtype: str, swizzle: int | None, swizzle_unit: str) -> t
                 f"{op}: swizzle {sw.ptx} is not a wgmma swizzle mode: expected Swizzle<B,4,3> on bytes "
                 f"(or Swizzle<B,{logT},3> on {dtype_name(dtype)} elements) with B in 1..3"
             )
-        if sw.M == 4 and swizzle_unit in ("auto", "byte"):
-            pass
-        elif sw.M == logT and swizzle_unit in ("auto", "element"):
+        if sw.M == 4 and swizzle_unit in ("auto", "byte") or logT == sw.M and swizzle_unit in ("auto", "element"):
             pass
         else:
             want = {"auto": f"Swizzle<{sw.B},4,3> (bytes) or Swizzle<{sw.B},{logT},3> (elements)",

@@ -24,7 +24,7 @@ formula; :mod:`layoutalg.nvidia.ptx_formulas` holds the formula read off the fig
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from ..errors import LayoutError
 from ..layout import Layout
@@ -100,13 +100,14 @@ def _resolve_type(dtype: str, operand: str, K: int, op: str):
     return ins, acc
 
 
-@lru_cache(maxsize=None)
+@cache
 def fragment(shape: str, dtype: str, operand: str) -> Fragment:
     """wgmma register fragment of ``operand`` ``"D"`` (or ``"C"``) or ``"A"`` for ``shape = "m64n{N}k{K}"``.
 
     For D, ``dtype`` is the accumulator (``"f32"``, ``"f16"``, ``"s32"``; ``"f16"`` always means the
-    accumulator here) or another multiplicand type (then its default accumulator); for A it is the multiplicand type. Threads are the warpgroup's
-    128 ``%tid`` values (warp ``tid // 32``, lane ``tid % 32``).
+    accumulator here) or another multiplicand type (then its default accumulator); for A it is the
+    multiplicand type. Threads are the warpgroup's 128 ``%tid`` values (warp ``tid // 32``, lane
+    ``tid % 32``).
 
     >>> fragment("m64n8k8", "tf32", "A").coords(33, 3)
     (24, 5)
