@@ -127,9 +127,7 @@ parameters `T, m, k, LBO, SBO`, and five worked examples. layoutalg writes them 
 ISA's own spelling, and derives the 64-bit descriptor from a layout.
 """),
     code("""
-import sympy
-import layoutalg as la
-from layoutalg import parse, Swizzle
+from layoutalg import Swizzle
 from layoutalg.nvidia import wgmma
 
 sw = Swizzle(3, 4, 3)              # the 128B swizzle, on byte addresses
@@ -196,7 +194,7 @@ it by hand for the ISA's `mma.m8n8k4` (Figures 46-55) and sparse `m16n8k128`.
 """),
     code("""
 import sympy
-import layoutalg as la
+
 from layoutalg import verify
 from layoutalg.nvidia import mma
 from layoutalg.symbolic import bitand, shr
@@ -334,7 +332,9 @@ nb(
 the library's current layouts -- the same check CI runs.
 """),
     code("""
-import json, pathlib
+import json
+import pathlib
+
 from layoutalg import gpu
 
 root = pathlib.Path(gpu.__file__).resolve().parents[2] / "tests" / "data" / "hardware"
