@@ -512,6 +512,13 @@ def make_layout(*args: Any, stride: Any = None, order: Any = None) -> Layout:
         if order is not None:
             raise LayoutError("make_layout: give a stride or an order, not both")
         return Layout(shp, stride)
+    if isinstance(order, str):
+        key = order.lower().replace("_", "").replace("-", "")
+        aliases = {"left": "left", "layoutleft": "left", "col": "left", "colmajor": "left", "columnmajor": "left",
+                   "right": "right", "layoutright": "right", "row": "right", "rowmajor": "right"}
+        if key not in aliases:
+            raise LayoutError(f"make_layout: order {order!r} is not 'left' (column-major) or 'right' (row-major)")
+        order = aliases[key]
     if order is None or order == "left":
         return Layout(shp)
     if order == "right":
