@@ -767,47 +767,53 @@ def _right_inverse_static(layout: Layout) -> Layout:
 
 
 def left_inverse(layout: Layout) -> Layout:
-    """left_inverse(L) -> R with R(L(i)) == i for all i < size(L). Precondition: L is injective.
+    """left_inverse(L) -> R with R(L(i)) == i for all i < size(L) when L is injective.
 
-    CuTe's construction ``right_inverse(make_layout(L, complement(L)))``; where L's strides leave
-    gaps that CuTe's complement cannot tile exactly, a layout that skips the gaps is built instead.
+    In general R is CuTe's *quasi-inverse*: ``L(R(L(i))) == L(i)``. Current CuTe's construction:
+    sort the modes of ``coalesce(L)`` by stride ``d_0 < d_1 < ...``; R reads an offset as the mixed
+    radix ``(d_0, d_1/d_0, d_2/d_1, ..., s_last)`` and sends digit k to the index stride of the mode
+    with stride ``d_k`` (the first digit, below the smallest stride, is ignored). Precondition: each
+    sorted stride divides the next (CuTe's left-inverse divisibility condition).
 
     >>> str(left_inverse(Layout((2, 4), (4, 1))))
     '(4,2):(2,1)'
+    >>> str(left_inverse(Layout((2, 3), (1, 3))))    # offsets 2, 5 are never hit: skipped
+    '(3,3):(1,2)'
     """
     if not isinstance(layout, Layout):
         return _dispatch("left_inverse", layout)
-    C, exact = _complement_parts(layout, filter(layout).cosize(), "left_inverse")
-    if exact:
-        return right_inverse(make_layout(layout, C))
-    return _gapped_left_inverse(layout)
-
-
-def _gapped_left_inverse(layout: Layout) -> Layout:
-    """Left inverse of an injective layout whose sorted strides divide each other but leave gaps."""
-    fs, fd = layout.flat
-    idx_stride = flatten(it.prefix_product(tuple(fs))) if len(fs) > 1 else (1,)
-    modes = sorted(
-        ((d, s, p) for s, d, p in zip(fs, fd, idx_stride) if s != 1 and d != 0), key=lambda m: m[0]
-    )
+    if not layout.is_static:
+        raise LayoutError(f"left_inverse: layout {layout} has symbolic strides (CuTe requires static strides)")
+    S, D = _coalesce_flat_int(*layout.flat)
+    if not S:
+        return Layout._make(1, 0, True)
+    if any(d < 0 for d in D):
+        if len(S) == 1:
+            # x = d*i with d < 0: split x by |d| (C truncation) and negate the quotient
+            s, d = S[0], D[0]
+            return _from_flat(*_coalesce_flat_int([-d, s], [0, -1]), True)
+        raise LayoutError(f"left_inverse: layout {layout} mixes negative strides with other modes")
+    pre = [1]
+    for x in S[:-1]:
+        pre.append(pre[-1] * x)
+    order = sorted(range(len(S)), key=lambda k: D[k])
     shapes: list = []
-    strides: list = []
-    if modes and modes[0][0] > 1:
-        shapes.append(modes[0][0])
-        strides.append(0)
-    for k, (d, s, p) in enumerate(modes):
-        if k + 1 < len(modes):
-            d1 = modes[k + 1][0]
-            if d1 % d or d1 < d * s:
-                raise LayoutError(
-                    f"left_inverse: layout {layout} has no left inverse as a layout "
-                    f"(stride {d1} is not a multiple of stride {d})"
-                )
-            shapes.append(d1 // d)
-        else:
-            shapes.append(s)
-        strides.append(p)
-    return _from_flat(shapes, strides) if len(shapes) != 1 else Layout._make(shapes[0], strides[0])
+    strides: list = [0]
+    size = 1
+    for k in order:
+        d = D[k]
+        if d == 0:
+            continue
+        if d % size:
+            raise LayoutError(
+                f"left_inverse: stride {d} of {layout} is not a multiple of the stride {size} below it "
+                "(left inverse divisibility condition)"
+            )
+        shapes.append(d // size)
+        strides.append(pre[k])
+        size = d
+    shapes.append(S[order[-1]])
+    return _from_flat(*_coalesce_flat_int(shapes, strides), True)
 
 
 # ---------------------------------------------------------------------------------------------

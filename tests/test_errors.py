@@ -41,7 +41,7 @@ BAD = {
     "complement cotarget 0": (lambda: la.complement(Layout(4), 0), "complement"),
     "complement cotarget string": (lambda: la.complement(Layout(4), "a"), "complement"),
     "complement of non-injective": (lambda: la.complement(Layout((2, 2), (1, 1)), 8), "not injective"),
-    "left_inverse of non-injective": (lambda: la.left_inverse(Layout((2, 2), (1, 1))), "left_inverse"),
+    "left_inverse divisibility": (lambda: la.left_inverse(Layout((2, 2), (2, 3))), "divisibility"),
     "divide by a string": (lambda: la.logical_divide(Layout(4), "a"), "logical_divide"),
     "divide by 0": (lambda: la.logical_divide(Layout(4), 0), "logical_divide"),
     "product with a string": (lambda: la.logical_product(Layout(4), "a"), "logical_product"),
