@@ -122,15 +122,9 @@ extern "C" __global__ void {name}(const unsigned* addr, int iters, long long* cy
 
 
 def _compile(workdir: str) -> str:
-    src = os.path.join(workdir, "bank_kernels.cu")
-    cub = os.path.join(workdir, "bank_kernels.cubin")
-    with open(src, "w") as fh:
-        fh.write(cuda_source())
-    r = subprocess.run(["nvcc", "-gencode=arch=compute_90a,code=sm_90a", "-cubin", "-O2", "-o", cub, src],
-                       capture_output=True, text=True)
-    if r.returncode:
-        raise RuntimeError(f"nvcc failed: {r.stderr[-1500:]}")
-    return cub
+    from .harness import nvcc_cubin
+
+    return nvcc_cubin(cuda_source(), "bank_kernels", workdir)
 
 
 def _launch(cubin: str, case: dict, iters: int) -> int:

@@ -27,6 +27,19 @@ DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.pa
                            "tests", "data", "hardware")
 
 
+def nvcc_cubin(source: str, name: str, workdir: str) -> str:
+    """Compile CUDA C ``source`` for sm_90a (``nvcc -cubin -O2``) into ``workdir/name.cubin``; its path."""
+    src = os.path.join(workdir, f"{name}.cu")
+    cub = os.path.join(workdir, f"{name}.cubin")
+    with open(src, "w") as fh:
+        fh.write(source)
+    r = subprocess.run(["nvcc", "-gencode=arch=compute_90a,code=sm_90a", "-cubin", "-O2", "-o", cub, src],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"nvcc failed: {r.stderr[-1500:]}")
+    return cub
+
+
 def environment() -> dict:
     """GPU name, compute capability, driver, CUDA, Triton, torch, CuPy versions, host, UTC date."""
     env = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

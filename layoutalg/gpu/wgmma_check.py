@@ -249,15 +249,9 @@ extern "C" __global__ void __launch_bounds__(128) {key}(
 
 def compile_cubin(workdir: str) -> str:
     """nvcc -arch sm_90a -cubin of :func:`cuda_source`; the cubin's path."""
-    src = os.path.join(workdir, "wgmma_kernels.cu")
-    cub = os.path.join(workdir, "wgmma_kernels.cubin")
-    with open(src, "w") as fh:
-        fh.write(cuda_source())
-    r = subprocess.run(["nvcc", "-gencode=arch=compute_90a,code=sm_90a", "-cubin", "-O2", "-o", cub, src],
-                       capture_output=True, text=True)
-    if r.returncode:
-        raise RuntimeError(f"nvcc failed: {r.stderr[-1500:]}")
-    return cub
+    from .harness import nvcc_cubin
+
+    return nvcc_cubin(cuda_source(), "wgmma_kernels", workdir)
 
 
 _READOUT: dict = {}
