@@ -136,6 +136,14 @@ def _check_reserved(owner: str, word: int, reserved: list[tuple[int, int, int]])
             )
 
 
+def _start_bits(desc: "MatrixDescriptor | Tcgen05Descriptor", start_address: int | None) -> int:
+    """Bits 0-13 of a descriptor word: ``start_address`` (checked) or the descriptor's own field, >> 4."""
+    if start_address is None:
+        return matrix_descriptor_encode(desc.start_address)
+    _check_byte_field(type(desc).__name__, "start_address", start_address)
+    return matrix_descriptor_encode(start_address)
+
+
 @dataclass(frozen=True)
 class MatrixDescriptor:
     """The sm_90 ``wgmma`` shared-memory matrix descriptor, fields in bytes.
@@ -215,11 +223,8 @@ class MatrixDescriptor:
         >>> hex(MatrixDescriptor(stride_byte_offset=128, leading_byte_offset=256).encode(0x400))
         '0x800100040'
         """
-        start = self.start_address if start_address is None else start_address
-        if start_address is not None:
-            _check_byte_field(type(self).__name__, "start_address", start)
         return (
-            matrix_descriptor_encode(start)
+            _start_bits(self, start_address)
             | self.lbo_encoded << 16
             | self.sbo_encoded << 32
             | self.base_offset << 49
@@ -317,11 +322,8 @@ class Tcgen05Descriptor(MatrixDescriptor):
 
     def encode(self, start_address: int | None = None) -> int:
         """encode(a) = the 64-bit tcgen05 descriptor word (version bits 46-48 = 0b001)."""
-        start = self.start_address if start_address is None else start_address
-        if start_address is not None:
-            _check_byte_field(type(self).__name__, "start_address", start)
         return (
-            matrix_descriptor_encode(start)
+            _start_bits(self, start_address)
             | self.lbo_encoded << 16
             | self.sbo_encoded << 32
             | 0b001 << 46
