@@ -1,0 +1,295 @@
+"""CuTe C++ as an oracle on the host: build small programs against CuTe's headers and read what they print.
+
+CuTe is header-only, and its layout algebra is ``constexpr`` host code, so ``g++ -std=c++17`` can
+build a program that prints CuTe's own answer for any static layout expression -- no GPU, no nvcc.
+The headers come from PyPI wheels: ``nvidia-cutlass`` (``cute/`` and ``cutlass/`` under
+``cutlass_library/source/include``), ``nvidia-cuda-runtime-cu12`` (``cuda_runtime.h``),
+``nvidia-cuda-nvcc-cu12`` (the ``crt/`` headers) and ``nvidia-cuda-cccl-cu12`` (libcu++'s
+``cuda/std``). Set ``LAYOUTALG_CUTE_INCLUDE`` (``:``-separated folders) to use other headers.
+
+A *snippet* is the body of a C++ function in which ``using namespace cute`` holds; whatever it
+prints (with CuTe's ``print``) is its answer. :func:`run_snippets` batches many snippets into a few
+translation units, compiles them in parallel, runs them and hands back one string per snippet, or a
+:class:`CompileFailure` for a snippet CuTe rejects (a ``static_assert``, say)::
+
+    >>> if available() is None:                                   # doctest: +SKIP
+    ...     run_snippets(["print(coalesce(make_layout(make_shape(_2{}, _4{}))));"])
+    ['_8:_1']
+
+Results are cached by the hash of the program text, the compiler and the headers' version
+(``LAYOUTALG_CACHE``, default ``~/.cache/layoutalg``), so a second run costs no compilation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+__all__ = [
+    "DEFAULT_HEADERS",
+    "CompileFailure",
+    "available",
+    "compiler",
+    "cute_version",
+    "include_dirs",
+    "run_snippets",
+]
+
+#: headers every generated program includes (the algebra, swizzles, MMA atoms and GMMA atoms)
+DEFAULT_HEADERS: tuple[str, ...] = (
+    "cute/tensor.hpp",
+    "cute/swizzle_layout.hpp",
+    "cute/atom/mma_atom.hpp",
+    "cute/atom/copy_atom.hpp",
+    "cute/atom/mma_traits_sm80.hpp",
+    "cute/atom/mma_traits_sm90_gmma.hpp",
+    "cutlass/version.h",
+)
+
+
+@dataclass(frozen=True)
+class CompileFailure:
+    """A snippet the compiler refused: ``message`` holds the first error line that names it."""
+
+    index: int
+    message: str
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def _package_dir(name: str) -> pathlib.Path | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return pathlib.Path(next(iter(spec.submodule_search_locations)))
+    return pathlib.Path(spec.origin).parent if spec.origin else None
+
+
+def include_dirs() -> list[str]:
+    """The ``-I`` folders: ``LAYOUTALG_CUTE_INCLUDE`` if set, else the wheels' header folders that exist."""
+    env = os.environ.get("LAYOUTALG_CUTE_INCLUDE")
+    if env:
+        return [d for d in env.split(os.pathsep) if d]
+    dirs = []
+    cutlass = _package_dir("cutlass_library")
+    if cutlass is not None:
+        dirs.append(cutlass / "source" / "include")
+    for sub in ("cuda_runtime", "cuda_nvcc", "cuda_cccl"):
+        d = _package_dir(f"nvidia.{sub}")
+        if d is not None:
+            dirs.append(d / "include")
+    return [str(d) for d in dirs if d.is_dir()]
+
+
+def compiler() -> str:
+    """The host C++ compiler: ``$CXX`` or ``g++``."""
+    return os.environ.get("CXX", "g++")
+
+
+def available() -> str | None:
+    """None when CuTe programs can be built here, else the reason they cannot."""
+    if shutil.which(compiler()) is None:
+        return f"no C++ compiler {compiler()!r} on PATH"
+    dirs = [pathlib.Path(d) for d in include_dirs()]
+    need = {
+        "cute/layout.hpp": "nvidia-cutlass",
+        "cuda_runtime.h": "nvidia-cuda-runtime-cu12",
+        "crt/host_defines.h": "nvidia-cuda-nvcc-cu12",
+        "cuda/std/cstdint": "nvidia-cuda-cccl-cu12",
+    }
+    missing = [wheel for hdr, wheel in need.items() if not any((d / hdr).exists() for d in dirs)]
+    if missing:
+        return "CuTe headers not found; pip install " + " ".join(missing)
+    return None
+
+
+def cute_version() -> str:
+    """CUTLASS/CuTe version of the headers in use, read from ``cutlass/version.h`` (e.g. ``'4.2.0'``)."""
+    for d in include_dirs():
+        p = pathlib.Path(d) / "cutlass" / "version.h"
+        if p.exists():
+            text = p.read_text()
+            parts = [re.search(rf"#define CUTLASS_{k} (\d+)", text) for k in ("MAJOR", "MINOR", "PATCH")]
+            if all(parts):
+                return ".".join(m.group(1) for m in parts if m)
+    return "unknown"
+
+
+_FLAGS = ("-std=c++17", "-O0", "-w", "-fno-exceptions")
+_MARK = "@@layoutalg-snippet@@"
+
+
+def _cache_root() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("LAYOUTALG_CACHE", pathlib.Path.home() / ".cache" / "layoutalg")) / "cutecpp"
+
+
+def _toolchain_key() -> str:
+    try:
+        ver = subprocess.run([compiler(), "--version"], capture_output=True, text=True, check=False).stdout
+    except OSError:
+        ver = ""
+    return ver + "|" + cute_version() + "|" + "|".join(include_dirs()) + "|" + " ".join(_FLAGS)
+
+
+def _program(snippets: Sequence[str], headers: Sequence[str], prelude: str) -> tuple[str, list[tuple[int, int]]]:
+    """Source text of one program and, per snippet, the (first, last) source line it occupies."""
+    lines = [f"#include <{h}>" for h in headers]
+    lines += ["#include <cstdio>", "using namespace cute;", prelude]
+    spans = []
+    for k, body in enumerate(snippets):
+        first = len(lines) + 1
+        lines.append(f"static void snippet_{k}() {{")
+        lines.extend(body.splitlines() or [""])
+        lines.append("}")
+        spans.append((first, len(lines)))
+    lines.append("int main() {")
+    for k in range(len(snippets)):
+        lines.append(f'  std::printf("\\n{_MARK}{k}\\n"); snippet_{k}();')
+    lines.append(f'  std::printf("\\n{_MARK}end\\n");')
+    lines.append("  return 0;\n}")
+    return "\n".join(lines) + "\n", spans
+
+
+_ERROR_LINE = re.compile(r"^(?P<file>[^:\s]+\.cpp):(?P<line>\d+):(?:\d+:)?\s*(?P<rest>.*)$")
+
+
+def _failing_snippets(stderr: str, src_name: str, spans: list[tuple[int, int]]) -> dict[int, str]:
+    """Map each snippet that a compiler error points into to the first error message seen for it.
+
+    g++ reports a failed ``static_assert`` deep in the headers after "required from here" notes
+    that walk the instantiation chain back to a line of our own source; the last such line before
+    the error names the snippet. Errors reported directly in our source (a typo) name it too.
+    """
+    failing: dict[int, str] = {}
+    pending: int | None = None  # the snippet named by the latest line of our source
+    for raw in stderr.splitlines():
+        m = _ERROR_LINE.match(raw.strip())
+        if m and m.group("file").endswith(src_name):
+            line = int(m.group("line"))
+            pending = next((k for k, (a, b) in enumerate(spans) if a <= line <= b), pending)
+        if " error: " in raw or raw.startswith("error:"):
+            if pending is not None:
+                failing.setdefault(pending, raw.split(" error: ", 1)[-1].strip())
+            pending = None
+    return failing
+
+
+def _compile_and_run(source: str, workdir: pathlib.Path, tag: str) -> tuple[bool, str]:
+    """(True, stdout) if the program built and ran, else (False, compiler stderr)."""
+    src = workdir / f"{tag}.cpp"
+    exe = workdir / f"{tag}.out"
+    src.write_text(source)
+    cmd = [compiler(), *_FLAGS, *(f"-I{d}" for d in include_dirs()), str(src), "-o", str(exe)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return False, proc.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, check=False, timeout=600)
+    if run.returncode != 0:
+        raise RuntimeError(f"CuTe program {src} exited with {run.returncode}: {run.stderr[-2000:]}")
+    return True, run.stdout
+
+
+def _split_output(stdout: str, n: int) -> list[str]:
+    out: list[str] = [""] * n
+    parts = stdout.split(f"\n{_MARK}")
+    for part in parts[1:]:
+        head, _, body = part.partition("\n")
+        if head == "end":
+            break
+        out[int(head)] = body.strip()
+    return out
+
+
+def _run_chunk(snippets: list[str], headers: Sequence[str], prelude: str, workdir: pathlib.Path, tag: str) -> list[str | CompileFailure]:
+    """Build and run one chunk; snippets that fail to compile are dropped and the rest rebuilt."""
+    results: list[str | CompileFailure | None] = [None] * len(snippets)
+    live = list(range(len(snippets)))
+    for attempt in range(4):
+        source, spans = _program([snippets[k] for k in live], headers, prelude)
+        ok, text = _compile_and_run(source, workdir, f"{tag}_{attempt}")
+        if ok:
+            for k, out in zip(live, _split_output(text, len(live))):
+                results[k] = out
+            break
+        failing = _failing_snippets(text, f"{tag}_{attempt}.cpp", spans)
+        if not failing:
+            raise RuntimeError("CuTe program failed to compile outside any snippet:\n" + text[-4000:])
+        for j, msg in failing.items():
+            results[live[j]] = CompileFailure(live[j], msg)
+        live = [k for j, k in enumerate(live) if j not in failing]
+        if not live:
+            break
+    else:  # pragma: no cover - a chunk that keeps failing in new places
+        raise RuntimeError("CuTe program kept failing to compile after dropping the snippets named by the errors")
+    return [r if r is not None else CompileFailure(i, "not built") for i, r in enumerate(results)]
+
+
+def run_snippets(
+    snippets: Sequence[str],
+    *,
+    headers: Sequence[str] = DEFAULT_HEADERS,
+    prelude: str = "",
+    chunk: int = 200,
+    jobs: int | None = None,
+    cache: bool = True,
+) -> list[str | CompileFailure]:
+    """Run each snippet (a C++ function body, ``using namespace cute``) and return what it printed.
+
+    Snippets are batched ``chunk`` to a program; programs are built ``jobs`` at a time (default:
+    the CPU count). A snippet the compiler refuses comes back as a :class:`CompileFailure`
+    (falsy) carrying the compiler's message, and the rest of its program is rebuilt without it.
+    """
+    reason = available()
+    if reason is not None:
+        raise RuntimeError(reason)
+    snippets = list(snippets)
+    groups = [snippets[i : i + chunk] for i in range(0, len(snippets), chunk)]
+    key = _toolchain_key() + "|" + "|".join(headers) + "|" + prelude
+    cache_dir = _cache_root()
+
+    def one(g: int) -> list[str | CompileFailure]:
+        group = groups[g]
+        digest = hashlib.sha256((key + "\x00" + "\x00".join(group)).encode()).hexdigest()[:32]
+        path = cache_dir / f"{digest}.json"
+        if cache and path.exists():
+            try:
+                stored = json.loads(path.read_text())
+                return [CompileFailure(r["index"], r["message"]) if isinstance(r, dict) else r for r in stored]
+            except (OSError, ValueError, KeyError):
+                pass
+        with tempfile.TemporaryDirectory(prefix="layoutalg-cute-") as tmp:
+            res = _run_chunk(group, headers, prelude, pathlib.Path(tmp), f"chunk{g}")
+        if cache:
+            try:
+                cache_dir.mkdir(parents=True, exist_ok=True)
+                payload = [{"index": r.index, "message": r.message} if isinstance(r, CompileFailure) else r for r in res]
+                path.write_text(json.dumps(payload))
+            except OSError:
+                pass
+        return res
+
+    workers = jobs or os.cpu_count() or 1
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(groups) or 1))) as pool:
+        per_group = list(pool.map(one, range(len(groups))))
+    out: list[str | CompileFailure] = []
+    base = 0
+    for res in per_group:
+        for r in res:
+            out.append(CompileFailure(base + r.index, r.message) if isinstance(r, CompileFailure) else r)
+        base += len(res)
+    return out
