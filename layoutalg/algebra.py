@@ -241,102 +241,85 @@ def filter(layout: Layout, profile: Any = None) -> Layout:  # noqa: A001 - CuTe'
 # ---------------------------------------------------------------------------------------------
 
 
-def _compose_leaf_int(S: list, D: list, s: int, d: int, A: Layout, B: Layout) -> tuple[list, list]:
-    """_compose_leaf for concrete ints: the same steps with the arithmetic inlined."""
-    if d == 0 or s == 1:
-        return [s], [0]
+def _cmod(a: int, b: int) -> int:
+    """C's remainder (sign of the dividend)."""
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+def _compose_leaf_int(S: list, D: list, s: int, d: int, A: Layout, B: Layout, flags: list) -> tuple[Any, Any]:
+    """CuTe's ``composition_impl`` for one integral right-hand mode ``s:d`` on concrete ints.
+
+    ``S:D`` is ``coalesce_x(A)`` flattened. Returns the (shape, stride) of the result mode exactly
+    as CuTe builds it (size-1 modes keep their strides). ``flags[0]`` is set when a step relied on
+    CuTe's weak stride condition (the stride is below the shape without dividing it), after which
+    CuTe's construction need not be the functional composition and the caller checks it.
+    """
+    if d == 0:  # static stride-0 shortcut
+        return s, 0
     R = len(S)
-    if R == 1:
-        return [s], [d * D[0]]
-    if d < 0:
-        return _compose_leaf_negative(S, D, s, d, A, B)
-    rest_stride = d
-    rest_shape = s
-    outS: list = []
-    outD: list = []
+    if R == 1:  # integral left-hand shape
+        return s, d * D[0]
+    rshape: list = []
+    rstride: list = []
+    rest_shape, rest_stride = s, d
     for j in range(R - 1):
-        Sj = S[j]
-        # divide out the stride: ns = shape_div(Sj, rest_stride), rest = shape_div(rest_stride, Sj)
-        if Sj % rest_stride == 0:
-            ns = Sj // rest_stride
-            rest_stride = 1
-        elif rest_stride % Sj == 0:
-            ns = 1
-            rest_stride //= Sj
-        else:
-            return _compose_leaf(S, D, s, d, A, B)  # raises with the full message
-        # mod out the shape: keep min(ns, rest_shape), rest_shape = shape_div(rest_shape, ns)
-        if ns == 1:
+        cs, cd = S[j], D[j]
+        if _cmod(rest_stride, cs) != 0 and not rest_stride < cs:
+            raise LayoutError(
+                f"composition: stride {rest_stride} (from {B}) is neither a multiple of, nor below, the shape {cs} "
+                f"of the left-hand layout {A} (stride divisibility condition)"
+            )
+        ars = -rest_stride if rest_stride < 0 else rest_stride
+        next_shape = -(-cs // ars)
+        next_stride = -(-ars // cs) * (1 if rest_stride > 0 else -1)
+        if cs % ars and ars % cs:
+            flags[0] = True
+        if next_shape == 1 or rest_shape == 1:
+            rest_stride = next_stride
             continue
-        if rest_shape == 1:
+        new_shape = next_shape if next_shape < rest_shape else rest_shape
+        if rest_shape % new_shape:
+            raise LayoutError(
+                f"composition: shape {rest_shape} (from {B}) is not a multiple of {new_shape}, the part of the "
+                f"left-hand layout {A} it spans (shape divisibility condition)"
+            )
+        rshape.append(new_shape)
+        rstride.append(rest_stride * cd)
+        rest_shape //= new_shape
+        rest_stride = next_stride
+    if not rshape:
+        return rest_shape, rest_stride * D[R - 1]
+    if rest_shape == 1:
+        return (rshape[0], rstride[0]) if len(rshape) == 1 else (tuple(rshape), tuple(rstride))
+    rshape.append(rest_shape)
+    rstride.append(rest_stride * D[R - 1])
+    return tuple(rshape), tuple(rstride)
+
+
+def _coalesce_x_int(fs: tuple | list, fd: tuple | list) -> tuple[list, list]:
+    """CuTe's ``coalesce_x`` on concrete flat modes: coalesce, keeping the function past the size.
+
+    A trailing size-1 mode is read as extent 2 (a placeholder), so its stride survives: past
+    ``size(A)`` the last mode absorbs the overflow, as CuTe's ``crd2idx`` does.
+    """
+    ns: list = [2 if fs[-1] == 1 else fs[-1]]
+    nd: list = [fd[-1]]
+    for k in range(len(fs) - 2, -1, -1):
+        sk, dk = fs[k], fd[k]
+        if sk == 1:
             continue
-        if rest_shape % ns == 0:
-            m = ns
-            rest_shape //= ns
-        elif rest_shape < ns:
-            # the rest of B fits inside this mode of A: no divisibility needed (CuTe's own tests
-            # compose (48,24,5):(1,128,3072) with 32:1 and expect 32:1)
-            m = rest_shape
-            rest_shape = 1
+        if ns[0] == 1:
+            ns[0], nd[0] = sk, dk
+        elif sk * dk == nd[0]:
+            ns[0] *= sk
+            nd[0] = dk
         else:
-            return _compose_leaf(S, D, s, d, A, B)
-        st = D[j] * (Sj // ns)
-        if outS and outS[-1] * outD[-1] == st:
-            outS[-1] *= m
-        else:
-            outS.append(m)
-            outD.append(st)
-    st = rest_stride * D[R - 1]
-    if rest_shape != 1:
-        if outS and outS[-1] * outD[-1] == st:
-            outS[-1] *= rest_shape
-        else:
-            outS.append(rest_shape)
-            outD.append(st)
-    if not outS:
+            ns.insert(0, sk)
+            nd.insert(0, dk)
+    if ns == [1]:
         return [1], [0]
-    return outS, outD
-
-
-def _cdiv(a: int, b: int) -> int:
-    """C's integer division (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-def _cshape_div(a: int, b: int, what: str, A: Layout, B: Layout) -> int:
-    """CuTe's shape_div on C integers: a / b rounded away from 0, with its divisibility condition."""
-    if a % b and b % a:
-        raise LayoutError(
-            f"composition: {what} {b} of the right-hand layout {B} does not divide, and is not divided by, "
-            f"{a} of the left-hand layout {A} ({what} divisibility condition)"
-        )
-    q = _cdiv(a, b)
-    if q == 0:
-        return (1 if a > 0 else -1) * (1 if b > 0 else -1)
-    return q
-
-
-def _compose_leaf_negative(S: list, D: list, s: int, d: int, A: Layout, B: Layout) -> tuple[list, list]:
-    """CuTe's composition_impl for a negative right-hand stride, with C's integer arithmetic."""
-    R = len(S)
-    rest = d
-    newS, newD = [], []
-    for j in range(R - 1):
-        ns = _cshape_div(S[j], rest, "stride", A, B)
-        rest = _cshape_div(rest, S[j], "stride", A, B)
-        newS.append(ns)
-        newD.append(D[j] * _cshape_div(S[j], ns, "stride", A, B))
-    rest_shape = s
-    outS = []
-    for j in range(R - 1):
-        ans = abs(newS[j])
-        outS.append(min(ans, rest_shape))
-        rest_shape = 1 if rest_shape <= ans else _cshape_div(rest_shape, ans, "shape", A, B)
-    outS.append(rest_shape)
-    newD.append(rest * D[R - 1])
-    rs, rd = _coalesce_flat_int(outS, newD)
-    return (rs, rd) if rs else ([1], [0])
+    return ns, nd
 
 
 def _compose_leaf(S: list, D: list, s: Any, d: Any, A: Layout, B: Layout) -> tuple[list, list]:
@@ -413,8 +396,22 @@ def _coalesce_x(A: Layout) -> tuple[list, list]:
 
 
 def _compose_layouts(A: Layout, B: Layout) -> Layout:
+    if A.is_static and B.is_static:
+        S, D = _coalesce_x_int(*A.flat)
+        flags = [False]
+
+        def go_int(bs: Any, bd: Any) -> tuple[Any, Any]:
+            if type(bs) is tuple:
+                pairs = [go_int(x, y) for x, y in zip(bs, bd)]
+                return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+            return _compose_leaf_int(S, D, bs, bd, A, B, flags)
+
+        shp, strd = go_int(B.shape, B.stride)
+        R = Layout._make(shp, strd, True)
+        if len(S) > 1 and (flags[0] or type(B.shape) is tuple):
+            _check_functional(A, B, R, force=flags[0])
+        return R
     S, D = _coalesce_x(A)
-    leaf = _compose_leaf_int if (A.is_static and B.is_static) else _compose_leaf
 
     def go(bs: Any, bd: Any) -> tuple[Any, Any]:
         if type(bs) is tuple:
@@ -425,13 +422,13 @@ def _compose_layouts(A: Layout, B: Layout) -> Layout:
                 ss.append(a)
                 ds.append(b)
             return tuple(ss), tuple(ds)
-        rs, rd = leaf(S, D, bs, bd, A, B)
+        rs, rd = _compose_leaf(S, D, bs, bd, A, B)
         if len(rs) == 1:
             return rs[0], rd[0]
         return tuple(rs), tuple(rd)
 
     shp, strd = go(B.shape, B.stride)
-    R = Layout._make(shp, strd, True if leaf is _compose_leaf_int else None)
+    R = Layout._make(shp, strd, None)
     if type(B.shape) is tuple and len(S) > 1:
         _check_functional(A, B, R)
     return R
@@ -477,10 +474,12 @@ def _no_carry_symbolic(modes: list) -> bool:
     return True
 
 
-def _check_functional(A: Layout, B: Layout, R: Layout) -> None:
-    """Raise unless R(i) == A(B(i)) for all i < size(B) (a fast sufficient test, else enumeration)."""
+def _check_functional(A: Layout, B: Layout, R: Layout, force: bool = False) -> None:
+    """Raise unless R(i) == A(B(i)) for all i < size(B) (a fast sufficient test, else enumeration).
+
+    With ``force`` the fast test is skipped (a construction step was not exact)."""
     bs, bd = B.flat
-    if _no_carry(bs, bd):
+    if not force and _no_carry(bs, bd):
         return
     if not (A.is_static and B.is_static):
         raise LayoutError(
@@ -493,8 +492,6 @@ def _check_functional(A: Layout, B: Layout, R: Layout) -> None:
             f"composition: {A} o {B} is not provably a layout and size {n} is too large to enumerate"
         )
     bt = B.table()
-    if (bt < 0).any():
-        raise LayoutError(f"composition: right-hand layout {B} maps to negative offsets")
     want = A._eval_array(bt)
     if not np.array_equal(R.table(), want):
         bad = int(np.nonzero(R.table() != want)[0][0])
@@ -549,51 +546,57 @@ def composition(A: Any, B: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 
-def _complement_static(layout: Layout, cotarget: int, op: str) -> tuple[Layout, bool]:
-    """_complement_parts for a concrete layout and an integer cotarget, with the arithmetic inlined."""
-    f = layout._flat
-    modes = []
-    for s, d in (zip(*f) if f is not None else _iter_leaves(layout.shape, layout.stride)):
-        if s != 1 and d != 0:
-            if d < 0:
-                raise LayoutError(f"{op}: layout {layout} has negative stride {d}")
-            modes.append((d, s))
-    if not modes:
-        return Layout._make(cotarget, 1), True
-    modes.sort()
-    rs: list = []
-    rd: list = []
-    last = 1
+def _complement_static(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, bool]:
+    """CuTe's ``complement`` on a concrete layout and cotarget (an int or a tuple of ints).
+
+    Follows ``detail::complement`` step by step: filter L, repeatedly take the smallest remaining
+    stride ``d`` (the first on ties), emit the gap ``d / last`` below it, then cover the cotarget
+    with ``ceil_div(cotarget, last)`` and coalesce. Also says whether every gap divided evenly.
+    """
+    fs: list = []
+    fd: list = []
+    for s, d in (zip(*layout._flat) if layout._flat is not None else _iter_leaves(layout.shape, layout.stride)):
+        if s == 1 or d == 0:  # filter: stride-0 modes become size 1, then coalesce drops them
+            continue
+        if d < 0:
+            raise LayoutError(f"{op}: layout {layout} has negative stride {d}")
+        if fs and fs[-1] * fd[-1] == d:
+            fs[-1] *= s
+        else:
+            fs.append(s)
+            fd.append(d)
+    if not fs:  # the irreducible stride-0 layout: the complement is the whole cotarget
+        total = cotarget if type(cotarget) is int else it.product(cotarget)
+        return Layout._make(total, 0 if total == 1 else 1, True), True
+    rshape: list = []
+    rstride: list = [1]
     exact = True
-    for d, s in modes:
-        q, r = divmod(d, last)
-        if q == 0:
+    while True:
+        k = fd.index(min(fd))
+        dmin = fd[k]
+        gap, rem = divmod(dmin, rstride[-1])
+        if gap == 0:
             raise LayoutError(
-                f"{op}: layout {layout} is not injective (stride {d} is smaller than the extent {last} "
+                f"{op}: layout {layout} is not injective (stride {dmin} is smaller than the extent {rstride[-1]} "
                 "of the modes below it): non-injective layout detected in complement"
             )
-        if r:
-            exact = False
-        if q != 1:
-            if rs and rs[-1] * rd[-1] == last:
-                rs[-1] *= q
-            else:
-                rs.append(q)
-                rd.append(last)
-        last = d * s
-    rest = -((-cotarget) // last)
-    if rest != 1:
-        if rs and rs[-1] * rd[-1] == last:
-            rs[-1] *= rest
-        else:
-            rs.append(rest)
-            rd.append(last)
-    return _from_flat(rs, rd, True), exact
+        exact = exact and rem == 0
+        rshape.append(gap)
+        if len(fs) == 1:
+            break
+        rstride.append(dmin * fs[k])
+        del fs[k], fd[k]
+    new_stride = fd[0] * fs[0]
+    rest = it.ceil_div(cotarget, new_stride)
+    rest_shape = rest if type(rest) is int else it.product(rest)
+    rs = tuple(rshape) + (rest_shape,)
+    rd = tuple(rstride) + (0 if rest_shape == 1 else new_stride,)
+    return coalesce(Layout._make(rs, rd, True)), exact
 
 
 def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, bool]:
     """CuTe's complement; also says whether it is exact (every gap divides evenly)."""
-    if type(cotarget) is int and layout.is_static:
+    if layout.is_static and all(type(c) is int for c in (flatten(cotarget) if type(cotarget) is tuple else (cotarget,))):
         return _complement_static(layout, cotarget, op)
     fl = filter(layout)
     fs, fd = fl.flat
@@ -828,7 +831,7 @@ def _tiler_layout(t: Any, op: str) -> Layout:
         v = it.as_leaf(t, f"{op} tiler")
         if type(v) is int and v < 1:
             raise LayoutError(f"{op}: tiler size {v} must be >= 1")
-        return Layout._make(v, 1)
+        return Layout._make(v, 0 if v == 1 else 1)  # make_layout(n): compact, so 1:0 for n == 1
     raise LayoutError(f"{op}: tiler {t!r} is not a layout, an integer or a tuple of them")
 
 
@@ -840,7 +843,7 @@ def _by_mode(op: str, A: Layout, B: tuple, f: Callable[[Layout, Any], Layout]) -
 
 
 def logical_divide(A: Any, B: Any) -> Any:
-    """logical_divide(A, B) = composition(A, make_layout(B, complement(B, size(A)))).
+    """logical_divide(A, B) = composition(A, make_layout(B, complement(B, shape(coalesce(A))))).
 
     Mode 0 of the result is the tile (B's elements of A), mode 1 enumerates the tiles. A tuple
     tiler divides mode by mode.
@@ -855,7 +858,7 @@ def logical_divide(A: Any, B: Any) -> Any:
     if type(B) is tuple:
         return _by_mode("logical_divide", A, B, logical_divide)
     B = _tiler_layout(B, "logical_divide")
-    return composition(A, make_layout(B, complement(B, A.size())))
+    return composition(A, make_layout(B, complement(B, coalesce(A).shape)))
 
 
 def logical_product(A: Any, B: Any) -> Any:
@@ -890,6 +893,19 @@ def _hier_unzip(op: str, f: Callable[[Layout, Any], Layout], A: Layout, B: Any) 
     return f(A, B)
 
 
+def _unpack(r: Layout, both: bool) -> Layout:
+    """CuTe's ``r(_, repeat<R1>(_))`` (or ``r(repeat<R0>(_), repeat<R1>(_))`` with ``both``): the
+    modes of a rank-2 result's second (and first) mode lifted to the top; a mode of rank 1 (an
+    integer or a 1-tuple) stays as it is."""
+    parts: list = []
+    for k, m in enumerate(_modes_of(r)):
+        if (both or k == 1) and type(m.shape) is tuple and len(m.shape) > 1:
+            parts.extend(_modes_of(m))
+        else:
+            parts.append(m)
+    return make_layout(*parts)
+
+
 def zipped_divide(A: Any, B: Any) -> Any:
     """zipped_divide(A, B): logical_divide with the tile modes gathered: ((tile...), (rest...)).
 
@@ -905,16 +921,14 @@ def tiled_divide(A: Any, B: Any) -> Any:
     """tiled_divide(A, B): zipped_divide with the rest modes unpacked: ((tile...), rest0, rest1, ...)."""
     if not isinstance(A, Layout):
         return _dispatch("tiled_divide", A, B)
-    r = zipped_divide(A, B)
-    return make_layout(r[0], *_modes_of(r[1]))
+    return _unpack(zipped_divide(A, B), False)
 
 
 def flat_divide(A: Any, B: Any) -> Any:
     """flat_divide(A, B): zipped_divide with both modes unpacked: (tile0, tile1, ..., rest0, rest1, ...)."""
     if not isinstance(A, Layout):
         return _dispatch("flat_divide", A, B)
-    r = zipped_divide(A, B)
-    return make_layout(*_modes_of(r[0]), *_modes_of(r[1]))
+    return _unpack(zipped_divide(A, B), True)
 
 
 def zipped_product(A: Any, B: Any) -> Any:
@@ -928,16 +942,27 @@ def tiled_product(A: Any, B: Any) -> Any:
     """tiled_product(A, B): zipped_product with the repeat modes unpacked."""
     if not isinstance(A, Layout):
         return _dispatch("tiled_product", A, B)
-    r = zipped_product(A, B)
-    return make_layout(r[0], *_modes_of(r[1]))
+    return _unpack(zipped_product(A, B), False)
 
 
 def flat_product(A: Any, B: Any) -> Any:
     """flat_product(A, B): zipped_product with both modes unpacked."""
     if not isinstance(A, Layout):
         return _dispatch("flat_product", A, B)
-    r = zipped_product(A, B)
-    return make_layout(*_modes_of(r[0]), *_modes_of(r[1]))
+    return _unpack(zipped_product(A, B), True)
+
+
+def _zip2(op: str, a: Layout, b: Layout) -> Layout:
+    """CuTe's ``zip(a, b)`` of two layouts: ((a0,b0),(a1,b1),...) when a's shape is a tuple (b must
+    then be a tuple of the same rank); ((a,b)) when it is an integer."""
+    if type(a.shape) is not tuple:
+        return make_layout(make_layout(a, b))
+    if type(b.shape) is not tuple or len(b.shape) != len(a.shape):
+        raise LayoutError(
+            f"{op}: cannot zip {a} with {b}: CuTe zips mode by mode and needs {b} to be a tuple of rank "
+            f"{len(a.shape)} (mismatched ranks)"
+        )
+    return make_layout(*[make_layout(x, y) for x, y in zip(_modes_of(a), _modes_of(b))])
 
 
 def _rank_product(op: str, A: Any, B: Any, raked: bool) -> Layout:
@@ -949,11 +974,7 @@ def _rank_product(op: str, A: Any, B: Any, raked: bool) -> Layout:
     R = max(len(A), len(B))
     Ap, Bp = append(A, n=R), append(B, n=R)
     res = logical_product(Ap, Bp)
-    a_modes, b_modes = _modes_of(res[0]), _modes_of(res[1])
-    if len(a_modes) != R or len(b_modes) != R:  # pragma: no cover - guarded by construction
-        raise LayoutError(f"{op}: internal rank mismatch for {A} and {B}")
-    pairs = [make_layout(b, a) if raked else make_layout(a, b) for a, b in zip(a_modes, b_modes)]
-    return make_layout(*pairs)  # current CuTe zips without coalescing the modes
+    return _zip2(op, res[1], res[0]) if raked else _zip2(op, res[0], res[1])  # current CuTe: no coalescing
 
 
 def blocked_product(A: Any, B: Any) -> Any:
@@ -994,7 +1015,7 @@ def tile_to_shape(block: Any, target_shape: Any, order: Any = None) -> Any:
         raise LayoutError(
             f"tile_to_shape: block {block} has rank {len(block)} > rank {R} of target shape {_fmt(trg)}"
         )
-    padded = append(block, n=R) if R > 1 or type(block.shape) is tuple else block
+    padded = append(block, n=R)
     bshape = it.product_each(padded.shape)
     tshape = it.product_each(trg)
     bsh = bshape if type(bshape) is tuple else (bshape,)
@@ -1005,12 +1026,13 @@ def tile_to_shape(block: Any, target_shape: Any, order: Any = None) -> Any:
                 f"tile_to_shape: block shape {_fmt(bshape)} of {block} does not divide target shape {_fmt(tshape)}"
             )
     pshape = it.ceil_div(tshape, bshape)
-    pl = make_ordered_layout(pshape, "left" if order is None else order) if order not in (None, "left") \
-        else Layout(pshape)
-    if order == "right":
+    if order is None or order == "left":
+        pl = make_layout(pshape)
+    elif order == "right":
         pl = make_layout(pshape, order="right")
-    res = blocked_product(padded, pl)
-    return coalesce(res, pshape if type(pshape) is tuple else None) if type(pshape) is tuple else coalesce(res)
+    else:
+        pl = make_ordered_layout(pshape, order)
+    return blocked_product(padded, pl)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1071,14 +1093,19 @@ def upcast(layout: Layout, n: int) -> Layout:
             return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
         if _is_zero(d):
             return s, d
+        if type(d) is int:
+            ad = -d if d < 0 else d
+            if ad % n and n % ad:  # CuTe: Stride % N == 0 or N % Stride == 0 (C remainders)
+                raise LayoutError(
+                    f"upcast: stride {d} of {layout} neither divides nor is a multiple of the vector size {n} "
+                    "(divisibility condition)"
+                )
+            return it.ceil_div(s, -(-n // ad)), (1 if d > 0 else -1) * -(-ad // n)
+        # a symbolic stride: assumed a multiple of N, as CuTe assumes of dynamic strides
         try:
-            ad = -d if (type(d) is int and d < 0) else d
-            return it.shape_div(s, it.shape_div(n, ad)), it.shape_div(d, n)
+            return s, it.shape_div(d, n)
         except LayoutError:
-            raise LayoutError(
-                f"upcast: mode {s}:{d} of {layout} cannot be regrouped into vectors of {n} "
-                "(shape and stride must divide or be divided by the vector size)"
-            ) from None
+            raise LayoutError(f"upcast: cannot divide the symbolic stride {d} of {layout} by {n}") from None
 
     s, d = go(layout.shape, layout.stride)
     return Layout(s, d)
@@ -1096,7 +1123,7 @@ def downcast(layout: Layout, n: int) -> Layout:
         return _dispatch("downcast", layout, n)
     n = _cast_factor(n, "downcast")
     fd = layout.flat[1]
-    if not any(d in (1, -1) for d in fd if type(d) is int):
+    if not any(d == 1 for d in fd if type(d) is int):
         raise LayoutError(f"downcast: layout {layout} has no stride-1 mode (downcast requires adjacent elements)")
 
     def go(s, d):
@@ -1140,9 +1167,7 @@ def recast_layout(layout: Layout, old_bits: int, new_bits: int) -> Layout:
         return downcast(layout, den)
     if den == 1:
         return upcast(layout, num)
-    raise LayoutError(
-        f"recast_layout: element sizes {old_bits} and {new_bits} bits are not multiples of one another"
-    )
+    return downcast(upcast(layout, num), den)
 
 
 def nullspace(layout: Layout) -> Layout:
@@ -1156,9 +1181,9 @@ def nullspace(layout: Layout) -> Layout:
     if not isinstance(layout, Layout):
         return _dispatch("nullspace", layout)
     fs, fd = layout.flat
-    pp = flatten(it.prefix_product(tuple(fs))) if len(fs) > 1 else (1,)
-    shapes = [s for s, d in zip(fs, fd) if _is_zero(d)]
-    strides = [p for p, d in zip(pp, fd) if _is_zero(d)]
+    pp = flatten(it.compact_major(tuple(fs))) if len(fs) > 1 else (it.compact_major(fs[0]),)
+    shapes = [s for s, d in zip(fs, fd) if type(d) is int and d == 0]  # CuTe: static-0 strides only
+    strides = [p for p, d in zip(pp, fd) if type(d) is int and d == 0]
     if not shapes:
         return Layout._make(1, 0)
     if len(shapes) == 1:

@@ -51,6 +51,7 @@ __all__ = [
     "product",
     "product_each",
     "prefix_product",
+    "compact_major",
     "inner_product",
     "idx2crd",
     "crd2idx",
@@ -347,6 +348,29 @@ def prefix_product(t: IntTuple, init: Any = 1) -> IntTuple:
         out.append(p)
         p = p * x
     return unflatten(out, t)
+
+
+def compact_major(t: IntTuple, init: Any = 1, right: bool = False) -> IntTuple:
+    """CuTe's compact strides (``compact_major<LayoutLeft>``, or LayoutRight with ``right``).
+
+    Prefix (suffix) products of the leaves, except that a leaf of extent 1 gets stride 0, as in
+    CuTe's ``compact``: a size-1 mode never moves, so its stride is 0.
+
+    >>> compact_major((2, (1, 4))), compact_major((2, (1, 4)), right=True), compact_major(1)
+    ((1, (0, 2)), (4, (0, 1)), 0)
+    """
+    flat = flatten(t) if type(t) is tuple else (t,)
+    out = [0] * len(flat)
+    p = init
+    order = range(len(flat) - 1, -1, -1) if right else range(len(flat))
+    for k in order:
+        x = flat[k]
+        if type(x) is _INT and x == 1:  # a symbolic extent is never known to be 1 (CuTe: dynamic)
+            out[k] = 0
+        else:
+            out[k] = p
+            p = p * x
+    return unflatten(out, t) if type(t) is tuple else out[0]
 
 
 def suffix_product(t: IntTuple, init: Any = 1) -> IntTuple:

@@ -106,7 +106,7 @@ class Layout:
             raise LayoutError(f"Layout: shape is nested {it.depth(shape)} levels deep, more than {MAX_DEPTH}")
         _check_positive_shape(shape, "Layout")
         if stride is None:
-            stride = it.prefix_product(shape)
+            stride = it.compact_major(shape)
         else:
             if not it.congruent(shape, stride):
                 raise LayoutError(
@@ -523,37 +523,49 @@ def make_layout(*args: Any, stride: Any = None, order: Any = None) -> Layout:
         return Layout(shp)
     if order == "right":
         shp = it.normalize(shp, "make_layout shape")
-        return Layout(shp, it.suffix_product(shp))
+        return Layout(shp, it.compact_major(shp, right=True))
     return make_ordered_layout(shp, order)
 
 
 def make_ordered_layout(shp: Any, order: Any) -> Layout:
-    """Compact layout of ``shp`` whose leaves get strides in increasing ``order`` (ties: left first)."""
-    shp = it.normalize(shp, "make_ordered_layout shape")
-    fs = flatten(shp)
-    if type(order) is not tuple:
-        order = tuple(order) if isinstance(order, list) else order
-    if it.congruent(shp, order) or (type(order) is tuple and it.weakly_congruent(order, shp)):
-        # expand a per-mode order to its leaves, keeping leaf order inside a mode
-        def expand(o, s):
-            if type(s) is tuple and type(o) is not tuple:
-                return tuple(expand(o, x) for x in s)
-            if type(s) is tuple:
-                return tuple(expand(a, b) for a, b in zip(o, s))
-            return o
+    """Compact layout of ``shp`` whose modes get strides in increasing ``order`` (CuTe's compact_order).
 
-        fo = flatten(expand(order, shp))
-    else:
+    ``order`` is congruent with ``shp`` or gives one rank per mode; a mode's strides start at the
+    product of the extents of the modes of lower order and run compact column-major inside it
+    (modes of equal order start at the same stride, as in CuTe; a size-1 leaf gets stride 0).
+
+    >>> make_ordered_layout((2, 2, 2, 2), (0, 2, 3, 1))
+    Layout((2, 2, 2, 2), (1, 4, 8, 2))
+    """
+    shp = it.normalize(shp, "make_ordered_layout shape")
+    if isinstance(order, list):
+        order = tuple(order)
+    if not it.weakly_congruent(order, shp) or not all(type(o) is int for o in it.flatten(order)):
         raise LayoutError(f"make_ordered_layout: order {order!r} does not match shape {_fmt(shp)}")
-    if len(fo) != len(fs):
-        raise LayoutError(f"make_ordered_layout: order {order!r} does not match shape {_fmt(shp)}")
-    ranks = sorted(range(len(fs)), key=lambda k: (fo[k], k))
-    strides = [0] * len(fs)
-    p = 1
-    for k in ranks:
-        strides[k] = p
-        p = p * fs[k]
-    return Layout(shp, it.unflatten(strides, shp))
+    # ref_shape/ref_order: one entry per leaf of the order, the shape's extent under that leaf
+    ref_shape: list = []
+    ref_order: list = []
+
+    def collect(o: Any, s: Any) -> None:
+        if type(o) is tuple:
+            for a, b in zip(o, s):
+                collect(a, b)
+        else:
+            ref_shape.append(it.product(s))
+            ref_order.append(o)
+
+    collect(order, shp)
+
+    def strides(o: Any, s: Any) -> Any:
+        if type(o) is tuple:
+            return tuple(strides(a, b) for a, b in zip(o, s))
+        start: Any = 1
+        for rs, ro in zip(ref_shape, ref_order):
+            if ro < o:
+                start = start * rs
+        return it.compact_major(s, start)
+
+    return Layout(shp, strides(order, shp))
 
 
 def _layout_arg(x: Any, op: str) -> Layout:

@@ -147,9 +147,12 @@ def _toolchain_key() -> str:
 
 
 def _program(snippets: Sequence[str], headers: Sequence[str], prelude: str) -> tuple[str, list[tuple[int, int]]]:
-    """Source text of one program and, per snippet, the (first, last) source line it occupies."""
+    """Source text of one program and, per snippet, the (first, last) source line it occupies.
+
+    ``headers`` are included here unless a precompiled header already provides them (then pass ()).
+    """
     lines = [f"#include <{h}>" for h in headers]
-    lines += ["#include <cstdio>", "using namespace cute;", prelude]
+    lines += ["#include <cstdio>", "using namespace cute;", *prelude.splitlines()]
     spans = []
     for k, body in enumerate(snippets):
         first = len(lines) + 1
@@ -189,12 +192,33 @@ def _failing_snippets(stderr: str, src_name: str, spans: list[tuple[int, int]]) 
     return failing
 
 
-def _compile_and_run(source: str, workdir: pathlib.Path, tag: str) -> tuple[bool, str]:
+def _precompiled_header(headers: Sequence[str], key: str) -> pathlib.Path | None:
+    """A precompiled header of ``headers`` in the cache (built once; ~2 s saved per program), or None."""
+    root = _cache_root() / ("pch-" + hashlib.sha256((key + "|".join(headers)).encode()).hexdigest()[:16])
+    hdr = root / "cute_all.hpp"
+    gch = root / "cute_all.hpp.gch"
+    if gch.exists():
+        return hdr
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        hdr.write_text("".join(f"#include <{h}>\n" for h in headers))
+        tmp = root / f"cute_all.hpp.gch.{os.getpid()}"
+        cmd = [compiler(), *_FLAGS, *(f"-I{d}" for d in include_dirs()), "-x", "c++-header", str(hdr), "-o", str(tmp)]
+        if subprocess.run(cmd, capture_output=True, check=False).returncode != 0:
+            return None
+        os.replace(tmp, gch)
+    except OSError:
+        return None
+    return hdr
+
+
+def _compile_and_run(source: str, workdir: pathlib.Path, tag: str, pch: pathlib.Path | None = None) -> tuple[bool, str]:
     """(True, stdout) if the program built and ran, else (False, compiler stderr)."""
     src = workdir / f"{tag}.cpp"
     exe = workdir / f"{tag}.out"
     src.write_text(source)
-    cmd = [compiler(), *_FLAGS, *(f"-I{d}" for d in include_dirs()), str(src), "-o", str(exe)]
+    use = ["-include", str(pch)] if pch is not None else []
+    cmd = [compiler(), *_FLAGS, *(f"-I{d}" for d in include_dirs()), *use, str(src), "-o", str(exe)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         return False, proc.stderr
@@ -215,13 +239,21 @@ def _split_output(stdout: str, n: int) -> list[str]:
     return out
 
 
-def _run_chunk(snippets: list[str], headers: Sequence[str], prelude: str, workdir: pathlib.Path, tag: str) -> list[str | CompileFailure]:
-    """Build and run one chunk; snippets that fail to compile are dropped and the rest rebuilt."""
+def _run_chunk(
+    snippets: list[str], headers: Sequence[str], prelude: str, workdir: pathlib.Path, tag: str, pch: pathlib.Path | None
+) -> list[str | CompileFailure]:
+    """Build and run one chunk; snippets that fail to compile are dropped and the rest rebuilt.
+
+    Put snippets expected to fail in small chunks of their own: each rebuild costs a compile.
+    """
     results: list[str | CompileFailure | None] = [None] * len(snippets)
     live = list(range(len(snippets)))
-    for attempt in range(4):
-        source, spans = _program([snippets[k] for k in live], headers, prelude)
-        ok, text = _compile_and_run(source, workdir, f"{tag}_{attempt}")
+    attempt = 0
+    while live:
+        # Each failed build names at least one refused snippet (g++ may hold back errors of
+        # instantiations it never reached), so this ends after at most len(snippets) builds.
+        source, spans = _program([snippets[k] for k in live], () if pch else headers, prelude)
+        ok, text = _compile_and_run(source, workdir, f"{tag}_{attempt}", pch)
         if ok:
             for k, out in zip(live, _split_output(text, len(live))):
                 results[k] = out
@@ -232,10 +264,7 @@ def _run_chunk(snippets: list[str], headers: Sequence[str], prelude: str, workdi
         for j, msg in failing.items():
             results[live[j]] = CompileFailure(live[j], msg)
         live = [k for j, k in enumerate(live) if j not in failing]
-        if not live:
-            break
-    else:  # pragma: no cover - a chunk that keeps failing in new places
-        raise RuntimeError("CuTe program kept failing to compile after dropping the snippets named by the errors")
+        attempt += 1
     return [r if r is not None else CompileFailure(i, "not built") for i, r in enumerate(results)]
 
 
@@ -259,24 +288,26 @@ def run_snippets(
         raise RuntimeError(reason)
     snippets = list(snippets)
     groups = [snippets[i : i + chunk] for i in range(0, len(snippets), chunk)]
-    key = _toolchain_key() + "|" + "|".join(headers) + "|" + prelude
-    cache_dir = _cache_root()
+    toolchain = _toolchain_key()
+    key = toolchain + "|" + "|".join(headers) + "|" + prelude
+    paths = [_cache_root() / f"{hashlib.sha256((key + chr(0) + chr(0).join(g)).encode()).hexdigest()[:32]}.json" for g in groups]
+    todo = [g for g in range(len(groups)) if not (cache and paths[g].exists())]
+    # one precompiled header serves every program built in this call (worth it from two programs on)
+    pch = _precompiled_header(headers, toolchain) if len(todo) > 1 else None
 
     def one(g: int) -> list[str | CompileFailure]:
-        group = groups[g]
-        digest = hashlib.sha256((key + "\x00" + "\x00".join(group)).encode()).hexdigest()[:32]
-        path = cache_dir / f"{digest}.json"
-        if cache and path.exists():
+        path = paths[g]
+        if g not in todo:
             try:
                 stored = json.loads(path.read_text())
                 return [CompileFailure(r["index"], r["message"]) if isinstance(r, dict) else r for r in stored]
             except (OSError, ValueError, KeyError):
                 pass
         with tempfile.TemporaryDirectory(prefix="layoutalg-cute-") as tmp:
-            res = _run_chunk(group, headers, prelude, pathlib.Path(tmp), f"chunk{g}")
+            res = _run_chunk(groups[g], headers, prelude, pathlib.Path(tmp), f"chunk{g}", pch)
         if cache:
             try:
-                cache_dir.mkdir(parents=True, exist_ok=True)
+                path.parent.mkdir(parents=True, exist_ok=True)
                 payload = [{"index": r.index, "message": r.message} if isinstance(r, CompileFailure) else r for r in res]
                 path.write_text(json.dumps(payload))
             except OSError:

@@ -297,7 +297,7 @@ def tile(major: str, swizzle: int, dtype: str, shape: tuple[int, int], *, swizzl
     with its default order. Precondition: MN and K are multiples of the atom's shape.
 
     >>> print(tile("K", 128, "bf16", (64, 64)))
-    Sw<3,3,3> o _0 o (64,64):(64,1)
+    Sw<3,3,3> o _0 o ((8,8),(64,1)):((64,512),(1,0))
     >>> print(tile("MN", 128, "bf16", (128, 32)))
     Sw<3,3,3> o _0 o ((64,2),(8,4)):((1,512),(64,1024))
     """

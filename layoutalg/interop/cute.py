@@ -1,0 +1,210 @@
+"""Layouts as code: the CuTe C++ and CuTe DSL spellings of a layoutalg value.
+
+A layout derived in a notebook should reach a kernel without being re-typed. For a static
+layout CuTe has two C++ spellings -- a value built by ``make_layout`` and a type -- and the CuTe
+DSL one Python call. Take ``L = (8,(2,4)):(1,(64,8))``::
+
+    >>> from layoutalg import parse
+    >>> c = to_cute_cpp(parse("(8,(2,4)):(1,(64,8))"))
+    >>> c.expr
+    'make_layout(make_shape(Int<8>{}, make_shape(Int<2>{}, Int<4>{})), make_stride(Int<1>{}, make_stride(Int<64>{}, Int<8>{})))'
+    >>> c.type
+    'Layout<Shape<_8,Shape<_2,_4>>,Stride<_1,Stride<_64,_8>>>'
+    >>> to_cute_dsl(parse("(8,(2,4)):(1,(64,8))"))
+    'cute.make_layout((8, (2, 4)), stride=(1, (64, 8)))'
+
+A swizzled (composed) layout becomes ``composition(Swizzle<B,M,S>{}, layout)`` (offset 0) or
+``make_composed_layout(Swizzle<B,M,S>{}, Int<off>{}, layout)``; in the DSL
+``cute.make_composed_layout(cute.make_swizzle(B, M, S), off, layout)``::
+
+    >>> print(to_cute_cpp(parse("Sw<3,4,3> o _0 o (8,64):(64,1)")).type)
+    ComposedLayout<Swizzle<3,4,3>,_0,Layout<Shape<_8,_64>,Stride<_64,_1>>>
+
+Every spelling parses back (``parse(c.type) == parse(c.expr) == L``), and the test suite compiles
+the C++ against CuTe's headers and runs the DSL text, requiring CuTe to print ``L`` back.
+Symbolic extents become C++ identifiers of type ``int`` (they must be in scope) and the type
+spells them ``int``; the DSL spells them as Python names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..composed import ComposedLayout
+from ..errors import LayoutError
+from ..layout import Layout
+from ..swizzle import Swizzle
+
+__all__ = ["CuteCpp", "to_cute_cpp", "to_cute_dsl", "cpp_int_type"]
+
+#: the integers CuTe names ``_N`` / ``_mN`` (cute/numeric/integral_constant.hpp)
+_NAMED: frozenset[int] = frozenset(
+    [-32, -24, -16, -12, -10, *range(-9, 11), 12, 16, 24]
+    + list(range(32, 257, 8))
+    + [384, 512, 768, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288]
+)
+
+
+def cpp_int_type(v: int) -> str:
+    """The C++ type of the static integer v: ``_8``, ``_m2``, or ``Int<N>`` where CuTe has no name."""
+    if v in _NAMED:
+        return f"_m{-v}" if v < 0 else f"_{v}"
+    return f"Int<{v}>"
+
+
+def _leaf_expr(v: Any) -> str:
+    if type(v) is int:
+        return f"Int<{v}>{{}}"
+    return _symbolic(v, "C++")
+
+
+def _leaf_type(v: Any) -> str:
+    return cpp_int_type(v) if type(v) is int else "int"
+
+
+def _symbolic(v: Any, lang: str) -> str:
+    name = str(v).replace(" ", "")
+    if not name.isidentifier():
+        raise LayoutError(
+            f"to_cute_{'cpp' if lang == 'C++' else 'dsl'}: the symbolic extent {v} is not a plain name; "
+            f"{lang} code can only refer to a variable (substitute a value or a single symbol)"
+        )
+    return name
+
+
+def _tuple_expr(t: Any, maker: str) -> str:
+    if type(t) is tuple:
+        return f"{maker}(" + ", ".join(_tuple_expr(x, maker) for x in t) + ")"
+    return _leaf_expr(t)
+
+
+def _tuple_type(t: Any, name: str) -> str:
+    if type(t) is tuple:
+        return f"{name}<" + ",".join(_tuple_type(x, name) for x in t) + ">"
+    return _leaf_type(t)
+
+
+def _layout_expr(L: Layout) -> str:
+    return f"make_layout({_tuple_expr(L.shape, 'make_shape')}, {_tuple_expr(L.stride, 'make_stride')})"
+
+
+def _layout_type(L: Layout) -> str:
+    return f"Layout<{_tuple_type(L.shape, 'Shape')},{_tuple_type(L.stride, 'Stride')}>"
+
+
+def _swizzle_expr(s: Swizzle) -> str:
+    return f"Swizzle<{s.B},{s.M},{s.S}>{{}}"
+
+
+def _swizzle_type(s: Swizzle) -> str:
+    return f"Swizzle<{s.B},{s.M},{s.S}>"
+
+
+def _expr(x: Any) -> str:
+    if isinstance(x, Layout):
+        return _layout_expr(x)
+    if isinstance(x, Swizzle):
+        return _swizzle_expr(x)
+    if isinstance(x, ComposedLayout):
+        outer, inner = _expr(x.outer), _expr(x.inner)
+        if type(x.offset) is int and x.offset == 0:
+            return f"composition({outer}, {inner})"
+        return f"make_composed_layout({outer}, {_leaf_expr(x.offset)}, {inner})"
+    raise LayoutError(f"to_cute_cpp: {x!r} is not a Layout, Swizzle or ComposedLayout")
+
+
+def _type(x: Any) -> str:
+    if isinstance(x, Layout):
+        return _layout_type(x)
+    if isinstance(x, Swizzle):
+        return _swizzle_type(x)
+    if isinstance(x, ComposedLayout):
+        return f"ComposedLayout<{_type(x.outer)},{_leaf_type(x.offset)},{_type(x.inner)}>"
+    raise LayoutError(f"to_cute_cpp: {x!r} is not a Layout, Swizzle or ComposedLayout")
+
+
+def _is_static(x: Any) -> bool:
+    if isinstance(x, Layout):
+        return x.is_static
+    if isinstance(x, Swizzle):
+        return True
+    if isinstance(x, ComposedLayout):
+        return type(x.offset) is int and _is_static(x.outer) and _is_static(x.inner)
+    return False
+
+
+@dataclass(frozen=True)
+class CuteCpp:
+    """The C++ spellings of a value: ``expr`` builds it, ``type`` names it (static values only).
+
+    ``str()`` gives a snippet to paste into a kernel: the type alias (when static) and the value.
+    """
+
+    expr: str
+    type: str | None
+    text: str
+
+    def __str__(self) -> str:
+        lines = [f"// {self.text}"]
+        if self.type is not None:
+            lines.append(f"using LayoutType = {self.type};")
+        lines.append(f"auto layout = {self.expr};")
+        return "\n".join(lines)
+
+
+def to_cute_cpp(x: Any) -> CuteCpp:
+    """to_cute_cpp(L) -> the CuTe C++ expression and type of L: CuTe's ``print`` of either is ``str(L)``.
+
+    Accepts a Layout, a Swizzle or a ComposedLayout (and anything with a ``layout`` attribute
+    holding one, such as a catalog Fragment's TV layout). Symbolic extents are spelled as
+    ``int`` variables of the same name (the value type is then None).
+
+    >>> c = to_cute_cpp(Layout((8, 64), (64, 1)))
+    >>> c.type, c.expr
+    ('Layout<Shape<_8,_64>,Stride<_64,_1>>', 'make_layout(make_shape(Int<8>{}, Int<64>{}), make_stride(Int<64>{}, Int<1>{}))')
+    >>> to_cute_cpp(Layout(6, -2)).type
+    'Layout<_6,_m2>'
+    """
+    x = _unwrap(x, "to_cute_cpp")
+    return CuteCpp(expr=_expr(x), type=_type(x) if _is_static(x) else None, text=str(x))
+
+
+def _dsl_tuple(t: Any) -> str:
+    if type(t) is tuple:
+        inner = ", ".join(_dsl_tuple(v) for v in t)
+        return f"({inner},)" if len(t) == 1 else f"({inner})"
+    if type(t) is int:
+        return str(t)
+    return _symbolic(t, "Python")
+
+
+def _dsl(x: Any) -> str:
+    if isinstance(x, Layout):
+        return f"cute.make_layout({_dsl_tuple(x.shape)}, stride={_dsl_tuple(x.stride)})"
+    if isinstance(x, Swizzle):
+        return f"cute.make_swizzle({x.B}, {x.M}, {x.S})"
+    if isinstance(x, ComposedLayout):
+        return f"cute.make_composed_layout({_dsl(x.outer)}, {_dsl_tuple(x.offset)}, {_dsl(x.inner)})"
+    raise LayoutError(f"to_cute_dsl: {x!r} is not a Layout, Swizzle or ComposedLayout")
+
+
+def to_cute_dsl(x: Any) -> str:
+    """to_cute_dsl(L) -> CuTe DSL Python that builds L inside ``@cute.jit`` (``import cutlass.cute as cute``).
+
+    >>> to_cute_dsl(Layout((4,), (1,)))
+    'cute.make_layout((4,), stride=(1,))'
+    >>> from layoutalg import parse
+    >>> to_cute_dsl(parse("Sw<2,0,3> o _4 o 8:1"))
+    'cute.make_composed_layout(cute.make_swizzle(2, 0, 3), 4, cute.make_layout(8, stride=1))'
+    """
+    return _dsl(_unwrap(x, "to_cute_dsl"))
+
+
+def _unwrap(x: Any, op: str) -> Any:
+    if isinstance(x, (Layout, ComposedLayout, Swizzle)):
+        return x
+    inner = getattr(x, "layout", None)
+    if isinstance(inner, (Layout, ComposedLayout)):
+        return inner
+    raise LayoutError(f"{op}: {x!r} is not a Layout, Swizzle or ComposedLayout (nor holds one in .layout)")
