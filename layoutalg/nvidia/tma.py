@@ -610,7 +610,7 @@ class TmaLoad:
 class TmaCopy:
     """make_tma_copy's answer: the tensor map, its dimensions, the loads that fill one tile, and notes.
 
-    ``writes(origin)`` is the model's shared byte for every tile element (index colexicographic over
+    ``writes(base)`` is the model's shared byte for every tile element (index colexicographic over
     the tile shape, as the layout's own index), computed from the tensor map and the loads alone;
     :meth:`verify` proves it equals the shared layout the map was derived from.
     """
@@ -663,11 +663,12 @@ class TmaCopy:
             raise LayoutError(f"TmaCopy: origin {org} has {len(org)} entries; the global tensor has {n} modes")
         return org
 
-    def writes(self, origin: Sequence[int] | None = None) -> np.ndarray:
-        """Shared byte (from the pattern origin) the loads put each tile element at, by the tensor map's model.
+    def writes(self, base: int = 0) -> np.ndarray:
+        """Shared byte the loads put each tile element at, by the tensor map's model, for a tile at shared ``base``.
 
         Index ``i`` is the tile element of colexicographic index ``i`` over ``tile_shape``; ``-1`` where no
-        load writes it. Tile origin only shifts tensor coordinates (it matters for out-of-bounds, not here).
+        load writes it. ``base`` is the shared address of the tile's offset 0 (a multiple of 128); the TMA
+        swizzles absolute addresses, so a base off the swizzle repeat changes more than an offset.
         """
         m = self.tensor_map
         tile = self.tile_shape
@@ -675,7 +676,7 @@ class TmaCopy:
         out = np.full(n, -1, np.int64)
         prefix = np.cumprod((1,) + tile[:-1])
         for ld, coords in zip(self.loads, self.coordinates(None)):
-            p = m.placement(coords, ld.smem_offset)
+            p = m.placement(coords, int(base) + ld.smem_offset)
             x = np.zeros((len(p["smem"]), len(tile)), np.int64)
             for k, d in enumerate(self.dims):
                 # the tile coordinate along each mode of dimension k (single mode: the coordinate itself)
@@ -1164,7 +1165,7 @@ def check_wgmma(
     nblk = (MN // mnb) * (K // Ki)
     if len(words) != nblk:
         raise LayoutError(f"{op}: {len(words)} descriptor(s) for {nblk} blocks of {mnb}x{Ki} in a {MN}x{K} tile")
-    written = tma.writes() + int(tile_base)
+    written = tma.writes(int(tile_base))
     pos = {int(a): i for i, a in enumerate(written)}
     total = 0
     bad = 0
