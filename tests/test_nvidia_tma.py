@@ -234,6 +234,8 @@ def test_placement_is_injective_and_inside_the_footprint(spec, shift):
     rowsz = m.smem_row_bytes
     j0 = (lin % rowsz) // nb
     assert np.array_equal(j0, np.tile(np.arange(box[0]), math.prod(box[1:])))
+    # the same map as a layout (box coordinate -> element offset), for a destination on the pattern repeat
+    assert np.array_equal(m.smem_layout().table() * nb + dst, s)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -450,3 +452,21 @@ def test_swizzle_mode_of():
     assert swizzle_mode_of(None).name == "NONE"
     assert swizzle_mode_of(Swizzle(1, 6, 1)).name == "128B_ATOM_64B"
     assert isinstance(parse("Sw<3,4,3> o (8,64):(64,1)"), ComposedLayout)
+
+
+# --------------------------------------------------------------------------------------------------
+# the command line
+# --------------------------------------------------------------------------------------------------
+def test_cli_tma(capsys):
+    from layoutalg import cli
+
+    assert cli.main(["tma", "(1000,512):(512,1)", "--tile", "128x128", "--dtype", "f16", "--origin", "(256,64)", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "boxDim    : [64, 128]" in out and "[128, 256]" in out and "CU_TENSOR_MAP_SWIZZLE_128B" in out
+    assert "TMA writes what wgmma reads: 16384 elements" in out
+    assert cli.main(["tma", "(1000,512):(512,1)", "--desc-swizzle", "64"]) == 1
+    assert "disagree" in capsys.readouterr().out
+    assert cli.main(["tma", "(1000,500):(500,1)"]) == 2
+    assert "[global_stride_align]" in capsys.readouterr().err
+    assert cli.main(["tma", "(64,256):(1,64)", "--smem", "Sw<3,3,3> o (8,64):(64,1)", "--dtype", "f16"]) == 2
+    assert "[smem_gmem_major]" in capsys.readouterr().err

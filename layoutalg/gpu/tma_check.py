@@ -54,7 +54,7 @@ from ..nvidia.tma import SWIZZLE_MODES, TensorMap, check_wgmma, element_bytes, m
 __all__ = [
     "placement_cases", "layout_cases", "refusal_cases", "cute_cases", "e2e_modes", "E2E_NEGATIVES",
     "encode_ids", "decode_ids", "predict", "image_hash", "cute_program", "parse_cute_output",
-    "library_cute_args", "kernel_source", "run", "replay_placement", "replay_refusals", "replay_cute",
+    "library_cute_args", "kernel_source", "run", "replay", "replay_placement", "replay_refusals", "replay_cute",
     "replay_e2e", "SENTINEL",
 ]
 
@@ -1243,8 +1243,13 @@ def _run_placements(cubin: str, log=print) -> tuple[dict, dict]:
 
 
 def run(log=print, include: str | None = None) -> dict:
-    """Compile, run placements (child process), refusals, CuTe (if ``include`` has CuTe's headers), TMA -> wgmma."""
+    """Compile, run placements (child process), refusals, CuTe (``include``: a folder with CuTe's ``cute/`` and
+    ``cutlass/`` headers; default the nvidia-cutlass wheel's, if installed), TMA -> wgmma."""
     t0 = time.time()
+    if include is None:
+        from ..interop import cutecpp
+
+        include = next((d for d in cutecpp.include_dirs() if os.path.isdir(os.path.join(d, "cute"))), None)
     workdir = tempfile.mkdtemp(prefix="layoutalg_tma_")
     result: dict = {"seconds": {}}
     from .harness import nvcc_cubin
@@ -1380,6 +1385,11 @@ def replay_cute(recording: dict) -> list[str]:
         if diff:
             problems.append(f"{name}: " + "; ".join(diff))
     return problems
+
+
+def replay(recording: dict) -> list[str]:
+    """Everything in a TMA recording the library no longer reproduces (placements, refusals, CuTe, TMA -> wgmma)."""
+    return replay_placement(recording) + replay_refusals(recording) + replay_cute(recording) + replay_e2e(recording)
 
 
 def replay_e2e(recording: dict) -> list[str]:

@@ -552,6 +552,30 @@ class TensorMap:
         gmem = coord @ strides
         return {"smem": smem, "coord": coord, "in_bounds": inb, "gmem": gmem}
 
+    def smem_layout(self) -> ComposedLayout:
+        """The layout one load writes: shared box coordinate (j0, j1, ..) -> shared element offset from ``dst``,
+        ``Sw o (B0, B1, ..):(1, R, R*B1, ..)`` with ``R`` = smem_row_bytes / bytes and the swizzle on elements
+        (valid for a ``dst`` on the swizzle repeat). Its rows are padded to the swizzle span:
+
+        >>> print(TensorMap("FLOAT16", (64, 20), (128,), (8, 3), swizzle="128B").smem_layout())
+        Sw<3,3,3> o _0 o (8,3):(1,64)
+        """
+        op = "TensorMap.smem_layout"
+        self.check(op, "sm_100")
+        mode = self.swizzle_mode
+        if len(mode.swizzles) > 1:
+            raise LayoutError(f"{op}: SWIZZLE_{self.swizzle} is two XORs; no single Swizzle<B,M,S> spells it")
+        nb = self.bytes_per_element
+        ext = self.smem_box
+        strides = [1]
+        acc = self.smem_row_bytes // nb
+        for e in ext[1:]:
+            strides.append(acc)
+            acc *= e
+        sw = mode.swizzles[0].to_elements(nb) if mode.swizzles else Swizzle(0, 0, 0)
+        inner = Layout(ext, tuple(strides)) if len(ext) > 1 else Layout(ext[0], 1)
+        return ComposedLayout(sw, 0, inner)
+
     def driver_args(self, global_address: int | None = None) -> dict[str, Any]:
         """The integer arguments of ``cuTensorMapEncodeTiled`` (enums as values), for ctypes or cuda.bindings."""
 
@@ -572,6 +596,33 @@ class TensorMap:
             "l2Promotion": code(L2_PROMOTIONS, self.l2_promotion),
             "oobFill": code(OOB_FILLS, self.oob_fill),
         }
+
+    def c_call(self, tensor_map: str = "&tmap", address: str = "gmem_ptr") -> str:
+        """The ``cuTensorMapEncodeTiled`` call with these arguments, as C++ (enum names spelled out).
+
+        >>> print(TensorMap("BFLOAT16", (64, 100), (128,), (64, 8), swizzle="128B").c_call())
+        cuuint64_t gdim[2] = {64, 100};
+        cuuint64_t gstride[1] = {128};
+        cuuint32_t box[2] = {64, 8};
+        cuuint32_t estride[2] = {1, 1};
+        cuTensorMapEncodeTiled(&tmap, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, gmem_ptr, gdim, gstride, box, estride,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        """
+
+        def arr(t: str, name: str, vals: Sequence[int]) -> str:
+            return f"{t} {name}[{max(len(vals), 1)}] = {{{', '.join(str(v) for v in vals)}}};"
+
+        l2 = "NONE" if self.l2_promotion == "NONE" else f"L2_{self.l2_promotion}"
+        return "\n".join([
+            arr("cuuint64_t", "gdim", self.global_dim), arr("cuuint64_t", "gstride", self.global_strides),
+            arr("cuuint32_t", "box", self.box_dim), arr("cuuint32_t", "estride", self.element_strides),
+            f"cuTensorMapEncodeTiled({tensor_map}, CU_TENSOR_MAP_DATA_TYPE_{self.data_type}, {self.rank}, {address}, "
+            "gdim, gstride, box, estride,",
+            f"    CU_TENSOR_MAP_INTERLEAVE_{self.interleave}, CU_TENSOR_MAP_SWIZZLE_{self.swizzle}, "
+            f"CU_TENSOR_MAP_L2_PROMOTION_{l2},",
+            f"    CU_TENSOR_MAP_FLOAT_OOB_FILL_{self.oob_fill});",
+        ])
 
     def __str__(self) -> str:
         return (f"TensorMap({self.data_type}, rank {self.rank}, global_dim {list(self.global_dim)}, "
