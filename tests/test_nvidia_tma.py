@@ -355,6 +355,11 @@ def test_bad_inputs_are_layout_errors():
         make_tma_copy("(100,64):(64,1)", object(), "f16")
     with pytest.raises(LayoutError):
         make_tma_copy("(100,64):(-64,1)", Layout((4, 64), (64, 1)), "f16")
+    for kw in ({"base_alignment": 0}, {"swizzle_unit": "bits"}, {"l2_promotion": "512B"}):
+        with pytest.raises(LayoutError):
+            make_tma_copy("(100,64):(64,1)", "Sw<3,3,3> o (8,64):(64,1)", "f16", **kw)
+    with pytest.raises(LayoutError):
+        make_tma_copy("(100,64):(64,1)", Layout((4, 64), (64, 1)), "f8")
 
 
 @st.composite

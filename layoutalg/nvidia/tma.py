@@ -897,6 +897,8 @@ def make_tma_copy(
     ((64, 128), (1024,), [0, 16384])
     """
     op = "make_tma_copy"
+    if isinstance(base_alignment, bool) or not isinstance(base_alignment, (int, np.integer)) or base_alignment <= 0:
+        raise LayoutError(f"{op}: base_alignment={base_alignment!r} must be a positive number of bytes")
     gshape, gstride = _global(gtensor, op)
     dt = tma_data_type(dtype)
     nb = element_bytes(dt)
