@@ -649,6 +649,44 @@ def _report_extra_pictures() -> list:
     ]
 
 
+def cmd_tma(args: argparse.Namespace) -> int:
+    """`layoutalg tma`: derive the TMA tensor map of a shared tile; optionally check it against wgmma."""
+    tm = _need("layoutalg.nvidia.tma", "tma")
+    wg = _need("layoutalg.nvidia.wgmma", "tma")
+    shape = _parse_tile(args.tile)
+    smem = _parse_layout(args.smem) if args.smem else wg.tile(args.major, args.swizzle, args.dtype, shape)
+    g = _parse_layout(args.gtensor)
+    c = tm.make_tma_copy(g, smem, args.dtype, base_alignment=args.align, coalesce=args.coalesce)
+    m = c.tensor_map
+    origin = _parse_coord(args.origin) if args.origin else (0,) * len(c.global_shape)
+    origin = origin if isinstance(origin, tuple) else (origin,)
+    print(f"global    : {g}  ({m.data_type})")
+    print(f"smem tile : {smem}")
+    print(f"rank      : {m.rank}  (TMA dimension k walks global modes {[list(d.modes) for d in c.dims]})")
+    print(f"globalDim : {list(m.global_dim)}")
+    print(f"strides   : {list(m.global_strides)} B")
+    print(f"boxDim    : {list(m.box_dim)}  ({m.box_bytes} B per load, rows {m.smem_row_bytes} B apart in shared memory)")
+    print(f"swizzle   : {m.swizzle}   interleave {m.interleave}   l2 {m.l2_promotion}   oob fill {m.oob_fill}")
+    coords = c.coordinates(origin)
+    print(f"\n{len(c.loads)} load(s) per tile, {c.transaction_bytes} B (mbarrier expect-tx), tile origin {list(origin)}:")
+    rows = [{"load": i, "smem +B": ld.smem_offset, "coords": str(list(co)), "tile element": str(list(ld.tile_coord))}
+            for i, (ld, co) in enumerate(zip(c.loads, coords))]
+    print(_table(rows[:32], ["load", "smem +B", "coords", "tile element"]))
+    if len(rows) > 32:
+        print(f"... {len(rows) - 32} more")
+    for note in c.notes:
+        print(f"note      : {note}")
+    print("\n" + m.c_call())
+    if args.check or args.desc_swizzle is not None:
+        if args.smem and args.desc_swizzle is not None:
+            raise LayoutError("tma: --desc-swizzle builds a wgmma tile from --major/--tile; it does not combine with --smem")
+        dl = smem if args.desc_swizzle is None else wg.tile(args.major, args.desc_swizzle, args.dtype, shape)
+        r = tm.check_wgmma(c, dl, operand_name=args.operand, instruction=args.instruction)
+        print(f"\nwgmma     : {r}")
+        return 0 if r.ok else 1
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------
 # Parser
 # ---------------------------------------------------------------------------------------------
@@ -766,6 +804,28 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--png", action="store_true", help="also write a few PNGs (needs matplotlib)")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser(
+        "tma",
+        help="TMA tensor map (cuTensorMapEncodeTiled arguments) of a shared tile; --check against wgmma",
+        description="Derive the tensor map and the loads that write a shared tile from a global tensor "
+        "(CuTe's make_tma_copy), print the cuTensorMapEncodeTiled call, and with --check prove that "
+        "the wgmma descriptors of the tile read what the TMA writes (exit 1 if not).",
+    )
+    s.add_argument("gtensor", help='global tensor, shape:stride in elements, e.g. "(1000,512):(512,1)"')
+    s.add_argument("--smem", help="shared tile layout (default: the wgmma tile of --major/--swizzle/--tile)")
+    s.add_argument("--major", default="K", help="K or MN (default K)")
+    s.add_argument("--swizzle", type=int, default=128, help="0, 32, 64 or 128 bytes (default 128)")
+    s.add_argument("--dtype", default="bf16", help="f16, bf16, tf32, f32, e4m3, s8, ... (default bf16)")
+    s.add_argument("--tile", default="64x64", help="MNxK in elements (default 64x64)")
+    s.add_argument("--origin", help="global coordinate of the tile's first element, e.g. (128,64)")
+    s.add_argument("--align", type=int, default=16, help="alignment of the global base address in bytes (default 16)")
+    s.add_argument("--coalesce", action="store_true", help="merge contiguous dimensions (CuTe with static strides)")
+    s.add_argument("--check", action="store_true", help="check the tile's wgmma descriptors against the tensor map")
+    s.add_argument("--desc-swizzle", type=int, help="check against the descriptors of this swizzle instead")
+    s.add_argument("--operand", default="A", choices=["A", "B"])
+    s.add_argument("--instruction", help="wgmma shape for --check, e.g. m64n128k16 (default from the tile)")
+    s.set_defaults(func=cmd_tma)
     return p
 
 

@@ -359,6 +359,88 @@ print(table({name: load_recording(name) for name in ("mma", "smem", "wgmma")})[:
 )
 
 
+# --------------------------------------------------------------------------------------------------
+nb(
+    "06_tma.ipynb",
+    md("""
+# TMA tensor maps and wgmma
+
+Hopper kernels fill shared memory with the Tensor Memory Accelerator (`cp.async.bulk.tensor`) and read
+it with `wgmma`. Two descriptors must agree: the TMA *tensor map* (built on the host by
+`cuTensorMapEncodeTiled`) decides where each element lands, the wgmma *matrix descriptor* where it is
+read. `layoutalg.nvidia.tma` derives the tensor map from the shared layout (as CuTe's `make_tma_copy`
+does) and proves the two agree -- or names the first element where they do not. See docs/tma.md.
+"""),
+    code("""
+from layoutalg import Layout
+from layoutalg.nvidia.tma import make_tma_copy, check_wgmma, TensorMap
+from layoutalg.nvidia.wgmma import tile
+
+A = Layout((1000, 512), (512, 1))          # bf16 A[M][K], row-major: (M, K):(K, 1) in elements
+t = tile("K", 64, "bf16", (128, 64))       # the wgmma tile: K-major, 64-byte swizzle
+c = make_tma_copy(A, t, "bf16")
+print(c)
+print()
+print(c.tensor_map.c_call())
+"""),
+    md("""
+The 64-byte swizzle atom is 32 bf16 wide, so the box is one atom column (32 K x 128 rows) and the
+tile takes two loads, 8 KiB apart. The tile origin only moves the tensor coordinates -- along K it
+must stay on 16 bytes (the H100 raises an illegal instruction otherwise):
+"""),
+    code("""
+print(c.coordinates((256, 128)))
+try:
+    c.coordinates((256, 4))
+except Exception as e:
+    print(type(e).__name__, e)
+"""),
+    md("""
+## What one load writes
+
+A box row narrower than the swizzle span is padded to the span (measured on the H100): 16-byte rows
+under a 128-byte swizzle land 128 bytes apart. The layout a load writes, and its picture:
+"""),
+    code("""
+m = TensorMap("FLOAT16", (64, 20), (128,), (8, 4), swizzle="128B")
+print(m.box_bytes, "bytes of data,", m.smem_footprint, "bytes of shared memory")
+m.smem_layout()
+"""),
+    md("""
+## Does wgmma read what TMA wrote?
+
+The check compares, element by element, the byte the tensor map puts each element at with the byte the
+descriptor of its k-block reads. The same tile's descriptors agree; descriptors of a 128-byte-swizzled
+tile read the wrong bytes, and the check names the first:
+"""),
+    code("""
+print(check_wgmma(c, t))
+print(check_wgmma(c, tile("K", 128, "bf16", (128, 64))))
+"""),
+    md("""
+## What the H100 said
+
+The harness (`layoutalg.gpu.tma_check`) encoded tensor maps with the driver, ran the loads, and
+recorded where every element landed; CI replays the recording against the library:
+"""),
+    code("""
+from collections import Counter
+from layoutalg.gpu import tma_check
+from layoutalg.gpu.harness import load_recording
+
+rec = load_recording("tma")
+print(rec["environment"]["gpu"], "driver", rec["environment"]["driver"], rec["environment"]["date"])
+runs = [r for r in rec["placement"].values() if r.get("kind") in ("raw", "layout")]
+print(len(runs), "placements:", Counter(r["status"] for r in runs))
+print(len(rec["refusals"]), "driver verdicts; agree with the library:", all(r["agree"] for r in rec["refusals"].values()))
+print(len(rec["cute"]["cases"]), "CuTe make_tma_copy maps, bytes equal:", all(r["bytes_equal"] for r in rec["cute"]["cases"].values()))
+print("TMA -> wgmma:", Counter(r["status"] for r in rec["e2e"].values()),
+      "negatives:", {k: r["how_caught"] for k, r in rec["negatives"].items()})
+print("replay problems:", tma_check.replay(rec) or "none")
+"""),
+)
+
+
 def build(execute: bool = True) -> list[pathlib.Path]:
     out = []
     for name, cells in NOTEBOOKS.items():

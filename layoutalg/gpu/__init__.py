@@ -11,6 +11,9 @@ Three checks, each a module:
   tiles starting inside their swizzle pattern (the base-offset field), plus negative controls.
 * :mod:`~layoutalg.gpu.bank_check` -- shared-memory bank conflicts timed with ``clock64`` (and
   Nsight Compute counters where available) against :func:`layoutalg.banks.analyze`.
+* :mod:`~layoutalg.gpu.tma_check` -- TMA tensor maps encoded by the driver and ``cp.async.bulk.tensor``
+  placements against :mod:`layoutalg.nvidia.tma`, the driver's refusals, CuTe's ``make_tma_copy``, and
+  TMA -> wgmma end to end (``python -m layoutalg.gpu --only tma``).
 
 Only the ``run`` functions import Triton, torch or CuPy (lazily); planning, analysis and
 ``replay`` are numpy only, so recordings are checked on any machine. ``run_all`` runs all four::
@@ -51,11 +54,12 @@ def failures(recordings: dict) -> list[str]:
 
 def replay_all(directory: str | None = None) -> dict[str, list[str]]:
     """Replay the stored recordings against the library's current layouts: per check, what disagrees."""
-    from . import bank_check, mma_check, smem_check, wgmma_check
+    from . import bank_check, mma_check, smem_check, tma_check, wgmma_check
     from .harness import DEFAULT_DIR, load_recording
 
     out = {}
-    for name, mod in (("mma", mma_check), ("smem", smem_check), ("wgmma", wgmma_check), ("banks", bank_check)):
+    for name, mod in (("mma", mma_check), ("smem", smem_check), ("wgmma", wgmma_check), ("banks", bank_check),
+                      ("tma", tma_check)):
         rec = load_recording(name, directory or DEFAULT_DIR)
         out[name] = ["no recording"] if rec is None else mod.replay(rec)
     return out

@@ -102,6 +102,13 @@ def load_recording(name: str, directory: str = DEFAULT_DIR) -> dict | None:
 
 def _rows(name: str, data: dict) -> list[tuple]:
     rows = []
+    if name == "tma":  # four sections of cases (layoutalg.gpu.tma_check)
+        for sec in ("placement", "refusals", "e2e", "negatives"):
+            for key, rec in sorted(data.get(sec, {}).items()):
+                st = rec.get("status") or ("pass" if rec.get("agree") else "fail")
+                rows.append((name, f"{sec}:{key}", st, str(rec.get("error", rec.get("driver_error", "")))[:90]))
+        for key, rec in sorted(data.get("cute", {}).get("cases", {}).items()):
+            rows.append((name, f"cute:{key}", rec.get("status", "?"), "bytes equal" if rec.get("bytes_equal") else ""))
     for key, rec in sorted(data.get("results", {}).items()):
         st = rec.get("status", "?")
         if name == "mma" and st in ("pass", "fail"):
@@ -155,7 +162,7 @@ def table(recordings: dict) -> str:
     return "\n".join(lines)
 
 
-def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks"), log=print) -> dict:
+def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks", "tma"), log=print) -> dict:
     """Run the checks (each failing soft), write the recordings to ``outdir`` (default: tests/data/hardware)."""
     outdir = outdir or DEFAULT_DIR
     t0 = time.time()
@@ -176,6 +183,8 @@ def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks"),
                 from . import smem_check as mod
             elif name == "banks":
                 from . import bank_check as mod
+            elif name == "tma":
+                from . import tma_check as mod
             else:
                 from . import wgmma_check as mod
             data = mod.run(log=log)
