@@ -617,13 +617,14 @@ def _subject(x: Any, names: Any) -> _Subject:
         inner: Any = L
         while not isinstance(inner, Layout):  # the innermost layout gives the domain
             inner = inner.inner
+        dom: Any = inner
         rank = len(L) if isinstance(L.shape, tuple) else 1
         if rank == 1:
             default = ["i"]
-            leaves = [flatten(inner.shape)]
+            leaves = [flatten(dom.shape)]
         else:
             default = ["row", "col"] if rank == 2 else [f"x{k}" for k in range(rank)]
-            leaves = [flatten(inner[k].shape) for k in range(rank)]
+            leaves = [flatten(dom[k].shape) for k in range(rank)]
         ins, outs = _names(default, ["offset"], names, op)
         extents = [int(math.prod(lv)) for lv in leaves]
         inputs = [_Input(n, _symbol(n), e, _radices(lv), "mod") for n, e, lv in zip(ins, extents, leaves)]
