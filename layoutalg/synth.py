@@ -200,7 +200,6 @@ def ldmatrix_copy(shape: tuple[int, int], *, num: int = 4, trans: bool = False, 
     >>> [a.tv(l, 0) for l in (0, 7, 8, 16)]        # rows 0, 7, 8 at col 0; row 0 at col 8
     [0, 7, 8, 128]
     """
-    from .algebra import composition
     from .nvidia import ldmatrix
 
     op = "ldmatrix_copy"
@@ -223,12 +222,26 @@ def ldmatrix_copy(shape: tuple[int, int], *, num: int = 4, trans: bool = False, 
     lane_mode = make_layout(Layout(8, 1), mats) if num > 1 else Layout(8, 1)
     if active < 32:
         lane_mode = make_layout(lane_mode, Layout(32 // active, 0))  # unread lanes repeat the read ones
-    nb = (R // bh) * (C // bw)
-    w = math.gcd(warps, nb)
-    blocks = composition(Layout((R // bh, C // bw), (bh, bw * R)), Layout((w, nb // w), (1, w)))
+    blocks = _split(Layout((R // bh, C // bw), (bh, bw * R)), warps)
     tv = make_layout(make_layout(lane_mode, blocks[0]), make_layout(Layout(8, R), blocks[1]))
     ptx = f"ldmatrix.sync.aligned.m8n8.x{num}{'.trans' if trans else ''}.shared.b16"
     return Access(name or f"ldmatrix.x{num}{'.trans' if trans else ''}", tv, 16, "load", ptx, active)
+
+
+def _split(blocks: Layout, warps: int) -> Layout:
+    """``(warp, repeat) -> block``: the blocks in column-major order, the first ``w`` to ``w`` warps, then again;
+    ``w`` the largest divisor of ``warps`` for which that is a layout."""
+    from .algebra import composition
+
+    nb = int(blocks.size())
+    for w in range(math.gcd(warps, nb), 0, -1):
+        if warps % w or nb % w:
+            continue
+        try:
+            return composition(blocks, Layout((w, nb // w), (1, w)))
+        except LayoutError:
+            continue
+    return composition(blocks, Layout((1, nb), (0, 1)))  # pragma: no cover - w = 1 always composes
 
 
 def block_transpose_read(shape: tuple[int, int], dtype: str, *, word_bytes: int = 4, threads: int = 128,
@@ -255,12 +268,7 @@ def block_transpose_read(shape: tuple[int, int], dtype: str, *, word_bytes: int 
         raise LayoutError(f"{op}: tile {shape} with {k}x{k} blocks does not fit 8x4-block warps and {threads} threads")
     warps = threads // 32
     # blocks beyond one warp's 8 x 4: row blocks first (rb // 4 of them), then column blocks (cb // 8)
-    rest = Layout((rb // 4, cb // 8), (4 * k, 8 * k * R))
-    from .algebra import composition
-
-    nrest = (rb // 4) * (cb // 8)
-    w = math.gcd(warps, nrest)
-    split = composition(rest, Layout((w, nrest // w), (1, w)))
+    split = _split(Layout((rb // 4, cb // 8), (4 * k, 8 * k * R)), warps)
     thr = make_layout(Layout((8, 4), (k * R, k)), split[0])
     val = make_layout(Layout((k, k), (R, 1)), split[1])
     return Access(name, make_layout(thr, val), word_bytes, "load", f"ld.shared.b{8 * word_bytes}")
