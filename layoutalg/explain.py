@@ -58,6 +58,7 @@ import sympy
 from .composed import ComposedLayout
 from .errors import LayoutError
 from .layout import Layout
+from .swizzle import Swizzle
 from .symbolic import bitand, bitxor, shl, shr
 from .verify import Verdict, verify
 
@@ -452,14 +453,41 @@ def _fit_xor(table: np.ndarray, inputs: Sequence[_Input], digits: _Digits, origi
     return _sum(ordered, base)
 
 
+def _fit_xor_of_sum(table: np.ndarray, hint: np.ndarray, inputs: Sequence[_Input], digits: _Digits, origin: tuple,
+                    descending: bool) -> _Node | None:
+    """f = P ^ Q with P the additive ``hint`` (a swizzled layout's inner layout) and Q additive too."""
+    if int(table.min()) < 0 or int(hint.min()) < 0:
+        return None
+    p = _fit_additive(hint, inputs, digits, origin, descending)
+    if p is None:
+        return None
+    q = _fit_additive(table ^ hint, inputs, digits, origin, descending)
+    if q is None:
+        return None
+    return _bin("^", p, q)
+
+
 def _fit(table: np.ndarray, inputs: Sequence[_Input], digits: _Digits, origin: tuple, descending: bool,
-         depth: int = 1) -> _Node | None:
-    fits = [f for f in (_fit_additive(table, inputs, digits, origin, descending),
-                        _fit_xor(table, inputs, digits, origin, descending)) if f is not None]
-    best = min(fits, key=lambda n: n.cost) if fits else None  # of equal cost, the additive form
-    if best is not None or depth == 0:
-        return best
-    return _fit_split(table, inputs, digits, origin, descending, depth)
+         depth: int = 1, hint: np.ndarray | None = None) -> tuple[_Node, str] | None:
+    """The shortest formula found for ``table`` and how it was found, or None."""
+    cands: list[tuple[_Node, str]] = []
+    additive = _fit_additive(table, inputs, digits, origin, descending)
+    if additive is not None:
+        cands.append((additive, "additive"))
+    runs = _fit_xor(table, inputs, digits, origin, descending)
+    if runs is not None:
+        cands.append((runs, "xor"))
+    if hint is not None and additive is None and not (runs is not None and runs.text.count("^") == 1):
+        # a swizzle that xors one field into one field reads best as chunk ^ row: keep that form
+        both = _fit_xor_of_sum(table, hint, inputs, digits, origin, descending)
+        if both is not None:
+            cands.append((both, "xor of a sum"))
+    if cands:
+        return min(cands, key=lambda nm: nm[0].cost)  # of equal cost, the first
+    if depth == 0:
+        return None
+    split = _fit_split(table, inputs, digits, origin, descending, depth)
+    return None if split is None else (split, "case split")
 
 
 def _fit_split(table: np.ndarray, inputs: Sequence[_Input], digits: _Digits, origin: tuple, descending: bool,
@@ -473,14 +501,15 @@ def _fit_split(table: np.ndarray, inputs: Sequence[_Input], digits: _Digits, ori
             rest = list(digits.per_input)
             rest[k] = ds[:j] + ds[j + 1:]
             sub_digits = _Digits(tuple(rest))
-            lo = _fit(table, inputs, sub_digits, origin, descending, depth - 1)
-            if lo is None:
+            lo_fit = _fit(table, inputs, sub_digits, origin, descending, depth - 1)
+            if lo_fit is None:
                 continue
             hi_origin = list(origin)
             hi_origin[k] += place
-            hi = _fit(table, inputs, sub_digits, tuple(hi_origin), descending, depth - 1)
-            if hi is None:
+            hi_fit = _fit(table, inputs, sub_digits, tuple(hi_origin), descending, depth - 1)
+            if hi_fit is None:
                 continue
+            lo, hi = lo_fit[0], hi_fit[0]
             x = _Node(inputs[k].symbol, inputs[k].name)
             top = all(p < place for p, _ in ds[:j]) and j == len(ds) - 1 and place * 2 == inputs[k].extent
             if top:
@@ -509,6 +538,7 @@ class _Subject:
     isa: Any = None  # PtxFormula or None
     descending: bool = False
     subtitle: str = ""
+    hints: tuple = ()  # per output, an additive table f is likely to be an xor of (a swizzle's inner layout)
 
 
 class _TiledView:
@@ -629,8 +659,15 @@ def _subject(x: Any, names: Any) -> _Subject:
         extents = [int(math.prod(lv)) for lv in leaves]
         inputs = [_Input(n, _symbol(n), e, _radices(lv), "mod") for n, e, lv in zip(ins, extents, leaves)]
         syms = [inp.symbol for inp in inputs]
+        hints: tuple = ()
+        if isinstance(L, ComposedLayout):  # swizzles over a layout: the layout is the sum the swizzle xors
+            core: Any = L
+            while isinstance(core, ComposedLayout) and isinstance(core.outer, Swizzle):
+                core = core.inner
+            if isinstance(core, Layout):
+                hints = (_tables(core, extents)[0],)
         return _Subject(str(L), inputs, outs, _tables(L, extents), L, (_layout_structural(L, syms),),
-                        descending=True)
+                        descending=True, hints=hints)
     if isinstance(x, TiledFragment):
         tf: Any = x
         view = _TiledView(tf)
@@ -750,16 +787,16 @@ def _input_key(inputs: Sequence[_Input]) -> tuple:
 
 
 @functools.lru_cache(maxsize=4096)
-def _fit_cached(table_bytes: bytes, shape: tuple, inputs_key: tuple, descending: bool) -> tuple | None:
+def _fit_cached(table_bytes: bytes, shape: tuple, inputs_key: tuple, descending: bool,
+                hint_bytes: bytes | None = None) -> tuple | None:
     table = np.frombuffer(table_bytes, dtype=np.int64).reshape(shape)
+    hint = None if hint_bytes is None else np.frombuffer(hint_bytes, dtype=np.int64).reshape(shape)
     inputs = [_Input(n, _symbol(n), e, r, s, h) for n, e, r, s, h in inputs_key]
-    node = _fit(table, inputs, _all_digits(inputs), (0,) * len(inputs), descending)
-    if node is None:
+    got = _fit(table, inputs, _all_digits(inputs), (0,) * len(inputs), descending, hint=hint)
+    if got is None:
         return None
-    return node.expr, node.text, _METHOD.get(node.op, "additive")
-
-
-_METHOD = {"?:": "case split"}
+    node, method = got
+    return node.expr, node.text, method
 
 
 #: verdicts by (the function's tables, the formulas): a verdict depends on the function, not on its carrier
@@ -807,7 +844,8 @@ def explain(x: Any, *, names: Any = None) -> Explanation:
     ikey = _input_key(subj.inputs)
     exprs, texts, methods = [], [], []
     for k, tab in enumerate(subj.tables):
-        got = _fit_cached(tab.tobytes(), tab.shape, ikey, subj.descending)
+        hint = subj.hints[k] if subj.hints else None
+        got = _fit_cached(tab.tobytes(), tab.shape, ikey, subj.descending, None if hint is None else hint.tobytes())
         if got is None:
             if not subj.structural:
                 raise LayoutError(f"explain: no formula found for output {subj.outputs[k]!r} of {subj.title}")

@@ -452,7 +452,8 @@ class SwizzleSynthesis:
         fam = "; ".join(f"{n}: {k}" for n, k in self.searched)
         e = explain(self.best.layout)
         acc = ", ".join(self.best.accepted_by) or "neither wgmma nor TMA"
-        lines = [f"{self.shape[0]}x{self.shape[1]} {self.dtype} tile, {len(self.accesses)} accesses "
+        n = len(self.accesses)
+        lines = [f"{self.shape[0]}x{self.shape[1]} {self.dtype} tile, {n} access{'es' if n != 1 else ''} "
                  f"({self.seconds:.2f} s)", self.table(), f"searched: {fam}",
                  f"synthesised: {self.best.layout} ({self.best.family}{'; = ' + self.best.atom if self.best.atom else ''};"
                  f" accepted by {acc})", "  " + e.formula()]

@@ -116,6 +116,12 @@ def test_every_gmma_atom_and_tile(major, swz, dtype):
         assert ("^" in e.texts[0]) == (swz != 0), e.text
 
 
+def test_xor_of_a_sum_when_the_swizzle_moves_two_fields():
+    e = explain("Sw<2,5,3> o (64,64):(64,1)")  # the fp8 transpose's synthesised layout
+    assert e.formula() == "offset = (64 * row + col) ^ (8 * (row & 12))" and e.methods == ("xor of a sum",)
+    assert e.verdict.method == "symbolic"
+
+
 def test_nested_swizzles_and_padding():
     inner = Layout((32, 64), (72, 1))
     e = explain(inner)
@@ -178,7 +184,7 @@ class _CaseSplit:
 
 def test_case_split_and_xor_of_a_constant():
     e = explain(_CaseSplit(), names=("lane", "i"))
-    assert e.methods == ("case split", "additive")
+    assert e.methods == ("case split", "xor")
     assert e.texts[0].startswith("i < 4 ? lane : ")
     assert e.texts[1] == "lane ^ 5"
     got = _evaluate(e, (32, 8))
