@@ -662,7 +662,7 @@ def _subject(x: Any, names: Any) -> _Subject:
         hints: tuple = ()
         if isinstance(L, ComposedLayout):  # swizzles over a layout: the layout is the sum the swizzle xors
             core: Any = L
-            while isinstance(core, ComposedLayout) and isinstance(core.outer, Swizzle):
+            while isinstance(getattr(core, "outer", None), Swizzle):
                 core = core.inner
             if isinstance(core, Layout):
                 hints = (_tables(core, extents)[0],)
