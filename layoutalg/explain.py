@@ -62,7 +62,7 @@ from .swizzle import Swizzle
 from .symbolic import bitand, bitxor, shl, shr
 from .verify import Verdict, verify
 
-__all__ = ["explain", "Explanation", "count_ops"]
+__all__ = ["explain", "Explanation", "count_ops", "c_text"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -886,27 +886,97 @@ def _mentions(text: str, name: str) -> bool:
     return re.search(rf"\b{re.escape(name)}\b", text) is not None
 
 
+def c_text(expr: Any, names: Mapping[Any, str] | None = None) -> str:
+    """``expr`` (sympy, with ``Mod``, ``floor``, ``Piecewise`` and the bit helpers) written in C syntax.
+
+    ``names`` maps sub-expressions to names printed instead (``{shr(lane, 2): "groupID"}``).
+    ``Piecewise`` becomes ``cond ? a : b``; operands of bit operators are bracketed.
+
+    >>> from layoutalg.nvidia.ptx_formulas import FORMULAS, groupID, lane
+    >>> row, col = FORMULAS["m16n8k8.C"].outputs
+    >>> c_text(row, {groupID: "groupID"})
+    'i < 2 ? groupID : groupID + 8'
+    >>> c_text(col)
+    '2 * (lane % 4) + (i & 1)'
+    """
+    return _to_node(sympy.sympify(expr), dict(names or {})).text
+
+
+_REL = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">", sympy.GreaterThan: ">=",
+        sympy.Eq: "==", sympy.Ne: "!="}
+_FUN = {"bitand": "&", "bitor": "|", "bitxor": "^", "shr": ">>", "shl": "<<"}
+
+
+def _to_node(e: Any, names: dict) -> _Node:
+    if e in names:
+        return _Node(e, names[e])
+    if isinstance(e, (bool, sympy.logic.boolalg.BooleanAtom)):
+        return _Node(e, "1" if bool(e) else "0")
+    if e.is_Symbol or e.is_Integer:
+        return _Node(e, str(e))
+    if isinstance(e, sympy.Add):
+        terms = []
+        for t in e.as_ordered_terms():
+            c, _ = t.as_coeff_Mul()
+            if c < 0:
+                terms.append((-1, _to_node(-t, names)))
+            else:
+                terms.append((1, _to_node(t, names)))
+        return _sum_nodes(e, terms)
+    if isinstance(e, sympy.Mul):
+        c, rest = e.as_coeff_Mul()
+        if c.is_Rational and not c.is_Integer:
+            num = _to_node(c.p * rest, names)
+            return _Node(e, f"{_wrap(num, '/', False)} / {c.q}", _PREC["/"], "/")
+        if c == -1:
+            inner = _to_node(rest, names)
+            return _Node(e, f"-{_wrap(inner, '*', True)}", _PREC["*"], "*")
+        args = ([_Node(c, str(c))] if c != 1 else []) + [_to_node(a, names) for a in sympy.Mul.make_args(rest)]
+        node = args[0]
+        for a in args[1:]:
+            node = _Node(e, f"{_wrap(node, '*', False)} * {_wrap(a, '*', True)}", _PREC["*"], "*")
+        return node
+    if isinstance(e, sympy.Mod):
+        a, b = (_to_node(x, names) for x in e.args)
+        return _Node(e, f"{_wrap(a, '%', False)} % {_wrap(b, '%', True)}", _PREC["%"], "%")
+    if isinstance(e, sympy.floor):
+        num, den = sympy.fraction(sympy.together(e.args[0]))
+        a, b = _to_node(num, names), _to_node(den, names)
+        return _Node(e, f"{_wrap(a, '/', False)} / {_wrap(b, '/', True)}", _PREC["/"], "/")
+    if type(e).__name__ in _FUN and isinstance(e, sympy.Function):
+        op = _FUN[type(e).__name__]
+        a, b = (_to_node(x, names) for x in e.args)
+        return _Node(e, f"{_wrap(a, op, False)} {op} {_wrap(b, op, True)}", _PREC[op], op)
+    if isinstance(e, sympy.Piecewise):
+        *head, (last, _) = e.args
+        node = _to_node(last, names)
+        for value, cond in reversed(head):
+            node = _select(_to_node(cond, names), cond, _to_node(value, names), node)
+        return _Node(e, node.text, node.prec, node.op)
+    for cls, op in _REL.items():
+        if isinstance(e, cls):
+            a, b = (_to_node(x, names) for x in e.args)
+            prec = _PREC.get(op, 9 if op in ("==", "!=") else 10)
+            return _Node(e, f"{_wrap(a, '<', False) if prec == 10 else _wrap(a, '!=', False)} {op} {b.text}", prec, op)
+    if isinstance(e, (sympy.And, sympy.Or)):
+        op, prec = ("&&", 5) if isinstance(e, sympy.And) else ("||", 4)
+        parts = [_to_node(a, names) for a in e.args]
+        # && inside || is bracketed for the reader
+        return _Node(e, f" {op} ".join(p.text if p.prec > prec and p.op not in ("&&", "||") else f"({p.text})"
+                                       for p in parts), prec, op)
+    return _Node(e, str(e))  # pragma: no cover - nothing else is printed
+
+
+def _sum_nodes(e: Any, terms: list[tuple[int, _Node]]) -> _Node:
+    text = ""
+    for k, (sgn, n) in enumerate(terms):
+        t = _wrap(n, "+" if (k == 0 and sgn > 0) else "-", k > 0)
+        text = (t if sgn > 0 else f"-{t}") if k == 0 else text + f" {'+' if sgn > 0 else '-'} {t}"
+    return _Node(e, text, _PREC["+"], "+")
+
+
 def _c_text(e: Any) -> str:
-    """C-like text of a sympy expression built from floor/Mod/bit helpers (the structural fallback)."""
-    from sympy.printing.str import StrPrinter
-
-    class _C(StrPrinter):
-        def _print_Mod(self, expr: Any) -> str:
-            return f"({self._print(expr.args[0])}) % {self._print(expr.args[1])}"
-
-        def _print_floor(self, expr: Any) -> str:
-            num, den = sympy.fraction(sympy.together(expr.args[0]))
-            return f"({self._print(num)}) / {self._print(den)}"
-
-        def _print_Function(self, expr: Any) -> str:
-            ops = {"bitand": "&", "bitor": "|", "bitxor": "^", "shr": ">>", "shl": "<<"}
-            name = type(expr).__name__
-            if name in ops:
-                a, b = expr.args
-                return f"({self._print(a)} {ops[name]} {self._print(b)})"
-            return super()._print_Function(expr)
-
-    return _C().doprint(e)
+    return c_text(e)
 
 
 class _CallableModule(type(functools)):  # type: ignore[misc]

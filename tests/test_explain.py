@@ -247,3 +247,52 @@ def test_exported_lazily_from_the_package():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "offset = 2 * row + col"
     assert layoutalg.explain(parse("8:1")).formula() == "offset = i"
+
+
+# ------------------------------------------------------------------------------------------
+# the docs' table of the seed figures is what explain says now
+# ------------------------------------------------------------------------------------------
+SEEDS = [
+    ("Figure 46", "m8n8k4 .f16 A (.row)", lambda: mma.fragment("m8n8k4", "f16", "A", alayout="row")),
+    ("Figure 47", "m8n8k4 .f16 A (.col)", lambda: mma.fragment("m8n8k4", "f16", "A", alayout="col")),
+    ("Figure 48", "m8n8k4 .f16 B (.row)", lambda: mma.fragment("m8n8k4", "f16", "B", blayout="row")),
+    ("Figure 49", "m8n8k4 .f16 B (.col)", lambda: mma.fragment("m8n8k4", "f16", "B", blayout="col")),
+    ("Figure 50", "m8n8k4 .f16 C/D (.f16)", lambda: mma.fragment("m8n8k4", "f16", "C", ctype="f16")),
+    ("Figures 51, 52", "m8n8k4 .f16 C/D (.f32)", lambda: mma.fragment("m8n8k4", "f16", "C", ctype="f32")),
+    ("Figure 53", "m8n8k4 .f64 A", lambda: mma.fragment("m8n8k4", "f64", "A")),
+    ("Figure 54", "m8n8k4 .f64 B", lambda: mma.fragment("m8n8k4", "f64", "B")),
+    ("Figure 55", "m8n8k4 .f64 C/D", lambda: mma.fragment("m8n8k4", "f64", "C")),
+    ("Figures 140, 141", "sparse m16n8k128 .s4 A", lambda: mma.sparse_fragment("m16n8k128", "s4", "A")),
+    ("9.7.14.6.2.8", "sparse m16n8k128 .s4 B", lambda: mma.sparse_fragment("m16n8k128", "s4", "B")),
+    ("9.7.14.6.2.8", "sparse m16n8k128 .s4 C/D", lambda: mma.sparse_fragment("m16n8k128", "s4", "C")),
+]
+
+
+def seed_rows() -> list[str]:
+    """The rows of docs/explain.md's table (``python tests/test_explain.py`` prints them)."""
+    from layoutalg.explain import c_text
+    from layoutalg.nvidia.ptx_formulas import groupID, threadID_in_group
+
+    names = {groupID: "groupID", threadID_in_group: "threadID_in_group"}
+    out = []
+    for fig, name, build in SEEDS:
+        e = explain(build())
+        for k, (o, mine, isa) in enumerate(zip(e.outputs, e.texts, e.isa_exprs)):
+            cells = [fig if k == 0 else "", name if k == 0 else "", o, f"`{c_text(isa, names)}`", str(count_ops(isa)),
+                     f"`{mine}`", str(count_ops(e.exprs[k]))]
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return out
+
+
+def test_docs_seed_table_is_fresh_and_never_longer():
+    import pathlib
+
+    doc = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "explain.md").read_text()
+    for row in seed_rows():
+        assert row in doc, row
+        ours, isa = int(row.split("|")[-2]), int(row.split("|")[-4])
+        assert ours <= isa, row
+
+
+if __name__ == "__main__":
+    print("\n".join(seed_rows()))

@@ -27,7 +27,7 @@ from functools import cache
 
 import numpy as np
 
-__all__ = ["cases", "cuda_source", "run", "replay", "agreement", "ldgsts_aligned", "measured", "OPS"]
+__all__ = ["cases", "cuda_source", "run", "replay", "agreement", "ldgsts_aligned", "measured", "measured_table", "OPS"]
 
 _SMEM_BYTES = 32768
 #: instruction kinds replayed on the GPU: name -> (PTX of one lane's access, vector bytes)
@@ -302,6 +302,23 @@ def agreement(results: dict) -> list[str]:
             if w is not None and v > w:
                 out.append(f"{kname} access {j} ({op}): synthesised {v:g} wavefronts > {other} {w:g}")
     return out
+
+
+def measured_table(recording: dict) -> str:
+    """The recording as text: per kernel, access and instruction, the ncu wavefronts of each layout (the
+    analyser's prediction in brackets where it differs)."""
+    roles = ("synthesised", "best_atom", "no_swizzle", "padding")
+    rows: dict = {}
+    for r in recording.get("results", {}).values():
+        _, v = measured(r)
+        cell = "-" if v is None else f"{v:g}" + ("" if v == r["predicted"]["wavefronts"] else f" [{r['predicted']['wavefronts']}]")
+        rows.setdefault((r["kernel"], r["access"], r["op"]), {})[r["layout"]] = cell
+    head = ["kernel", "access", "instruction", *roles]
+    body = [[k, a, op, *(cells.get(x, "-") for x in roles)] for (k, a, op), cells in rows.items()]
+    widths = [max(len(h), *(len(b[j]) for b in body)) for j, h in enumerate(head)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip() for b in body]
+    return "\n".join(lines)
 
 
 def run(log=print) -> dict:
