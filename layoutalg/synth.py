@@ -443,7 +443,7 @@ class SwizzleSynthesis:
         widths = [max(len(cols[j]), *(len(r[j]) for r in rows)) for j in range(len(cols))]
         out = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)), "  ".join("-" * w for w in widths)]
         out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
-        return "\n".join(out)
+        return "\n".join(line.rstrip() for line in out)
 
     def summary(self) -> str:
         """The table, the families searched and the synthesised layout's formula (:func:`layoutalg.explain`)."""

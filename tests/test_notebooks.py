@@ -12,8 +12,8 @@ nbclient = pytest.importorskip("nbclient")
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_five_notebooks():
-    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05"]
+def test_there_are_the_notebooks():
+    assert [p.name[:2] for p in NOTEBOOKS][:6] == ["01", "02", "03", "04", "05", "06"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
