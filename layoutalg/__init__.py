@@ -81,7 +81,9 @@ from .verify import Counterexample, Verdict, equivalent, verify  # noqa: E402
 from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: E402
 
 #: Names exported lazily (module-level ``__getattr__``): importing layoutalg does not import the
-#: modules that define them, which sit above the NVIDIA catalog.
+#: modules that define them, which sit above the NVIDIA catalog. They are documented with their
+#: modules (not in ``__all__``, so ``import *`` stays cheap). ``layoutalg.explain`` is also the
+#: name of the module; that module is callable (it calls the function), so either works.
 _LAZY = {"explain": ("explain", "explain"), "Explanation": ("explain", "Explanation"),
          "synthesize_swizzle": ("synth", "synthesize_swizzle")}
 
@@ -96,6 +98,10 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [
@@ -153,7 +159,4 @@ __all__ = [
     "from_linear",
     "LinearLayout",
     "is_f2_linear",
-    "explain",
-    "Explanation",
-    "synthesize_swizzle",
 ]

@@ -74,6 +74,8 @@ __all__ = [
     "SwizzleSynthesis",
     "synthesize_swizzle",
     "wavefronts",
+    "per_access",
+    "dtype_bytes",
     "KERNELS",
     "kernel_accesses",
 ]
@@ -82,7 +84,12 @@ _DTYPE_BYTES = {"f64": 8, "f32": 4, "tf32": 4, "s32": 4, "f16": 2, "bf16": 2, "b
                 "s8": 1, "u8": 1, "b8": 1}
 
 
-def _element_bytes(dtype: str, op: str) -> int:
+def dtype_bytes(dtype: str, op: str = "dtype_bytes") -> int:
+    """Bytes of one element of ``dtype`` (``"f16"`` -> 2, ``"e4m3"`` -> 1).
+
+    >>> dtype_bytes("bf16"), dtype_bytes("tf32")
+    (2, 4)
+    """
     if dtype not in _DTYPE_BYTES:
         raise LayoutError(f"{op}: dtype {dtype!r} is not one of {sorted(_DTYPE_BYTES)}")
     return _DTYPE_BYTES[dtype]
@@ -167,7 +174,7 @@ def row_copy(shape: tuple[int, int], dtype: str, *, threads: int = 128, vector_b
     """
     op = "row_copy"
     R, C = _check_shape(shape, op)
-    eb = _element_bytes(dtype, op)
+    eb = dtype_bytes(dtype, op)
     n = vector_bytes // eb
     if n < 1 or vector_bytes % eb or C % n:
         raise LayoutError(f"{op}: {vector_bytes}-byte vectors of {dtype} do not divide a row of {C} elements")
@@ -259,7 +266,7 @@ def block_transpose_read(shape: tuple[int, int], dtype: str, *, word_bytes: int 
     """
     op = "block_transpose_read"
     R, C = _check_shape(shape, op)
-    eb = _element_bytes(dtype, op)
+    eb = dtype_bytes(dtype, op)
     k = word_bytes // eb
     if k < 1 or word_bytes % eb:
         raise LayoutError(f"{op}: {word_bytes}-byte words do not hold whole {dtype} elements")
@@ -469,10 +476,16 @@ class SwizzleSynthesis:
 _ATOMS = [(major, swz) for major in ("K", "MN") for swz in (128, 64, 32, 0)]
 
 
-def _report(layout: Any, accesses: Sequence[Access], eb: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Wavefronts and ideal per access from the analyser (banks.address_report per instruction)."""
+def per_access(layout: Any, accesses: Sequence[Access], element_bytes: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(wavefronts, ideal)`` of each access under ``layout``, from :func:`layoutalg.banks.address_report`
+    instruction by instruction (a warp's ``k``-th vector; lanes ``>= active_lanes`` not read).
+
+    >>> per_access(Layout((64, 64), (64, 1)), [ldmatrix_copy((64, 64))], 2)     # 8-way unswizzled
+    ((512,), (64,))
+    """
     from .banks import access_addresses, address_report
 
+    eb = element_bytes
     wf, ideal = [], []
     for a in accesses:
         starts = access_addresses(layout, a.tv, eb, a.vector_bytes)
@@ -608,7 +621,7 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
     t0 = time.perf_counter()
     op = "synthesize_swizzle"
     R, C = _check_shape(shape, op)
-    eb = _element_bytes(dtype, op)
+    eb = dtype_bytes(dtype, op)
     accs = tuple(as_access(a, k) for k, a in enumerate(accesses))
     if not accs:
         raise LayoutError(f"{op}: no accesses given")
@@ -672,7 +685,7 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
     atom_cands = []
     for name, t in atoms:
         try:
-            wf, ideal = _report(t, accs, eb)
+            wf, ideal = per_access(t, accs, eb)
         except LayoutError:
             continue
         atom_cands.append(Candidate(name, t, "CuTe GMMA atom", wf, ideal, *_accepted(t, (R, C), dtype, atoms, base_table)))
@@ -682,7 +695,7 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
         if int(totals[k]) != best_total or len(tied) >= 12:
             break
         L = _layout_of(maps[k], base)
-        wf, ideal = _report(L, accs, eb)
+        wf, ideal = per_access(L, accs, eb)
         acc, atom = _accepted(L, (R, C), dtype, atoms, base_table)
         tied.append(Candidate("synthesised", L, _family(maps[k]), wf, ideal, acc, atom))
     pool = tied + [c for c in atom_cands if c.total <= best_total]
@@ -695,17 +708,14 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
             pool = [min(ok, key=lambda c: c.total)]
     best = min(pool, key=lambda c: (c.total, not c.atom, len(c.accepted_by) == 0))
     best = Candidate("synthesised", best.layout, best.family, best.wavefronts, best.ideal, best.accepted_by, best.atom)
-    wf0, id0 = _report(base, accs, eb)
+    wf0, id0 = per_access(base, accs, eb)
     none = Candidate("no swizzle", base, "no swizzle", wf0, id0, *_accepted(base, (R, C), dtype, atoms, base_table))
     best_atom = min(atom_cands, key=lambda c: c.total) if atom_cands else None
-    pad = _padding(R, C, accs, eb)
+    pad, tried = _padding(R, C, accs, eb)
     return SwizzleSynthesis((R, C), dtype, accs, best, none, best_atom, pad, tuple(int(x) for x in id0),
                             tuple(searched) + ((f"CuTe GMMA atoms ({dtype})", len(atom_cands)),
-                                               ("padding: row pitch cols + pad", _PAD_TRIED[0])),
+                                               ("padding: row pitch cols + pad", tried)),
                             time.perf_counter() - t0)
-
-
-_PAD_TRIED = [0]
 
 
 def _simplicity(m: Any) -> int:
@@ -718,23 +728,23 @@ def _simplicity(m: Any) -> int:
     return 1000 + sum(bin(mask).count("1") for _, mask in m.columns)
 
 
-def _padding(R: int, C: int, accs: Sequence[Access], eb: int) -> Candidate | None:
-    """The row pitch ``C + pad`` (pad a multiple of the widest vector, up to 128 bytes) with the fewest wavefronts."""
+def _padding(R: int, C: int, accs: Sequence[Access], eb: int) -> tuple[Candidate | None, int]:
+    """The row pitch ``C + pad`` (pad a multiple of the widest vector, up to 128 bytes) with the fewest
+    wavefronts, and how many pitches were tried."""
     step = max(a.vector_bytes for a in accs) // eb or 1
     best: Candidate | None = None
     tried = 0
     for pad in range(step, max(step, 128 // eb) + 1, step):
         L = Layout((R, C), (C + pad, 1))
         try:
-            wf, ideal = _report(L, accs, eb)
+            wf, ideal = per_access(L, accs, eb)
         except LayoutError:
             continue
         tried += 1
         c = Candidate(f"padding +{pad}", L, "padding", wf, ideal, (), "", R * pad * eb)
         if best is None or c.total < best.total:
             best = c
-    _PAD_TRIED[0] = tried
-    return best
+    return best, tried
 
 
 def _xor_search(plans: Sequence[_Plan], eb: int, nbits: int, m_min: int, score: Any, maps: list, scores: np.ndarray

@@ -25,13 +25,13 @@ from layoutalg.synth import (
     _apply,
     _layout_of,
     _plan,
-    _report,
     _swizzles,
     _Xor,
     as_access,
     block_transpose_read,
     kernel_accesses,
     ldmatrix_copy,
+    per_access,
     row_copy,
     wavefronts,
 )
@@ -64,7 +64,7 @@ def test_fast_model_equals_the_analyser(k, B, M, S):
         return
     L = ComposedLayout(sw, 0, base)
     try:
-        want_wf, want_ideal = _report(L, [a], 2)
+        want_wf, want_ideal = per_access(L, [a], 2)
     except LayoutError:  # the swizzle splits a vector: not a candidate
         return
     p = _plan(base, a, 2)
@@ -74,7 +74,7 @@ def test_fast_model_equals_the_analyser(k, B, M, S):
 
 def test_ldmatrix_x1_x2_read_only_their_lanes():
     base = Layout((64, 64), (64, 1))
-    reps = {n: _report(base, [ldmatrix_copy((64, 64), num=n)], 2) for n in (1, 2, 4)}
+    reps = {n: per_access(base, [ldmatrix_copy((64, 64), num=n)], 2) for n in (1, 2, 4)}
     plans = {n: _plan(base, ldmatrix_copy((64, 64), num=n), 2) for n in (1, 2, 4)}
     # the tile is read once whatever .num: 64 matrices of 8 rows, each 8 wavefronts unswizzled (ideal 1);
     # x1 needs four times the instructions of x4, whose lanes 8-31 are not read
@@ -96,7 +96,7 @@ def test_kernels_synthesised_never_worse_and_at_the_ideal(name):
     assert s.best.wavefronts == s.lower_bound  # every access at its ideal
     assert s.best.total < s.no_swizzle.total
     # the numbers are the analyser's, recomputed independently here
-    assert _report(s.best.layout, k.accesses, {"f16": 2, "e4m3": 1}[k.dtype])[0] == s.best.wavefronts
+    assert per_access(s.best.layout, k.accesses, {"f16": 2, "e4m3": 1}[k.dtype])[0] == s.best.wavefronts
 
 
 def test_fp8_transpose_beats_every_cute_atom_and_padding():
@@ -127,7 +127,7 @@ def test_cutlass_tutorial_layout_for_the_same_accesses():
     (k-major) and LDSM x4: the analyser finds it conflict-free, and the synthesiser matches it."""
     acc = [row_copy((128, 64), "f16"), ldmatrix_copy((128, 64))]
     tut = _tutorial_layout()
-    wf, ideal = _report(tut, acc, 2)
+    wf, ideal = per_access(tut, acc, 2)
     assert wf == ideal
     s = synthesize_swizzle((128, 64), "f16", acc)
     assert s.best.total == sum(wf) == sum(s.lower_bound)

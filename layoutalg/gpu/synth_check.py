@@ -75,19 +75,19 @@ def _addresses(layout, access, eb: int) -> list[list[int]]:
 
 
 def _predict(layout, access, eb: int) -> dict:
-    from ..synth import _report
+    from ..synth import per_access
 
-    wf, ideal = _report(layout, [access], eb)
+    wf, ideal = per_access(layout, [access], eb)
     return {"wavefronts": wf[0], "ideal": ideal[0]}
 
 
 def cases() -> list[dict]:
     """Every measured case: kernel, layout role and text, access, GPU op, addresses and the analyser's prediction."""
-    from ..synth import _element_bytes
+    from ..synth import dtype_bytes
 
     out = []
     for kname, (k, syn) in _syntheses().items():
-        eb = _element_bytes(k.dtype, "synth_check")
+        eb = dtype_bytes(k.dtype)
         roles = [("synthesised", syn.best), ("no_swizzle", syn.no_swizzle), ("best_atom", syn.best_atom),
                  ("padding", syn.padding)]
         for role, cand in roles:
