@@ -571,7 +571,15 @@ def _lane_helpers(threads: int, name: str) -> tuple:
     return ()
 
 
+#: the largest domain explain enumerates (points)
+MAX_POINTS = 1 << 22
+
+
 def _tables(mapping: Any, extents: Sequence[int]) -> list[np.ndarray]:
+    n = math.prod(int(e) for e in extents)
+    if n > MAX_POINTS:
+        raise LayoutError(f"explain: the domain {tuple(extents)} has {n} points, more than the {MAX_POINTS} explain "
+                          "enumerates; explain a smaller tile (the formula of a layout repeats with its modes)")
     grids = np.indices(tuple(extents), dtype=np.int64)
     if isinstance(mapping, (Layout, ComposedLayout)):
         out = [np.asarray(mapping(*[g for g in grids]), dtype=np.int64)]
@@ -616,6 +624,8 @@ def _names(default: Sequence[str], outputs: Sequence[str], names: Any, op: str) 
         if unknown:
             raise LayoutError(f"{op}: names {unknown} are neither inputs {ins} nor outputs {outs}")
         return [str(names.get(n, n)) for n in ins], [str(names.get(n, n)) for n in outs]
+    if not isinstance(names, (list, tuple)):
+        raise LayoutError(f"{op}: names={names!r} must be a sequence of input names or a mapping old -> new")
     names = list(names)
     if len(names) != len(ins) or not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise LayoutError(f"{op}: names={names!r} must be {len(ins)} identifiers, one per input {ins}")

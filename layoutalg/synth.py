@@ -80,6 +80,9 @@ __all__ = [
     "kernel_accesses",
 ]
 
+#: shared memory one CTA may use on sm_90 (227 KiB)
+SMEM_BYTES = 227 * 1024
+
 _DTYPE_BYTES = {"f64": 8, "f32": 4, "tf32": 4, "s32": 4, "f16": 2, "bf16": 2, "b16": 2, "e4m3": 1, "e5m2": 1,
                 "s8": 1, "u8": 1, "b8": 1}
 
@@ -622,6 +625,9 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
     op = "synthesize_swizzle"
     R, C = _check_shape(shape, op)
     eb = dtype_bytes(dtype, op)
+    if R * C * eb > SMEM_BYTES:
+        raise LayoutError(f"{op}: a {R}x{C} {dtype} tile is {R * C * eb} bytes, more than the {SMEM_BYTES} bytes of "
+                          "shared memory a CTA can have")
     accs = tuple(as_access(a, k) for k, a in enumerate(accesses))
     if not accs:
         raise LayoutError(f"{op}: no accesses given")

@@ -218,7 +218,15 @@ def test_bad_input(bad, msg):
         explain(bad)
 
 
+def test_huge_domain_is_refused_before_work():
+    with pytest.raises(LayoutError, match="more than"):
+        explain(Layout((1 << 12, 1 << 12), (1 << 12, 1)))
+    assert explain("1:0").formula() == "offset = 0"
+
+
 def test_bad_names():
+    with pytest.raises(LayoutError, match="sequence"):
+        explain("(4,8):(8,1)", names=42)
     with pytest.raises(LayoutError, match="identifiers"):
         explain("(4,8):(8,1)", names=("a",))
     with pytest.raises(LayoutError, match="neither inputs"):

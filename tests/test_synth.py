@@ -232,6 +232,8 @@ def test_as_access_vocabulary():
         (lambda: synthesize_swizzle((32, 64), "f16", [row_copy((64, 64), "f16")]), "outside"),
         (lambda: synthesize_swizzle((64, 64), "f16", [Access("col16", Layout((32, 8), (1, 1)), 16)]), "contiguous"),
         (lambda: ldmatrix_copy((20, 16)), "multiple"),
+        (lambda: synthesize_swizzle((1024, 1024), "f16", [row_copy((64, 64), "f16")]), "shared memory"),
+        (lambda: synthesize_swizzle((64, 64), "f16", [Access("16 threads", Layout((16, 8), (1, 64)), 16)]), "warps"),
         (lambda: ldmatrix_copy((16, 16), num=3), "num"),
         (lambda: row_copy((64, 60), "f16"), "divide"),
         (lambda: Access("x", Layout(32, 1), 16), "rank-2"),
