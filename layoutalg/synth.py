@@ -675,7 +675,7 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
                 maps += pairs
                 scores = np.vstack([scores, score(pairs)])
         if scores.sum(axis=1).min() > lower.sum():
-            xors, how = _xor_search(plans, eb, nbits, m_min, score, maps, scores)
+            xors, how = _xor_search(plans, eb, nbits, m_min, score, int(scores.sum(axis=1).min()))
             if xors:
                 searched.append((f"F2-linear x ^ T(x) ({how})", len(xors)))
                 maps += xors
@@ -753,7 +753,7 @@ def _padding(R: int, C: int, accs: Sequence[Access], eb: int) -> tuple[Candidate
     return best, tried
 
 
-def _xor_search(plans: Sequence[_Plan], eb: int, nbits: int, m_min: int, score: Any, maps: list, scores: np.ndarray
+def _xor_search(plans: Sequence[_Plan], eb: int, nbits: int, m_min: int, score: Any, best: int
                 ) -> tuple[list[_Xor], str]:
     """F2-linear maps x ^ T(x): targets are the bank bits above the vector, sources the higher bits that
     vary inside some phase. Exhaustive over T when it has at most 2**10 values, else coordinate descent
@@ -777,7 +777,6 @@ def _xor_search(plans: Sequence[_Plan], eb: int, nbits: int, m_min: int, score: 
     # coordinate descent: one source column at a time, all 2**c target masks, best kept; three rounds
     cols = {src: 0 for src in sources}
     tried: list[_Xor] = []
-    best = int(scores.sum(axis=1).min())
     for _ in range(3):
         improved = False
         for src in sources:
