@@ -50,6 +50,8 @@ API_MODULES = [
     ("layoutalg.nvidia.ptx_formulas", "NVIDIA: PTX formulas", False),
     ("layoutalg.viz", "Pictures", True),
     ("layoutalg.banks", "Shared-memory banks", True),
+    ("layoutalg.explain", "Explaining layouts as formulas", True),
+    ("layoutalg.synth", "Synthesising swizzles", True),
     ("layoutalg.cli", "Command line", True),
 ]
 

@@ -80,6 +80,30 @@ from .composed import ComposedLayout, make_composed_layout  # noqa: E402
 from .verify import Counterexample, Verdict, equivalent, verify  # noqa: E402
 from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: E402
 
+#: Names exported lazily (module-level ``__getattr__``): importing layoutalg does not import the
+#: modules that define them, which sit above the NVIDIA catalog. They are documented with their
+#: modules (not in ``__all__``, so ``import *`` stays cheap). ``layoutalg.explain`` is also the
+#: name of the module; that module is callable (it calls the function), so either works.
+_LAZY = {"explain": ("explain", "explain"), "Explanation": ("explain", "Explanation"),
+         "synthesize_swizzle": ("synth", "synthesize_swizzle")}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(f".{module}", __name__), attr)
+        # importing layoutalg.explain bound the *module* to the name; the function is what is meant
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
     "Layout",
     "LayoutError",

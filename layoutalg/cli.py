@@ -10,6 +10,10 @@ Subcommands (``layoutalg <cmd> --help`` for each)::
     layoutalg verify                          # proves the whole catalog, prints a table
     layoutalg banks "(64,64):(64,1)" --bytes 2 --vector 16
     layoutalg harness run                     # hardware checks (needs a GPU and Triton)
+    layoutalg explain m16n8k16 f16 A          # the formula a person writes, proven
+    layoutalg explain "Sw<3,3,3> o (64,64):(64,1)"
+    layoutalg synth 128x64 f16 cp.async ldmatrix   # the swizzle with the fewest wavefronts
+    layoutalg synth --kernel fp8_transpose
     layoutalg report -o report/               # everything above, pictures in a folder
 
 Exit codes: 0 success; 1 a verification failed (or a seed value disagrees); 2 bad input
@@ -688,6 +692,70 @@ def cmd_tma(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# explain / synth
+# ---------------------------------------------------------------------------------------------
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .explain import explain
+
+    names = [n.strip() for n in args.names.split(",")] if args.names else None
+    if len(args.target) == 1:
+        x: Any = _parse_layout(args.target[0])
+    elif len(args.target) in (2, 3):
+        ns = argparse.Namespace(**vars(args))
+        ns.shape, ns.dtype = args.target[0], args.target[1]
+        ns.operand = args.target[2] if len(args.target) == 3 else ""
+        x = _find_fragment(ns)
+    else:
+        raise LayoutError(f"explain: expected a layout or 'SHAPE DTYPE OPERAND', got {' '.join(args.target)!r}")
+    e = explain(x, names=names)
+    print(e.text)
+    return 0 if e.verdict else 1
+
+
+def _synth_access(text: str, shape: tuple[int, int], dtype: str, threads: int) -> Any:
+    """An access from the command line: a preset name or ``TV-LAYOUT@BYTES``."""
+    from . import synth
+
+    presets = {
+        "cp.async": lambda: synth.row_copy(shape, dtype, threads=threads),
+        "st.shared.v4": lambda: synth.row_copy(shape, dtype, threads=threads, instruction="st.shared.v4.u32"),
+        "ldmatrix": lambda: synth.ldmatrix_copy(shape),
+        "ldmatrix.trans": lambda: synth.ldmatrix_copy(shape, trans=True),
+        "ldmatrix.x2": lambda: synth.ldmatrix_copy(shape, num=2),
+        "ldmatrix.x1": lambda: synth.ldmatrix_copy(shape, num=1),
+        "ldmatrix.colfirst": lambda: synth.ldmatrix_copy(shape, order="col-first"),
+        "block4": lambda: synth.block_transpose_read(shape, dtype, threads=threads),
+    }
+    if text in presets:
+        return presets[text]()
+    if "@" in text:
+        tv, vb = text.rsplit("@", 1)
+        L = _parse_layout(tv)
+        if not isinstance(L, type(_parse_layout("1:0"))):
+            raise LayoutError(f"synth: access {tv!r} must be a plain (thread, value) layout")
+        return synth.Access(text, L, int(vb))
+    raise LayoutError(f"synth: access {text!r} is not one of {sorted(presets)} nor TV-LAYOUT@BYTES")
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from . import synth
+
+    if args.kernel:
+        k = synth.kernel_accesses(args.kernel)
+        shape, dtype, accesses = k.shape, k.dtype, list(k.accesses)
+        print(k.description)
+    else:
+        if not args.shape or not args.dtype or not args.access:
+            raise LayoutError("synth: give SHAPE DTYPE ACCESS... or --kernel NAME")
+        shape, dtype = _parse_tile(args.shape), args.dtype
+        accesses = [_synth_access(a, shape, dtype, args.threads) for a in args.access]
+    cons = [c for c in (args.constraints or "").split(",") if c]
+    s = synth.synthesize_swizzle(shape, dtype, accesses, constraints=cons)
+    print(s.summary())
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
 # Parser
 # ---------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
@@ -826,6 +894,39 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--operand", default="A", choices=["A", "B"])
     s.add_argument("--instruction", help="wgmma shape for --check, e.g. m64n128k16 (default from the tile)")
     s.set_defaults(func=cmd_tma)
+
+    s = sub.add_parser(
+        "explain",
+        help="a layout or fragment as the formula a person writes (proven)",
+        description="Write each output of a layout (offset) or fragment (row, col) in the PTX ISA's C-like "
+        "vocabulary -- groupID, threadID_in_group, i, shifts, masks, xor -- and prove it with verify. "
+        "Give a layout ('Sw<3,3,3> o (64,64):(64,1)') or a fragment as for frag ('m16n8k16 f16 A').",
+    )
+    s.add_argument("target", nargs="+", help="a layout, or SHAPE DTYPE OPERAND of a fragment")
+    s.add_argument("--names", help="comma-separated input names (e.g. tid,v for a TV layout)")
+    s.add_argument("--ctype", help="accumulator type of C/D")
+    s.add_argument("--kind", help="f8f6f4, mxf8f6f4, mxf4, mxf4nvf4")
+    s.add_argument("--alayout", default="row", help="row or col (m8n8k4 .f16 only)")
+    s.add_argument("--blayout", default="col", help="row or col (m8n8k4 .f16 only)")
+    s.add_argument("--sparse", action="store_true", help="mma.sp fragment")
+    s.add_argument("--trans", action="store_true", help="ldmatrix .trans")
+    s.set_defaults(func=cmd_explain)
+
+    s = sub.add_parser(
+        "synth",
+        help="the shared-memory swizzle with the fewest wavefronts for a set of accesses",
+        description="Search Swizzle<B,M,S>, compositions of two and F2 xor maps of a row-major tile for the "
+        "fewest shared-memory wavefronts over the accesses, beside no swizzle, CuTe's GMMA atoms and padding. "
+        "Accesses: cp.async, st.shared.v4, ldmatrix, ldmatrix.trans, ldmatrix.x2, ldmatrix.x1, "
+        "ldmatrix.colfirst, block4, or TV-LAYOUT@BYTES (thread, value) -> row + rows*col.",
+    )
+    s.add_argument("shape", nargs="?", help="ROWSxCOLS in elements, e.g. 128x64")
+    s.add_argument("dtype", nargs="?", help="f16, bf16, tf32, f32, e4m3, s8, ...")
+    s.add_argument("access", nargs="*", help="accesses (see above)")
+    s.add_argument("--kernel", help="one of the built-in kernels: ampere_gemm_a, attention_v, fp8_transpose")
+    s.add_argument("--threads", type=int, default=128, help="threads of the copy presets (default 128)")
+    s.add_argument("--constraints", help="comma-separated: wgmma, tma")
+    s.set_defaults(func=cmd_synth)
     return p
 
 

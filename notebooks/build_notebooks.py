@@ -358,6 +358,11 @@ print(table({name: load_recording(name) for name in ("mma", "smem", "wgmma")})[:
 """),
 )
 
+# --------------------------------------------------------------------------------------------------
+nb(
+    "07_explain_and_synthesize.ipynb",
+    md("""
+# Explaining layouts, synthesising swizzles
 
 # --------------------------------------------------------------------------------------------------
 nb(
@@ -437,13 +442,103 @@ print(len(rec["cute"]["cases"]), "CuTe make_tma_copy maps, bytes equal:", all(r[
 print("TMA -> wgmma:", Counter(r["status"] for r in rec["e2e"].values()),
       "negatives:", {k: r["how_caught"] for k, r in rec["negatives"].items()})
 print("replay problems:", tma_check.replay(rec) or "none")
+Two inverse problems. `layoutalg.explain` writes a layout as the formula a person would put in a
+comment -- `row = groupID + 8 * (i >> 1)` -- and proves it with `verify`. `layoutalg.synthesize_swizzle`
+finds the shared-memory layout under which a kernel's accesses take the fewest wavefronts. See
+`docs/explain.md` for how both work.
+"""),
+    md("""
+## Five fragments
+
+Each explanation is proven (`verify`) and counted against the PTX ISA's own formula.
+"""),
+    code("""
+from layoutalg import explain
+from layoutalg.nvidia import mma, wgmma_fragments
+
+fragments = [
+    mma.fragment("m16n8k16", "f16", "A"),
+    mma.fragment("m16n8k8", "bf16", "C"),
+    mma.fragment("m8n8k4", "f16", "C", ctype="f32"),
+    mma.sparse_fragment("m16n8k128", "s4", "A"),
+    wgmma_fragments.fragment("m64n64k16", "f32", "D"),
+]
+for f in fragments:
+    print(explain(f), end="\\n\\n")
+"""),
+    md("""
+The expressions are sympy, in `lane` and `i`, so they substitute, simplify and evaluate:
+"""),
+    code("""
+e = explain(fragments[0])
+print(e.exprs)
+print([int(x.subs({e.inputs[0]: 5, e.inputs[1]: 6})) for x in e.exprs], fragments[0].coords(5, 6))
+"""),
+    md("""
+A swizzled tile comes back in its XOR form: the 16-byte chunk `col >> 3` XOR-ed with the row.
+"""),
+    code("""
+from layoutalg.nvidia import wgmma
+print(explain(wgmma.tile("K", 128, "bf16", (64, 64))))
+"""),
+    md("""
+## Three kernels' shared-memory tiles
+
+`layoutalg.synth.kernel_accesses` holds the tile and accesses of an Ampere GEMM's A tile
+(`cp.async` row stores, `ldmatrix.x4` reads), attention's V tile (row stores, `ldmatrix.x4.trans`
+reads) and an fp8 transpose (row stores, 4x4-block word reads). For each, the synthesised layout
+beside no swizzle, the best CuTe GMMA atom and the best padding, per access, in wavefronts.
+"""),
+    code("""
+from layoutalg.synth import KERNELS, kernel_accesses, synthesize_swizzle
+
+for name in KERNELS:
+    k = kernel_accesses(name)
+    print(k.description)
+    print(synthesize_swizzle(k.shape, k.dtype, k.accesses), end="\\n\\n")
+"""),
+    md("""
+Your own access set: any TV layout `(thread, value) -> row + rows * col` with its vector width.
+Here one warp reads a column of an fp8 tile byte by byte while 16-byte row stores keep the low four
+bits fixed: no layout reaches one wavefront, and the search widens to compositions of two swizzles
+and F2-linear XOR maps.
+"""),
+    code("""
+from layoutalg import Layout
+from layoutalg.synth import Access, row_copy
+
+s = synthesize_swizzle((64, 64), "e4m3", [row_copy((64, 64), "e4m3"), Access("column bytes", Layout((32, 64), (1, 64)), 1)])
+print(s.table())
+for family, n in s.searched:
+    print(f"  {n:6d}  {family}")
+"""),
+    md("""
+## What the H100 counted
+
+`layoutalg.gpu.synth_check` replays every instruction of these accesses on an H100 under the four
+layouts and reads Nsight Compute's wavefront counters (recorded in `tests/data/hardware/synth.json`).
+The analyser's prediction is in brackets where the counter differs: `cp.async` into padded rows,
+whose 8-lane phases straddle two 128-byte lines, costs more than the bank model says, while
+`st.shared.v4` at the same addresses costs exactly the model's number.
+"""),
+    code("""
+from layoutalg.gpu import synth_check
+from layoutalg.gpu.harness import load_recording
+
+rec = load_recording("synth")
+print(rec["environment"]["gpu"], rec["environment"]["driver"], rec["environment"]["date"])
+print(synth_check.measured_table(rec))
+print("replay against the library now:", synth_check.replay(rec) or "all counters explained")
 """),
 )
 
 
 def build(execute: bool = True) -> list[pathlib.Path]:
+def build(execute: bool = True, only: str | None = None) -> list[pathlib.Path]:
     out = []
     for name, cells in NOTEBOOKS.items():
+        if only is not None and name != only:
+            continue
         book = nbformat.v4.new_notebook()
         book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         for kind, src in cells:
@@ -457,5 +552,6 @@ def build(execute: bool = True) -> list[pathlib.Path]:
 
 
 if __name__ == "__main__":
-    for p in build(execute="--no-execute" not in sys.argv):
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
+    for p in build(execute="--no-execute" not in sys.argv, only=only):
         print("wrote", p)

@@ -12,7 +12,7 @@ nbclient = pytest.importorskip("nbclient")
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_five_notebooks():
+def test_there_are_the_notebooks():
     assert [p.name[:2] for p in NOTEBOOKS][:5] == ["01", "02", "03", "04", "05"]  # and more may follow
 
 

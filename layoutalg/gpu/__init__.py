@@ -1,6 +1,6 @@
 """The hardware harness: measure the library's layouts on an NVIDIA GPU, record, replay on a CPU.
 
-Three checks, each a module:
+The checks, each a module:
 
 * :mod:`~layoutalg.gpu.mma_check` -- every ``mma.sync`` / ``mma.sp`` instruction an sm_90 GPU
   runs, through Triton inline asm; measures which (lane, value) holds which element of A, B, D.
@@ -14,11 +14,13 @@ Three checks, each a module:
 * :mod:`~layoutalg.gpu.tma_check` -- TMA tensor maps encoded by the driver and ``cp.async.bulk.tensor``
   placements against :mod:`layoutalg.nvidia.tma`, the driver's refusals, CuTe's ``make_tma_copy``, and
   TMA -> wgmma end to end (``python -m layoutalg.gpu --only tma``).
+* :mod:`~layoutalg.gpu.synth_check` -- the layouts :func:`layoutalg.synth.synthesize_swizzle` finds for
+  three kernels, beside no swizzle, the best CuTe atom and padding: ncu's shared-memory wavefronts.
 
 Only the ``run`` functions import Triton, torch or CuPy (lazily); planning, analysis and
-``replay`` are numpy only, so recordings are checked on any machine. ``run_all`` runs all four::
+``replay`` are numpy only, so recordings are checked on any machine. ``run_all`` runs them all::
 
-    python -m layoutalg.gpu            # writes tests/data/hardware/{mma,smem,wgmma,banks}.json
+    python -m layoutalg.gpu            # writes tests/data/hardware/{mma,smem,wgmma,banks,synth}.json
 """
 
 from __future__ import annotations
@@ -54,12 +56,12 @@ def failures(recordings: dict) -> list[str]:
 
 def replay_all(directory: str | None = None) -> dict[str, list[str]]:
     """Replay the stored recordings against the library's current layouts: per check, what disagrees."""
-    from . import bank_check, mma_check, smem_check, tma_check, wgmma_check
+    from . import bank_check, mma_check, smem_check, synth_check, tma_check, wgmma_check
     from .harness import DEFAULT_DIR, load_recording
 
     out = {}
     for name, mod in (("mma", mma_check), ("smem", smem_check), ("wgmma", wgmma_check), ("banks", bank_check),
-                      ("tma", tma_check)):
+                      ("tma", tma_check), ("synth", synth_check)):
         rec = load_recording(name, directory or DEFAULT_DIR)
         out[name] = ["no recording"] if rec is None else mod.replay(rec)
     return out

@@ -1,10 +1,10 @@
 """Run every hardware check in one process, print a table, write the recordings.
 
-``run_all()`` (also ``python -m layoutalg.gpu`` and ``layoutalg harness run``) runs the four
+``run_all()`` (also ``python -m layoutalg.gpu`` and ``layoutalg harness run``) runs the
 checks -- :mod:`~layoutalg.gpu.mma_check`, :mod:`~layoutalg.gpu.smem_check`,
-:mod:`~layoutalg.gpu.wgmma_check`, :mod:`~layoutalg.gpu.bank_check` -- each failing soft: an exception inside one check becomes a
-failed row, never a crash of the run. Each check's recording is written as
-``<outdir>/{mma,smem,wgmma,banks}.json`` with the machine it came from (GPU, driver, CUDA, Triton,
+:mod:`~layoutalg.gpu.wgmma_check`, :mod:`~layoutalg.gpu.bank_check`, :mod:`~layoutalg.gpu.synth_check` -- each
+failing soft: an exception inside one check becomes a failed row, never a crash of the run. Each check's
+recording is written as ``<outdir>/{mma,smem,wgmma,banks,synth}.json`` with the machine it came from (GPU, driver, CUDA, Triton,
 torch, date), so that :mod:`tests.test_gpu_replay` can hold the library to it on a CPU.
 
 The table, per row: check, item, status (pass / fail / error / skipped) and a detail.
@@ -118,6 +118,11 @@ def _rows(name: str, data: dict) -> list[tuple]:
             det = f"k-blocks {len(rec.get('descriptors_A', []))} max|err| {rec.get('max_abs_err')}"
         elif name == "smem" and st in ("pass", "fail"):
             det = f"{rec['R']}x{rec['C']} mismatches {rec['mismatches']}"
+        elif name == "synth" and "predicted" in rec:
+            from .synth_check import measured
+
+            m, v = measured(rec)
+            det = f"predicted {rec['predicted']['wavefronts']} wavefronts" + (f", ncu {v:g} ({m})" if m else "")
         elif name == "banks" and "cycles_per_load" in rec:
             det = (f"predicted {rec['predicted']['wavefronts']} wavefronts ({rec['predicted']['ways']}-way), "
                    f"{rec['cycles_per_load']:.2f} cycles/load"
@@ -162,7 +167,7 @@ def table(recordings: dict) -> str:
     return "\n".join(lines)
 
 
-def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks", "tma"), log=print) -> dict:
+def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks", "tma", "synth"), log=print) -> dict:
     """Run the checks (each failing soft), write the recordings to ``outdir`` (default: tests/data/hardware)."""
     outdir = outdir or DEFAULT_DIR
     t0 = time.time()
@@ -185,6 +190,8 @@ def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks", 
                 from . import bank_check as mod
             elif name == "tma":
                 from . import tma_check as mod
+            elif name == "synth":
+                from . import synth_check as mod
             else:
                 from . import wgmma_check as mod
             data = mod.run(log=log)
