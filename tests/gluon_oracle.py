@@ -73,19 +73,40 @@ def _load_module(source: str):
 _ASM_CACHE: dict = {}
 
 
-def compile_asm(source: str, name: str, signature: dict, constexprs: dict, num_warps: int = 4) -> dict:
-    """triton.compile of kernel ``name`` from generated Gluon ``source`` for sm_90 on the CPU: its asm dict."""
+def compile_asm(source: str, name: str, signature: dict, constexprs: dict, num_warps: int = 4,
+                upto: str = "llir") -> dict:
+    """Compile kernel ``name`` of generated Gluon ``source`` for sm_90 on the CPU, up to stage ``upto``: {stage: text}.
+
+    The stages are Triton's own (``backend.add_stages``), run as ``triton.compile`` runs them;
+    stopping at ``llir`` or ``ptx`` skips ptxas, which nothing here needs.
+    """
     key = (source, name, repr(sorted(signature.items())), repr(sorted((k, repr(v)) for k, v in constexprs.items())),
-           num_warps)
+           num_warps, upto)
     if key not in _ASM_CACHE:
-        import triton
+        from triton._C.libtriton import ir
         from triton.backends.compiler import GPUTarget
+        from triton.compiler.compiler import make_backend
         from triton.experimental.gluon._runtime import GluonASTSource
 
         fn = getattr(_load_module(source), name)
         src = GluonASTSource(fn, signature=signature, constexprs=constexprs)
-        cc = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
-        _ASM_CACHE[key] = dict(cc.asm)
+        target = GPUTarget("cuda", 90, 32)
+        backend = make_backend(target)
+        options = backend.parse_options({"num_warps": num_warps})
+        stages: dict = {}
+        backend.add_stages(stages, options, src.language)
+        ctx = ir.context()
+        ir.load_dialects(ctx)
+        backend.load_dialects(ctx)
+        module = src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), ctx)
+        metadata = {"hash": hashlib.sha256(repr(key).encode()).hexdigest(), "target": target, **options.__dict__}
+        out = {}
+        for ext, step in list(stages.items())[list(stages).index(src.ext) + 1:]:
+            module = step(module, metadata)
+            out[ext] = module if isinstance(module, str) else str(module)
+            if ext == upto:
+                break
+        _ASM_CACHE[key] = out
     return _ASM_CACHE[key]
 
 

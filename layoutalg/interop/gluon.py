@@ -55,6 +55,7 @@ __all__ = [
     "from_gluon",
     "to_gluon",
     "padded_offset",
+    "bank_report",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -93,7 +94,7 @@ def _freeze(v: Any, op: str, what: str) -> Any:
         return gluon_layout(v)
     if isinstance(v, (list, tuple)):
         return tuple(_freeze(x, op, what) for x in v)
-    if isinstance(v, bool) or isinstance(v, int):
+    if isinstance(v, (bool, int)):
         return v
     if hasattr(v, "__index__"):
         return int(v)
@@ -960,6 +961,12 @@ def _mma_candidates(rank: int, warps: int, bits: int | None) -> list[GluonLayout
     return out
 
 
+def _mma_fits(c: GluonLayout, shape: list[int]) -> bool:
+    instr, warps = list(c["instr_shape"]), list(c["warps_per_cta"])
+    tile = instr[:2] if c["version"][0] == 3 else instr[-2:]
+    return tile[0] * warps[-2] <= shape[-2] and tile[1] * warps[-1] <= shape[-1]
+
+
 def _dot_candidates(rank: int, warps: int, bits: int | None) -> list[GluonLayout]:
     out = []
     seen_v3 = set()
@@ -1037,7 +1044,9 @@ def _recognize_distributed(target: dict, shape: list[int], bits: int | None, mat
     rank = len(shape)
     warps = 1 << len(target["warp"])
     if rank >= 2:
-        for cands in (_mma_candidates(rank, warps, bits), _dot_candidates(rank, warps, bits)):
+        # an accumulator spelling only where its warps land inside the tensor (else it aliases an operand)
+        fits = [c for c in _mma_candidates(rank, warps, bits) if _mma_fits(c, shape)]
+        for cands in (fits, _dot_candidates(rank, warps, bits)):
             found = _try(cands, shape, want, match)
             if found:
                 return found
@@ -1160,3 +1169,50 @@ def _guess_kind(x: Any, shape: list[int]) -> str:
                                         for i, s in enumerate(shape)):
         return "shared"
     return "distributed"
+
+
+def bank_report(register: Any, shared: Any, shape: Sequence[int], element_bitwidth: int) -> Any:
+    """bank_report(reg, smem, shape, bits) -> layoutalg.banks' report of ``reg`` reading/writing ``smem`` as Triton issues it.
+
+    The access is the one Triton's lowering (and ``get_shared_bank_conflicts``) assumes: each
+    thread moves the largest vector of registers that sit at consecutive shared offsets (up
+    to 128 bits; registers may be taken in any order), one instruction per vector. For these
+    linear accesses every phase of an instruction has the same conflict degree, and Triton's
+    count is ``report.ways - 1``.
+
+    >>> mma = "NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8])"
+    >>> r = bank_report(f"DotOperandLayout(0, {mma}, 2)", "NVMMASharedLayout(128, 16)", (64, 64), 16)
+    >>> r.ways - 1, r.access_bytes
+    (0, 4)
+    """
+    from ..banks import analyze
+    from ..layout import Layout
+    from ..linear import _mode_layout
+
+    op = "bank_report"
+    shape = [int(s) for s in shape]
+    if element_bitwidth not in (8, 16, 32, 64):
+        raise LayoutError(f"{op}: element_bitwidth {element_bitwidth} is not 8, 16, 32 or 64")
+    reg = linear_bases(register, shape)
+    g = gluon_layout(shared)
+    if gluon_layout(register).is_shared or not g.is_shared:
+        raise LayoutError(f"{op}: needs a distributed layout and a shared layout, got {gluon_layout(register).kind} and {g.kind}")
+    smem = from_gluon(g, shape)
+    table = smem.table()
+    regs = [v for v in reg["register"] if any(v)]  # broadcast registers move nothing
+    offs = [int(table[_flat(v, shape)]) for v in regs]
+    others = [int(table[_flat(v, shape)]) for k in ("lane", "warp") for v in reg[k]]
+    vec, order = 1, []
+    # a vector of 2**k registers: registers at offsets 1, 2, .., 2**(k-1), no other basis touching those bits
+    while vec * element_bitwidth < 128 and vec in offs:
+        rest = [o for i, o in enumerate(offs) if i not in order and o != vec] + others
+        if any(o & (2 * vec - 1) for o in rest):
+            break
+        order.append(offs.index(vec))
+        vec *= 2
+    order += [i for i in range(len(regs)) if i not in order]
+    thr = [_mode_layout([_flat(v, shape) for v in reg[k]]) for k in ("lane", "warp")]
+    val = _mode_layout([_flat(regs[i], shape) for i in order])
+    access = Layout((tuple(t.shape for t in thr), val.shape), (tuple(t.stride for t in thr), val.stride))
+    nbytes = element_bitwidth // 8
+    return analyze(smem, access, nbytes, vec * nbytes)
