@@ -80,6 +80,17 @@ from .composed import ComposedLayout, make_composed_layout  # noqa: E402
 from .verify import Counterexample, Verdict, equivalent, verify  # noqa: E402
 from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: E402
 
+
+
+def __getattr__(name: str) -> Any:
+    """Lazy exports: ``from_gluon`` / ``to_gluon`` (layoutalg.interop.gluon; Triton is imported only when asked)."""
+    if name in ("from_gluon", "to_gluon"):
+        from .interop import gluon as _gluon
+
+        return getattr(_gluon, name)
+    raise AttributeError(f"module 'layoutalg' has no attribute {name!r}")
+
+
 __all__ = [
     "Layout",
     "LayoutError",
@@ -135,4 +146,6 @@ __all__ = [
     "from_linear",
     "LinearLayout",
     "is_f2_linear",
+    "from_gluon",
+    "to_gluon",
 ]

@@ -93,6 +93,27 @@ def test_distributed_bases_equal_tritons_engine():
         checked += 1
 
 
+def test_to_linear_gives_tritons_bases():
+    """to_linear(from_gluon(L), shape=) == Triton's engine bases (same order, same convention); from_linear inverts it."""
+    from layoutalg.linear import from_linear, to_linear
+
+    rng = random.Random(3)
+    done = 0
+    while done < 150:
+        layout, shape = random_distributed(rng)
+        try:
+            want = oracle.engine_bases(layout, shape)
+        except Exception:  # noqa: BLE001
+            continue
+        tv = from_gluon(layout, shape)
+        lin = to_linear(tv, shape=shape, kind="distributed")
+        assert lin.as_dict() == want, (layout, shape)
+        assert from_linear(lin, shape=shape) == tv
+        assert gl.DistributedLinearLayout(lin.as_dict()["register"], lin.as_dict()["lane"], lin.as_dict()["warp"],
+                                          lin.as_dict()["block"], list(shape)) is not None
+        done += 1
+
+
 def _v2(warps=(1, 1)):
     return gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=list(warps), instr_shape=[16, 8])
 

@@ -754,7 +754,9 @@ def from_gluon(layout: Any, shape: Sequence[int]) -> Any:
     bases = linear_bases(g, shape)
     if g.is_shared:
         return _shared_layout(g, bases["offset"], shape, op)
-    return _tv_layout(bases, shape, op)
+    from ..linear import from_linear
+
+    return from_linear(bases, shape=shape)
 
 
 # ---------------------------------------------------------------------------------------------
