@@ -421,3 +421,12 @@ def test_errors_say_why():
         gluon_layout("gl.FancyLayout(1)")
     with pytest.raises(LayoutError, match="not a literal"):
         gluon_layout("BlockedLayout(x, [32], [4], [0])")
+
+
+def test_cli_export_and_show(capsys):
+    from layoutalg.cli import main
+
+    assert main(["export", "--gluon", "Sw<3,3,3> o (64,64):(64,1)", "--shape", "64,64", "--bits", "16"]) == 0
+    assert capsys.readouterr().out.strip() == "gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)"
+    assert main(["show", "--gluon", "NVMMASharedLayout(128, 16)", "--shape", "64,64"]) == 0
+    assert "Sw<3,3,3> o _0 o (64,64):(64,1)" in capsys.readouterr().out
