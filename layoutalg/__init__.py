@@ -85,7 +85,9 @@ from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: 
 #: modules (not in ``__all__``, so ``import *`` stays cheap). ``layoutalg.explain`` is also the
 #: name of the module; that module is callable (it calls the function), so either works.
 _LAZY = {"explain": ("explain", "explain"), "Explanation": ("explain", "Explanation"),
-         "synthesize_swizzle": ("synth", "synthesize_swizzle")}
+         "synthesize_swizzle": ("synth", "synthesize_swizzle"),
+         "from_gluon": ("interop.gluon", "from_gluon"), "to_gluon": ("interop.gluon", "to_gluon"),
+         "to_cute_cpp": ("interop.cute", "to_cute_cpp"), "to_cute_dsl": ("interop.cute", "to_cute_dsl")}
 
 
 def __getattr__(name: str) -> Any:
@@ -159,4 +161,6 @@ __all__ = [
     "from_linear",
     "LinearLayout",
     "is_f2_linear",
+    "from_gluon",
+    "to_gluon",
 ]

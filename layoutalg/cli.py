@@ -241,8 +241,28 @@ def _table(rows: list[dict], cols: Sequence[str]) -> str:
 # ---------------------------------------------------------------------------------------------
 # Subcommands
 # ---------------------------------------------------------------------------------------------
+def _parse_shape(text: str | None, what: str) -> list[int]:
+    if not text:
+        raise LayoutError(f"{what}: give the tensor shape with --shape, e.g. --shape 64,64")
+    try:
+        return [int(x) for x in text.replace("x", ",").split(",") if x.strip()]
+    except ValueError:
+        raise LayoutError(f"{what}: --shape {text!r} is not a list of ints like 64,64") from None
+
+
 def cmd_show(args: argparse.Namespace) -> int:
-    L = _parse_layout(args.layout)
+    if getattr(args, "gluon", None):
+        from .interop.gluon import from_gluon, gluon_layout
+
+        g = gluon_layout(args.gluon)
+        shape = list(g["shape"]) if g.kind in ("DistributedLinearLayout", "PaddedSharedLayout") and not args.shape \
+            else _parse_shape(args.shape, "show --gluon")
+        L = from_gluon(g, shape)
+        print(f"{g.source} on {shape}:\n  {L}")
+    elif args.layout:
+        L = _parse_layout(args.layout)
+    else:
+        raise LayoutError("show: give a layout in CuTe notation, or --gluon with a Gluon layout")
     print(print_layout(L, args.max, args.max))
     if args.output:
         from . import viz
@@ -758,6 +778,15 @@ def cmd_synth(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------
 # Parser
 # ---------------------------------------------------------------------------------------------
+def cmd_export(args: argparse.Namespace) -> int:
+    from .interop.gluon import to_gluon
+
+    r = to_gluon(_parse_layout(args.gluon), _parse_shape(args.shape, "export --gluon"), kind=args.kind,
+                 element_bitwidth=args.bits)
+    print(r.source)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="layoutalg",
@@ -772,7 +801,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="print a layout's offset grid; -o writes a picture",
         description="Print the offset grid of a layout given in CuTe notation (rows = mode 0).",
     )
-    s.add_argument("layout", help='CuTe notation, e.g. "(4,2):(2,1)" or "Sw<3,3,3> o (8,64):(64,1)"')
+    s.add_argument("layout", nargs="?", help='CuTe notation, e.g. "(4,2):(2,1)" or "Sw<3,3,3> o (8,64):(64,1)"')
+    s.add_argument("--gluon", metavar="LAYOUT", help='a Gluon layout instead, e.g. "NVMMASharedLayout(128, 16)" (with --shape)')
+    s.add_argument("--shape", help="the tensor shape of a --gluon layout, e.g. 64,64")
     s.add_argument("-o", "--output", help="write a picture (.svg or .png)")
     s.add_argument("--max", type=int, default=64, help="largest number of rows/columns shown (default 64)")
     s.add_argument(
@@ -782,6 +813,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="draw the picture as shared memory (16-byte chunks, banks) with elements of BYTES bytes",
     )
     s.set_defaults(func=cmd_show)
+
+    s = sub.add_parser(
+        "export",
+        help="write a layout as a Gluon constructor call",
+        description="Print the Gluon layout (triton.experimental.gluon) equal to a CuTe layout on a tensor shape.",
+    )
+    s.add_argument("--gluon", required=True, metavar="LAYOUT",
+                   help='CuTe notation: a shared layout (coordinate -> offset) or a TV layout (thread, value)')
+    s.add_argument("--shape", required=True, help="the tensor shape, e.g. 64,64")
+    s.add_argument("--bits", type=int, help="element bits (picks NVMMASharedLayout's element_bitwidth)")
+    s.add_argument("--kind", choices=("shared", "distributed"), help="default: shared when the modes match --shape")
+    s.set_defaults(func=cmd_export)
 
     s = sub.add_parser(
         "eval",

@@ -19,6 +19,18 @@ bases are ``[4], [1], [2]``. Check ``L(5) = L(1, 2) = 4 + 2 = 6`` against ``4 ^ 
     >>> from_linear(lin)
     Layout((2, 4), (4, 1))
 
+Triton's conventions (``shape=``): a TV layout ``(thread, value) -> d0 + D0*d1 + ...`` gives
+Triton's distributed bases, in-dims ``register`` (the value mode), ``lane`` (thread bits 0-4),
+``warp``, ``block``, each basis ``[d0, d1, ...]``; a shared layout ``(d0, d1, ...) -> offset``
+gives Triton's ``offset -> [d0, d1, ...]`` bases (the inverse map). These are the lists
+``DistributedLinearLayout`` / ``SharedLinearLayout`` take, in Triton's order::
+
+    >>> tv = Layout(((4, 8), (2, 2)), ((32, 1), (16, 8)))     # the m16n8 accumulator
+    >>> to_linear(tv, shape=(16, 8)).as_dict()["lane"]
+    [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]]
+    >>> from_linear(to_linear(tv, shape=(16, 8)), shape=(16, 8))
+    Layout((((4, 8), 1, 1), (2, 2)), (((32, 1), 0, 0), (16, 8)))
+
 When is a layout F2-linear? Every shape leaf must be a power of two and the integer sum of the
 basis vectors must equal their XOR: the non-zero bases must use pairwise disjoint bits. A
 swizzle ``Sw<B,M,S>`` is always F2-linear, so ``Sw o _0 o L`` is linear whenever L is.
@@ -37,7 +49,7 @@ from layoutalg.inttuple import flatten
 from layoutalg.layout import Layout
 from layoutalg.swizzle import Swizzle
 
-__all__ = ["LinearLayout", "to_linear", "from_linear", "is_f2_linear"]
+__all__ = ["LinearLayout", "to_linear", "from_linear", "is_f2_linear", "invert_f2"]
 
 
 @dataclass(frozen=True)
@@ -148,17 +160,25 @@ def _bases_of(f: Any, op: str) -> list[list[int]]:
     raise LayoutError(f"{op}: {f!r} is not a Layout or ComposedLayout")
 
 
-def to_linear(L: Any, in_dims: Iterable[str] | None = None, out_dim: str = "offset") -> LinearLayout:
+def to_linear(L: Any, in_dims: Iterable[str] | None = None, out_dim: str = "offset", *,
+              shape: Iterable[int] | None = None, kind: str | None = None) -> LinearLayout:
     """to_linear(L) -> the F2 basis of L: bases[mode i][j] = L(bit j of mode i's coordinate).
 
     One input dimension per top-level mode (named ``dim0, dim1, ...`` unless ``in_dims`` gives
     names) and one output dimension. Preconditions: L static, every shape leaf a power of two,
     non-negative strides whose bit images are disjoint, zero offsets (LayoutError otherwise).
 
+    With ``shape`` (a tensor shape), Triton's convention instead (see the module doc):
+    ``kind="distributed"`` (default for a rank-2 L whose modes are not ``shape``) gives in-dims
+    ``register, lane, warp, block`` and out-dims ``dim0, dim1, ...``; ``kind="shared"`` gives
+    in-dim ``offset`` (the inverse of L). Any F2-linear L is accepted there, swizzled or not.
+
     >>> from layoutalg.composed import parse_composed
     >>> to_linear(parse_composed("Sw<1,1,1> o 8:1")).flat_bases()
     (1, 2, 6)
     """
+    if shape is not None:
+        return _triton_linear(L, [int(x) for x in shape], kind)
     per_mode = _bases_of(L, "to_linear")
     names = list(in_dims) if in_dims is not None else [f"dim{i}" for i in range(len(per_mode))]
     if len(names) != len(per_mode):
@@ -219,8 +239,12 @@ def _find_swizzle(flat: list[int]) -> Swizzle | None:
     return None
 
 
-def from_linear(lin: Any) -> Any:
+def from_linear(lin: Any, *, shape: Iterable[int] | None = None) -> Any:
     """from_linear(bases) -> a Layout, or ``Sw<B,M,S> o _0 o Layout``, with those bit images.
+
+    With ``shape``, ``lin`` is in Triton's convention (multi-component bases): in-dims
+    ``register/lane/warp/block`` give the TV layout ``((lane, warp, block), register) -> d0 +
+    D0*d1 + ...``; in-dim ``offset`` gives the shared layout ``(d0, d1, ...) -> offset``.
 
     ``lin`` is a :class:`LinearLayout` or Triton's dict ``{in_dim: [[v], ...]}`` with one
     output dimension. One mode per input dimension, coalesced. A Layout needs pairwise
@@ -232,6 +256,8 @@ def from_linear(lin: Any) -> Any:
     >>> from_linear({"row": [[1], [2]], "col": [[4], [8]]})
     Layout((4, 4), (1, 4))
     """
+    if shape is not None:
+        return _from_triton(lin, [int(x) for x in shape])
     if isinstance(lin, LinearLayout):
         if len(lin.out_dims) != 1:
             raise LayoutError(f"from_linear: {lin} has {len(lin.out_dims)} output dimensions; a layout has one")
@@ -268,3 +294,139 @@ def from_linear(lin: Any) -> Any:
     from layoutalg.composed import ComposedLayout
 
     return ComposedLayout(sw, 0, build([[sw(v) for v in m] for m in per_mode]))
+
+
+# --- Triton's conventions -------------------------------------------------------------------
+def _flat(v: Iterable[int], shape: list[int]) -> int:
+    """Column-major index v[0] + shape[0]*v[1] + ... of a coordinate."""
+    x, m = 0, 1
+    for c, s in zip(v, shape):
+        x += int(c) * m
+        m *= s
+    return x
+
+
+def _unflat(x: int, shape: list[int]) -> list[int]:
+    out = []
+    for s in shape:
+        out.append(x % s)
+        x //= s
+    return out
+
+
+def invert_f2(images: list[int], op: str = "invert_f2") -> list[int]:
+    """The preimage of each output bit of a bijective F2-linear map given by ``images[j]`` = f(1 << j).
+
+    >>> invert_f2([1, 2, 6])          # f swaps nothing but XORs bit 1 into bit 2's image
+    [1, 2, 6]
+    """
+    n = len(images)
+    rows: dict[int, tuple[int, int]] = {}
+    for j, img in enumerate(images):
+        pre = 1 << j
+        for bit in sorted(rows, reverse=True):
+            if img >> bit & 1:
+                img ^= rows[bit][0]
+                pre ^= rows[bit][1]
+        if img == 0:
+            raise LayoutError(f"{op}: the map is not injective (images {images})")
+        rows[img.bit_length() - 1] = (img, pre)
+    if sorted(rows) != list(range(n)):
+        raise LayoutError(f"{op}: the images {images} do not cover [0, {1 << n})")
+    for bit in sorted(rows):  # reduce every row to a single output bit
+        img, pre = rows[bit]
+        for low in range(bit):
+            if img >> low & 1:
+                img ^= rows[low][0]
+                pre ^= rows[low][1]
+        rows[bit] = (img, pre)
+    return [rows[b][1] for b in range(n)]
+
+
+def _check_pow2(shape: list[int], op: str) -> None:
+    for s in shape:
+        if s < 1 or s & (s - 1):
+            raise LayoutError(f"{op}: shape {shape} has an entry that is not a power of two")
+
+
+def _triton_linear(L: Any, shape: list[int], kind: str | None) -> LinearLayout:
+    op = "to_linear"
+    _check_pow2(shape, op)
+    table = np.asarray(L.table(), dtype=np.int64)
+    total = int(np.prod(shape))
+    if kind is None:
+        sizes = [int(L[i].size()) for i in range(L.rank())] if isinstance(L, Layout) or hasattr(L, "inner") else []
+        kind = "shared" if sizes == shape or (len(shape) == 1 and len(table) == total and L.rank() == 1) else "distributed"
+    nbits = len(table).bit_length() - 1
+    if len(table) != 1 << nbits:
+        raise LayoutError(f"{op}: {L} has {len(table)} coordinates, not a power of two")
+    images = [int(table[1 << j]) for j in range(nbits)]
+    idx = np.arange(len(table))
+    acc = np.zeros(len(table), dtype=np.int64)
+    for j, v in enumerate(images):
+        acc ^= np.where((idx >> j) & 1, v, 0)
+    if not np.array_equal(acc, table):
+        raise LayoutError(f"{op}: {L} is not F2-linear (some value is not the XOR of its bits' images)")
+    names = [f"dim{i}" for i in range(len(shape))]
+    outs = tuple(zip(names, shape))
+    if kind == "shared":
+        if len(table) != total:
+            raise LayoutError(f"{op}: {L} has {len(table)} coordinates; the {shape} tensor has {total}")
+        pre = invert_f2(images, op)
+        return LinearLayout((("offset", tuple(tuple(_unflat(p, shape)) for p in pre)),), outs)
+    if kind != "distributed":
+        raise LayoutError(f"{op}: kind={kind!r} is not 'distributed' or 'shared'")
+    if L.rank() != 2:
+        raise LayoutError(f"{op}: a distributed layout is a rank-2 TV layout (thread, value); {L} has rank {L.rank()}")
+    if table.max() >= total:
+        raise LayoutError(f"{op}: {L} reaches element {int(table.max())}, outside the {shape} tensor")
+    T = int(L[0].size())
+    tb = T.bit_length() - 1
+    thr = L[0].shape if isinstance(L, Layout) else L.inner[0].shape
+    if isinstance(thr, tuple) and len(thr) == 3 and int(np.prod(flatten(thr[0]))) == 32:
+        wb = int(np.prod(flatten(thr[1]))).bit_length() - 1
+    else:
+        wb = max(tb - 5, 0)
+    vecs = [tuple(_unflat(v, shape)) for v in images]
+    lb = min(5, tb)
+    return LinearLayout((("register", tuple(vecs[tb:])), ("lane", tuple(vecs[:lb])), ("warp", tuple(vecs[lb:lb + wb])),
+                         ("block", tuple(vecs[lb + wb:tb]))), outs)
+
+
+def _from_triton(lin: Any, shape: list[int]) -> Any:
+    op = "from_linear"
+    _check_pow2(shape, op)
+    bases = lin.as_dict() if isinstance(lin, LinearLayout) else dict(lin)
+    for k, vs in bases.items():
+        for v in vs:
+            if len(v) != len(shape):
+                raise LayoutError(f"from_linear: basis {list(v)} of {k!r} has {len(v)} components for shape {shape}")
+    if set(bases) <= {"offset", "block"} and "offset" in bases:
+        if bases.get("block"):
+            raise LayoutError(f"{op}: shared bases over several CTAs (block) are not supported")
+        pre = invert_f2([_flat(v, shape) for v in bases["offset"]], op)
+        per_dim, k = [], 0
+        for s in shape:
+            n = s.bit_length() - 1
+            per_dim.append([[o] for o in pre[k:k + n]])
+            k += n
+        return from_linear({f"dim{i}": d for i, d in enumerate(per_dim)})
+    if not set(bases) <= {"register", "lane", "warp", "block"}:
+        raise LayoutError(f"{op}: in-dims {sorted(bases)} are neither Triton's distributed (register, lane, warp, "
+                          "block) nor shared (offset) ones")
+    levels = {k: [_flat(v, shape) for v in bases.get(k, [])] for k in ("register", "lane", "warp", "block")}
+    flat = [v for vs in levels.values() for v in vs if v]
+
+    def build(f: Any) -> Layout:
+        thr = [_mode_layout([f(v) for v in levels[k]]) for k in ("lane", "warp", "block")]
+        val = _mode_layout([f(v) for v in levels["register"]])
+        return Layout((tuple(t.shape for t in thr), val.shape), (tuple(t.stride for t in thr), val.stride))
+
+    if _disjoint(flat):
+        return build(lambda v: v)
+    sw = _find_swizzle(flat)
+    if sw is None:
+        raise LayoutError(f"{op}: bases {bases} overlap and no single swizzle separates them: not a CuTe layout")
+    from layoutalg.composed import ComposedLayout
+
+    return ComposedLayout(sw, 0, build(sw))
