@@ -12,7 +12,8 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import layoutalg as la
 from layoutalg import Layout, LayoutError
@@ -312,8 +313,8 @@ def algebra_cases(seed: int = 20261123, per_op: int = 110) -> list[Case]:
         b = rand_compact(r, gaps=r.random() < 0.3) if r.random() < 0.3 else Layout(a.shape)
         if b.size() != a.size():
             b = Layout(a.shape)
-        add(_case("max_common_vector", (a, b), _print(f"max_common_vector({cpp(a)}, {cpp(b)})"), lambda a=a, b=b: la.max_common_vector(a, b)))
-        add(_case("max_common_layout", (a, b), _print(f"max_common_layout({cpp(a)}, {cpp(b)})"), lambda a=a, b=b: la.max_common_layout(a, b)))
+        for op in ("max_common_vector", "max_common_layout"):
+            add(_case(op, (a, b), _print(f"{op}({cpp(a)}, {cpp(b)})"), lambda a=a, b=b, f=getattr(la, op): f(a, b)))
 
     # upcast / downcast / recast
     for _ in range(per_op):

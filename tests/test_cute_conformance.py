@@ -1,0 +1,175 @@
+"""layoutalg against CuTe C++ itself: random static layouts through every shared operation, compiled on
+the host against CuTe's headers (:mod:`layoutalg.interop.cutecpp`), with identical text (underscores
+aside) and identical function required; CuTe's compile-time refusals against layoutalg's LayoutErrors
+in both directions.
+
+Every snippet of this module is built in one batch (a module-scoped fixture), so the compiler runs
+a few large programs in parallel. The inputs are spelled with ``to_cute_cpp``, so the export is
+checked at the same time: CuTe reads back exactly what layoutalg holds.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+import cute_oracle as co
+import layoutalg as la
+from layoutalg import Layout, LayoutError, parse
+from layoutalg.algebra import CompositionError, _cute_construction_only
+from layoutalg.composed import ComposedLayout
+from layoutalg.interop import cutecpp
+
+pytestmark = pytest.mark.skipif(cutecpp.available() is not None, reason=str(cutecpp.available()))
+
+# Cases CuTe refuses at compile time (a static_assert or an ill-formed instantiation), hand-picked so
+# that each of its checks is hit once; layoutalg must refuse each with a LayoutError. The second
+# element is the C++ snippet, the third what layoutalg computes.
+_L = co.cpp
+REFUSED_BY_CUTE = {
+    "complement of a non-injective layout": (
+        f"print(complement({_L(Layout((2, 2), (1, 1)))}, Int<8>{{}}));", lambda: la.complement(Layout((2, 2), (1, 1)), 8)),
+    "stride divisibility": (
+        f"print(composition({_L(Layout((4, 6), (1, 10)))}, {_L(Layout(2, 6))}));",
+        lambda: la.composition(Layout((4, 6), (1, 10)), Layout(2, 6))),
+    "shape divisibility": (
+        f"print(composition({_L(Layout((4, 6), (1, 10)))}, {_L(Layout(6, 1))}));",
+        lambda: la.composition(Layout((4, 6), (1, 10)), Layout(6, 1))),
+    "left inverse divisibility": (
+        f"print(left_inverse({_L(Layout((2, 3), (3, 4)))}));", lambda: la.left_inverse(Layout((2, 3), (3, 4)))),
+    "upcast divisibility": (
+        f"print(upcast<4>({_L(Layout((8, 2), (1, 6)))}));", lambda: la.upcast(Layout((8, 2), (1, 6)), 4)),
+    "downcast without a stride-1 mode": (
+        f"print(downcast<2>({_L(Layout((8, 2), (2, 16)))}));", lambda: la.downcast(Layout((8, 2), (2, 16)), 2)),
+    "tile_to_shape not dividing": (
+        f"print(tile_to_shape({_L(Layout((3, 2)))}, make_shape(Int<4>{{}}, Int<4>{{}})));",
+        lambda: la.tile_to_shape(Layout((3, 2)), (4, 4))),
+    "tile_to_shape rank above the target's": (
+        f"print(tile_to_shape({_L(Layout((2, 2, 2)))}, make_shape(Int<4>{{}}, Int<4>{{}})));",
+        lambda: la.tile_to_shape(Layout((2, 2, 2)), (4, 4))),
+    "coalesce profile longer than the layout": (
+        f"print(coalesce({_L(Layout((4, 2)))}, make_tuple(_1{{}}, _1{{}}, _1{{}})));",
+        lambda: la.coalesce(Layout((4, 2)), (1, 1, 1))),
+    "logical_divide tiler longer than the layout": (
+        f"print(logical_divide({_L(Layout((4, 2)))}, make_tile(Int<2>{{}}, Int<2>{{}}, Int<2>{{}})));",
+        lambda: la.logical_divide(Layout((4, 2)), (2, 2, 2))),
+    "blocked_product zipping an integer mode with a tuple": (
+        f"print(blocked_product({_L(Layout((2,), (1,)))}, {_L(Layout(8, 1))}));",
+        lambda: la.blocked_product(Layout((2,), (1,)), Layout(8, 1))),
+}
+
+
+@pytest.fixture(scope="module")
+def results():
+    """Every case of this module, run through CuTe in one batch: ({op: [(case, answer)]}, hand-picked answers)."""
+    cases = co.algebra_cases() + co.swizzle_cases()
+    accepted = [c for c in cases if not c.refused]
+    refused = [c for c in cases if c.refused]
+    picked = list(REFUSED_BY_CUTE.values())
+    # the accepted cases in big programs; the refused ones (each failure costs a rebuild) in small ones
+    out_ok = cutecpp.run_snippets([c.cpp for c in accepted], chunk=250)
+    out_bad = cutecpp.run_snippets([c.cpp for c in refused] + [p[0] for p in picked], chunk=40)
+    by_op: dict[str, list] = collections.defaultdict(list)
+    for c, o in zip(accepted + refused, out_ok + out_bad[: len(refused)]):
+        by_op[c.op].append((c, o))
+    return by_op, out_bad[len(refused):]
+
+
+def _cute_value(text: str):
+    """CuTe's printed answer as a layoutalg value (Layout, ComposedLayout or int)."""
+    t = co.normalize(text)
+    if t.lstrip("-").isdigit():
+        return int(t)
+    return parse(t)
+
+
+def _same_function(ours, theirs) -> bool:
+    if isinstance(ours, int) or isinstance(theirs, int):
+        return ours == theirs
+    if ours.size() != theirs.size():
+        return False
+    return bool(np.array_equal(ours.table(), theirs.table()))
+
+
+OPS = sorted({c.op for c in co.algebra_cases() + co.swizzle_cases()})
+
+
+def test_cute_version_and_case_count(results):
+    by_op, _ = results
+    agreed = sum(1 for pairs in by_op.values() for c, o in pairs if not c.refused and not isinstance(o, cutecpp.CompileFailure))
+    print(f"\nCuTe {cutecpp.cute_version()} ({', '.join(cutecpp.include_dirs()[:1])}): {agreed} random cases over {len(by_op)} ops")
+    assert agreed >= 2000
+    assert set(by_op) == set(OPS)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_identical_text_and_function(results, op):
+    """Where layoutalg answers, CuTe compiles and prints the same text and the same function."""
+    pairs = results[0][op]
+    answered = [(c, o) for c, o in pairs if not c.refused]
+    assert answered, f"no case of {op} that layoutalg answers"
+    bad = []
+    for c, o in answered:
+        if isinstance(o, cutecpp.CompileFailure):
+            bad.append(f"{op}{tuple(str(x) for x in c.inputs)}: CuTe refuses ({o.message}) but layoutalg gives {c.ours}")
+        elif co.normalize(o) != co.ours_text(c.ours):
+            bad.append(f"{op}{tuple(str(x) for x in c.inputs)}: CuTe {o} vs layoutalg {c.ours}")
+        elif not _same_function(c.ours, _cute_value(o)):
+            bad.append(f"{op}{tuple(str(x) for x in c.inputs)}: same text {o} but a different function")
+    assert not bad, f"{len(bad)} of {len(answered)} differ:\n" + "\n".join(bad[:10])
+
+
+def _replay(c: co.Case):
+    """layoutalg's answer to a refused case with the composition check off: CuTe's bare construction."""
+    op = c.op.split("/")[0]
+    with _cute_construction_only():
+        if op == "composed":
+            op = "composition" if c.op.endswith("composition") else "logical_divide"
+        return getattr(la, op)(*[x for x in c.inputs if x is not None])
+
+
+def test_refusals_are_cute_refusals_or_cute_is_wrong(results):
+    """Where layoutalg refuses, CuTe refuses too -- or CuTe answers with exactly the construction layoutalg
+    refused, and that construction is shown (by direct evaluation) not to be the composition."""
+    both, wrong = 0, 0
+    problems = []
+    for pairs in results[0].values():
+        for c, o in pairs:
+            if not c.refused:
+                continue
+            if isinstance(o, cutecpp.CompileFailure):
+                both += 1
+                continue
+            e = c.ours
+            if not isinstance(e, CompositionError):
+                problems.append(f"{c.op}{tuple(map(str, c.inputs))}: layoutalg refuses ({e}) but CuTe gives {o}")
+                continue
+            replay = _replay(c)
+            if co.ours_text(replay) != co.normalize(o):
+                problems.append(f"{c.op}: CuTe gives {o}, layoutalg's unchecked construction {replay}")
+            i = e.index
+            if e.result(i) == e.lhs(e.rhs(i)):  # evaluated directly, not through composition
+                problems.append(f"{c.op}: {e.result} agrees with {e.lhs} o {e.rhs} at {i}")
+            wrong += 1
+    assert not problems, "\n".join(problems[:10])
+    print(f"\nrefused by both: {both}; CuTe answers with a non-composition that layoutalg refuses: {wrong}")
+    assert both >= 100 and wrong >= 5
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_BY_CUTE))
+def test_each_cute_static_assert_is_a_layout_error(results, name):
+    out = results[1][list(REFUSED_BY_CUTE).index(name)]
+    assert isinstance(out, cutecpp.CompileFailure), f"CuTe accepts {name}: {out}"
+    with pytest.raises(LayoutError):
+        REFUSED_BY_CUTE[name][1]()
+
+
+def test_composed_layouts_evaluate_as_cute(results):
+    pairs = results[0]["composed/eval"]
+    assert len(pairs) >= 100
+    for c, o in pairs:
+        C, i = c.inputs
+        assert int(co.normalize(o)) == C(i) == c.ours, (str(C), i, o)
+        assert isinstance(C, (Layout, ComposedLayout))
