@@ -314,7 +314,8 @@ def algebra_cases(seed: int = 20261123, per_op: int = 110) -> list[Case]:
         if b.size() != a.size():
             b = Layout(a.shape)
         for op in ("max_common_vector", "max_common_layout"):
-            add(_case(op, (a, b), _print(f"{op}({cpp(a)}, {cpp(b)})"), lambda a=a, b=b, f=getattr(la, op): f(a, b)))
+            f = getattr(la, op)
+            add(_case(op, (a, b), _print(f"{op}({cpp(a)}, {cpp(b)})"), lambda a=a, b=b, f=f: f(a, b)))
 
     # upcast / downcast / recast
     for _ in range(per_op):
