@@ -1,187 +1,122 @@
-"""Read CuTe's TV layouts straight out of the CUTLASS headers shipped with ``nvidia-cutlass``.
+"""CuTe's TV layouts, compiled: ``MMA_Traits<...>::ALayout`` and the GMMA aliases printed by CuTe itself.
 
-The expected layouts of the catalog tests come from here: the C++ text of
-``cute/atom/mma_traits_sm*.hpp`` (``using ALayout = Layout<Shape<...>, Stride<...>>;``) parsed into
-pycute layouts, so nothing is copied by hand from either side.
+The expected layouts of the catalog tests come from host programs built against the CUTLASS headers
+shipped with ``nvidia-cutlass`` (:mod:`layoutalg.interop.cutecpp`): every trait and alias below is
+printed by CuTe in one batch, and CuTe's text is parsed back with layoutalg's own parser. Nothing is
+copied by hand from either side, and nothing re-reads the C++ source.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from functools import cache
 
+from layoutalg import Layout
+from layoutalg.interop import cutecpp
+
+#: headers beyond cutecpp's defaults that the traits below live in
+HEADERS = cutecpp.DEFAULT_HEADERS + (
+    "cute/atom/mma_traits_sm61.hpp",
+    "cute/atom/mma_traits_sm70.hpp",
+    "cute/atom/mma_traits_sm75.hpp",
+    "cute/atom/mma_traits_sm89.hpp",
+    "cute/atom/mma_traits_sm90.hpp",
+    "cute/atom/mma_traits_sm90_gmma_sparse.hpp",
+    "cute/atom/mma_traits_sm120.hpp",
+    "cute/atom/mma_traits_sm120_sparse.hpp",
+)
+
+#: the C++ spelling of each trait a test asks for by name (templated ones with concrete types; their
+#: layouts do not depend on the types)
+TRAITS = {
+    "SM120_16x8x32_TN": "SM120_16x8x32_TN<float_e4m3_t, float_e4m3_t, float>",
+    "SM120_16x8x64_TN_VS": "SM120::BLOCKSCALED::SM120_16x8x64_TN_VS<float_e2m1_t, float_e2m1_t, float, float_ue8m0_t, 32>",
+    "SM120_16x8x32_TN_VS": "SM120::BLOCKSCALED::SM120_16x8x32_TN_VS<float_e4m3_t, float_e4m3_t, float, float_ue8m0_t, 32>",
+    "SM120_SPARSE_16x8x64_TN": "SM120::SPARSE::SM120_SPARSE_16x8x64_TN<float_e4m3_t, float_e4m3_t, float>",
+    "SM120_SPARSE_16x8x128_TN_VS":
+        "SM120::BLOCKSCALED::SPARSE::SM120_SPARSE_16x8x128_TN_VS<float_e2m1_t, float_e2m1_t, float, float_ue8m0_t, 32>",
+}
+ALIASES = {
+    "SM70_QuadPair": "SM70_QuadPair",
+    "CLayout_64xN": "SM90::GMMA::CLayout_64xN<{}>",
+    "ELayout_64x16": "SM90::GMMA::ELayout_64x16",
+    "ELayout_64x32": "SM90::GMMA::ELayout_64x32",
+    "ELayout_64x64": "SM90::GMMA::ELayout_64x64",
+    "ALayout_64x8": "SM90::GMMA::ALayout_64x8",
+    "ALayout_64x16": "SM90::GMMA::ALayout_64x16",
+    "ALayout_64x32": "SM90::GMMA::ALayout_64x32",
+}
+
 
 def header_dir() -> str | None:
+    """None when CuTe programs cannot be built here (no compiler or headers), else the CuTe version."""
+    return None if cutecpp.available() is not None else cutecpp.cute_version()
+
+
+@cache
+def _printed() -> dict[str, str]:
+    """Every requested C++ type, printed by CuTe (one batch, cached on disk by cutecpp)."""
+    exprs = sorted(_all_requests())
+    out = cutecpp.run_snippets([f"print({e}{{}});" for e in exprs], headers=HEADERS)
+    return dict(zip(exprs, out))
+
+
+def _all_requests() -> set[str]:
+    reqs = set()
+    for t, *_ in SM80_ATOMS:
+        for w in ("ALayout", "BLayout", "CLayout"):
+            reqs.add(_trait_expr(t, w))
+    for acc in ("F16F16F16F16", "F32F16F16F32"):
+        for suffix in ("TN", "NT", "NN", "TT"):
+            for w in ("ALayout", "BLayout", "CLayout"):
+                reqs.add(_trait_expr(f"SM70_8x8x4_{acc}_{suffix}", w))
+    for t in TRAITS:
+        for w in ("ALayout", "BLayout", "CLayout", "SFALayout", "SFBLayout", "ELayout"):
+            if (t.startswith("SM120_SPARSE") and w.startswith("SF")) or (not t.startswith("SM120_SPARSE") and w == "ELayout"):
+                continue
+            if t == "SM120_16x8x32_TN" and w.startswith("SF"):
+                continue
+            reqs.add(_trait_expr(t, w))
+    for name, spelling in ALIASES.items():
+        if "{}" in spelling:
+            for n in (8, 16, 24, 64, 96, 128, 192, 256):
+                reqs.add(spelling.format(n))
+        else:
+            reqs.add(spelling)
+    return reqs
+
+
+def _trait_expr(trait: str, which: str) -> str:
+    return f"typename MMA_Traits<{TRAITS.get(trait, trait)}>::{which}"
+
+
+def _layout(text: str) -> Layout:
+    from layoutalg import LayoutError, parse
+
+    t = re.sub(r"(?<![A-Za-z0-9])_(?=-?\d)", "", text)
     try:
-        import cutlass_library
-    except ImportError:  # pragma: no cover
-        return None
-    d = os.path.join(os.path.dirname(cutlass_library.__file__), "source", "include", "cute", "atom")
-    return d if os.path.isdir(d) else None
+        return parse(t)
+    except LayoutError:
+        # CuTe's 16x8x128 b1 ALayout nests one stride too deep (Stride<Stride<_16,_8>> for
+        # Shape<_32,_2>): not congruent, so unwrap the 1-tuple stride, as CuTe's evaluation does.
+        shape_txt, stride_txt = t.split(":")
+        fixed = stride_txt.replace("((16,8))", "(16,8)")
+        return parse(shape_txt + ":" + fixed)
 
 
-class _Parser:
-    def __init__(self, text: str, aliases: dict, params: dict):
-        text = re.sub(r"//[^\n]*", "", text)
-        self.s = re.sub(r"\s+", "", text)
-        self.p = 0
-        self.aliases = aliases
-        self.params = params
-
-    def peek(self, lit: str) -> bool:
-        return self.s.startswith(lit, self.p)
-
-    def eat(self, lit: str) -> None:
-        assert self.peek(lit), (lit, self.s[self.p : self.p + 40])
-        self.p += len(lit)
-
-    def name(self) -> str:
-        m = re.compile(r"[A-Za-z_][\w:]*").match(self.s, self.p)
-        assert m, self.s[self.p :]
-        self.p = m.end()
-        return m.group(0)
-
-    def value(self):
-        if self.peek("Layout<"):
-            self.eat("Layout<")
-            shape = self.value()
-            self.eat(",")
-            stride = self.value()
-            self.eat(">")
-            return ("layout", shape, stride)
-        if self.peek("Shape<") or self.peek("Stride<"):
-            self.eat("Shape<" if self.peek("Shape<") else "Stride<")
-            items = [self.value()]
-            while self.peek(","):
-                self.eat(",")
-                items.append(self.value())
-            self.eat(">")
-            return tuple(items)
-        if self.peek("Int<"):
-            self.eat("Int<")
-            start = self.p
-            depth = 1
-            while depth:
-                c = self.s[self.p]
-                depth += {"<": 1, ">": -1}.get(c, 0)
-                self.p += 1
-            expr = self.s[start : self.p - 1]
-            return int(eval(expr, {}, dict(self.params)))  # noqa: S307 - tiny arithmetic from a header
-        m = re.compile(r"_(\d+)").match(self.s, self.p)
-        if m and not re.compile(r"_\d+[A-Za-z_]").match(self.s, self.p):
-            self.p = m.end()
-            return int(m.group(1))
-        nm = self.name()
-        if self.peek("<"):  # templated alias such as CLayout_64xN<N>
-            self.eat("<")
-            args = [self.value_or_int()]
-            while self.peek(","):
-                self.eat(",")
-                args.append(self.value_or_int())
-            self.eat(">")
-            tmpl_params, body = self.aliases[nm]
-            return _Parser(body, self.aliases, dict(zip(tmpl_params, args))).value()
-        alias = self.aliases[nm]
-        if isinstance(alias, tuple) and len(alias) == 2 and isinstance(alias[1], str):
-            return _Parser(alias[1], self.aliases, {}).value()
-        return alias
-
-    def value_or_int(self):
-        m = re.compile(r"\d+").match(self.s, self.p)
-        if m:
-            self.p = m.end()
-            return int(m.group(0))
-        return self.value()
+def cute_layout(trait: str, which: str) -> Layout:
+    """Layout ``which`` (``"ALayout"``, ``"SFALayout"``, ...) of MMA_Traits<``trait``>, as CuTe prints it."""
+    text = _printed()[_trait_expr(trait, which)]
+    assert not isinstance(text, cutecpp.CompileFailure), (trait, which, text)
+    return _layout(text)
 
 
-@cache
-def _file(name: str) -> str:
-    with open(os.path.join(header_dir(), name)) as fh:
-        return fh.read()
-
-
-@cache
-def _aliases() -> dict:
-    out: dict = {}
-    for fname in sorted(os.listdir(header_dir())):
-        if not fname.startswith("mma_traits"):
-            continue
-        text = _file(fname)
-        for m in re.finditer(r"template\s*<\s*int\s+(\w+)\s*>\s*using\s+(\w+)\s*=\s*(Layout<.*?>)\s*;", text, re.S):
-            out[m.group(2)] = ((m.group(1),), m.group(3))
-        for m in re.finditer(r"(?<!>)\busing\s+(\w+)\s*=\s*(Layout<.*?>)\s*;", text, re.S):
-            out.setdefault(m.group(1), ((), m.group(2)))
-    return out
-
-
-@cache
-def _traits() -> dict:
-    """trait name -> {"ALayout": text, ...} with inheritance ``: MMA_Traits<Base>`` resolved."""
-    raw: dict = {}
-    for fname in sorted(os.listdir(header_dir())):
-        if not fname.startswith("mma_traits"):
-            continue
-        text = _file(fname)
-        pat = re.compile(r"struct\s+MMA_Traits<\s*([\w:]+)(?:<[^{;]*?>)?\s*>\s*(?::\s*MMA_Traits<\s*([\w:]+)[^{]*)?\{")
-        for m in pat.finditer(text):
-            body_start = m.end()
-            depth, p = 1, body_start
-            while depth:
-                depth += {"{": 1, "}": -1}.get(text[p], 0)
-                p += 1
-            body = text[body_start : p - 1]
-            layouts = {}
-            for lm in re.finditer(r"using\s+(\w*Layout)\s*=\s*(.*?);", body, re.S):
-                layouts[lm.group(1)] = lm.group(2)
-            raw[m.group(1).split("::")[-1]] = (m.group(2).split("::")[-1] if m.group(2) else None, layouts)
-    resolved: dict = {}
-
-    def get(name):
-        if name in resolved:
-            return resolved[name]
-        base, layouts = raw[name]
-        merged = dict(get(base)) if base and base in raw else {}
-        merged.update({k: v for k, v in layouts.items() if not v.startswith("typename")})
-        resolved[name] = merged
-        return merged
-
-    for n in raw:
-        get(n)
-    return resolved
-
-
-def _fix_profile(shape, stride):
-    """CuTe's 16x8x128 b1 ALayout nests one stride too deep (``Stride<Stride<_16,_8>>`` for
-    ``Shape<_32,_2>``); unwrap a 1-tuple stride where the shape has more modes."""
-    if isinstance(shape, tuple) and isinstance(stride, tuple):
-        if len(stride) == 1 and len(shape) > 1 and isinstance(stride[0], tuple):
-            stride = stride[0]
-        return tuple(_fix_profile(a, b)[0] for a, b in zip(shape, stride)), tuple(
-            _fix_profile(a, b)[1] for a, b in zip(shape, stride)
-        )
-    return shape, stride
-
-
-def cute_layout(trait: str, which: str):
-    """pycute Layout ``which`` (``"ALayout"``, ``"SFALayout"``, ...) of MMA_Traits<``trait``>."""
-    import pycute
-
-    text = _traits()[trait][which]
-    val = _Parser(text, _aliases(), {}).value()
-    assert val[0] == "layout", val
-    shape, stride = _fix_profile(val[1], val[2])
-    return pycute.Layout(shape, stride)
-
-
-def cute_alias(name: str, *args):
-    """pycute Layout of a header alias (``SM70_QuadPair``, ``CLayout_64xN`` with ``args``)."""
-    import pycute
-
-    params, body = _aliases()[name]
-    val = _Parser(body, _aliases(), dict(zip(params, args))).value()
-    shape, stride = _fix_profile(val[1], val[2])
-    return pycute.Layout(shape, stride)
+def cute_alias(name: str, *args) -> Layout:
+    """Layout of a CuTe alias (``SM70_QuadPair``, ``CLayout_64xN`` with ``args``), as CuTe prints it."""
+    spelling = ALIASES[name].format(*args)
+    text = _printed()[spelling]
+    assert not isinstance(text, cutecpp.CompileFailure), (name, args, text)
+    return _layout(text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,7 +127,7 @@ import pytest  # noqa: E402
 
 from layoutalg.nvidia.mma import fragment, scale_fragment, sparse_fragment  # noqa: E402
 
-pytestmark = pytest.mark.skipif(header_dir() is None, reason="CUTLASS headers (nvidia-cutlass) not installed")
+pytestmark = pytest.mark.skipif(header_dir() is None, reason=str(cutecpp.available()))
 
 
 def _ours(f):
