@@ -36,7 +36,7 @@ from ..errors import LayoutError
 from ..layout import Layout
 from ..swizzle import Swizzle
 
-__all__ = ["CuteCpp", "to_cute_cpp", "to_cute_dsl", "cpp_int_type"]
+__all__ = ["CUTE_TYPES", "CuteCpp", "to_cute_cpp", "to_cute_dsl", "cpp_int_type"]
 
 #: the integers CuTe names ``_N`` / ``_mN`` (cute/numeric/integral_constant.hpp)
 _NAMED: frozenset[int] = frozenset(
@@ -136,38 +136,86 @@ def _is_static(x: Any) -> bool:
 
 @dataclass(frozen=True)
 class CuteCpp:
-    """The C++ spellings of a value: ``expr`` builds it, ``type`` names it (static values only).
+    """The C++ spellings of a value: ``expr`` builds it, ``type`` names it (static values only), and
+    ``cute`` is the idiom CuTe code uses for it where there is one (a GMMA atom, ``tile_to_shape`` of
+    one, an MMA atom's name).
 
-    ``str()`` gives a snippet to paste into a kernel: the type alias (when static) and the value.
+    ``str()`` gives a snippet to paste into a kernel.
     """
 
     expr: str
     type: str | None
     text: str
+    cute: str | None = None
 
     def __str__(self) -> str:
         lines = [f"// {self.text}"]
+        if self.cute is not None:
+            lines.append(f"auto layout = {self.cute};  // as CuTe code writes it")
+            lines.append("// the same layout, spelled out:")
         if self.type is not None:
             lines.append(f"using LayoutType = {self.type};")
         lines.append(f"auto layout = {self.expr};")
         return "\n".join(lines)
 
 
-def to_cute_cpp(x: Any) -> CuteCpp:
+#: CuTe's C++ element type for each wgmma operand type
+CUTE_TYPES: dict[str, str] = {
+    "f16": "half_t", "bf16": "bfloat16_t", "tf32": "tfloat32_t", "e4m3": "float_e4m3_t",
+    "e5m2": "float_e5m2_t", "s8": "int8_t", "u8": "uint8_t",
+}
+#: the type assumed for each element width when no dtype is given
+_TYPE_OF_BITS = {8: "u8", 16: "f16", 32: "tf32"}
+
+
+def _gmma_spelling(x: Any, dtype: str | None) -> str | None:
+    """``GMMA::Layout_K_SW128_Atom<T>{}`` or ``tile_to_shape(<that>, make_shape(...))`` when x is one."""
+    from ..nvidia import wgmma
+
+    if not (isinstance(x, ComposedLayout) and isinstance(x.outer, Swizzle) and x.offset == 0 and isinstance(x.inner, Layout)):
+        return None
+    if not x.inner.is_static or type(x.inner.shape) is not tuple or len(x.inner.shape) != 2:
+        return None
+    if dtype is None:
+        # the element swizzle Sw<B, 4 - log2(bytes), 3> tells the element width
+        bits = {4: 8, 3: 16, 2: 32}.get(x.outer.M) if not x.outer.is_identity else None
+        candidates = [_TYPE_OF_BITS[bits]] if bits else list(_TYPE_OF_BITS.values())
+    else:
+        candidates = [wgmma.dtype_name(dtype)]
+    shape = (x.inner[0].size(), x.inner[1].size())
+    for dt in candidates:
+        for name, (major, sw) in wgmma.ATOM_NAMES.items():
+            atom_text = f"GMMA::{name}<{CUTE_TYPES[dt]}>{{}}"
+            try:
+                if wgmma.atom(major, sw, dt) == x:
+                    return atom_text
+                if wgmma.tile(major, sw, dt, shape) == x:
+                    return f"tile_to_shape({atom_text}, make_shape(Int<{shape[0]}>{{}}, Int<{shape[1]}>{{}}))"
+            except LayoutError:
+                continue
+    return None
+
+
+def to_cute_cpp(x: Any, dtype: str | None = None) -> CuteCpp:
     """to_cute_cpp(L) -> the CuTe C++ expression and type of L: CuTe's ``print`` of either is ``str(L)``.
 
     Accepts a Layout, a Swizzle or a ComposedLayout (and anything with a ``layout`` attribute
     holding one, such as a catalog Fragment's TV layout). Symbolic extents are spelled as
-    ``int`` variables of the same name (the value type is then None).
+    ``int`` variables of the same name (the value type is then None). A wgmma shared-memory
+    atom or tile (:mod:`layoutalg.nvidia.wgmma`) also gets CuTe's idiom in ``cute``: the GMMA atom
+    of ``dtype`` (inferred from the swizzle when not given), tiled with ``tile_to_shape``.
 
     >>> c = to_cute_cpp(Layout((8, 64), (64, 1)))
     >>> c.type, c.expr
     ('Layout<Shape<_8,_64>,Stride<_64,_1>>', 'make_layout(make_shape(Int<8>{}, Int<64>{}), make_stride(Int<64>{}, Int<1>{}))')
     >>> to_cute_cpp(Layout(6, -2)).type
     'Layout<_6,_m2>'
+    >>> from layoutalg.nvidia.wgmma import tile
+    >>> to_cute_cpp(tile("K", 128, "bf16", (64, 64)), dtype="bf16").cute
+    'tile_to_shape(GMMA::Layout_K_SW128_Atom<bfloat16_t>{}, make_shape(Int<64>{}, Int<64>{}))'
     """
     x = _unwrap(x, "to_cute_cpp")
-    return CuteCpp(expr=_expr(x), type=_type(x) if _is_static(x) else None, text=str(x))
+    return CuteCpp(expr=_expr(x), type=_type(x) if _is_static(x) else None, text=str(x), cute=_gmma_spelling(x, dtype))
 
 
 def _dsl_tuple(t: Any) -> str:
