@@ -779,11 +779,28 @@ def cmd_synth(args: argparse.Namespace) -> int:
 # Parser
 # ---------------------------------------------------------------------------------------------
 def cmd_export(args: argparse.Namespace) -> int:
-    from .interop.gluon import to_gluon
+    gluon_text = args.gluon if isinstance(args.gluon, str) else None
+    text = gluon_text or args.layout
+    if not text:
+        raise LayoutError("export: give a layout, e.g. layoutalg export --cpp \"(8,64):(64,1)\"")
+    if gluon_text is not None and args.layout:
+        raise LayoutError("export: give the layout once (after --gluon, or as the argument)")
+    if args.gluon is not None:
+        if not args.shape:
+            raise LayoutError("export --gluon: give the tensor shape with --shape, e.g. --shape 64,64")
+        from .interop.gluon import to_gluon
 
-    r = to_gluon(_parse_layout(args.gluon), _parse_shape(args.shape, "export --gluon"), kind=args.kind,
-                 element_bitwidth=args.bits)
-    print(r.source)
+        r = to_gluon(_parse_layout(text), _parse_shape(args.shape, "export --gluon"), kind=args.kind,
+                     element_bitwidth=args.bits)
+        print(r.source)
+        return 0
+    from .interop.cute import to_cute_cpp, to_cute_dsl
+
+    layout = _parse_layout(text)
+    if args.dsl:
+        print(to_cute_dsl(layout))
+    else:
+        print(to_cute_cpp(layout, dtype=args.dtype))
     return 0
 
 
@@ -816,12 +833,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser(
         "export",
-        help="write a layout as a Gluon constructor call",
-        description="Print the Gluon layout (triton.experimental.gluon) equal to a CuTe layout on a tensor shape.",
+        help="write a layout as code: CuTe C++ (--cpp, default), CuTe DSL (--dsl) or Gluon (--gluon)",
+        description="Print a layout as code for a kernel: the CuTe C++ value and type (--cpp; a wgmma tile also "
+        "as tile_to_shape of its GMMA atom), the CuTe DSL call (--dsl), or the Gluon layout "
+        "(triton.experimental.gluon) equal to it on a tensor shape (--gluon, with --shape).",
     )
-    s.add_argument("--gluon", required=True, metavar="LAYOUT",
-                   help='CuTe notation: a shared layout (coordinate -> offset) or a TV layout (thread, value)')
-    s.add_argument("--shape", required=True, help="the tensor shape, e.g. 64,64")
+    s.add_argument("layout", nargs="?", help='CuTe notation, e.g. "(8,64):(64,1)" or "Sw<3,3,3> o (8,64):(64,1)"')
+    lang = s.add_mutually_exclusive_group()
+    lang.add_argument("--cpp", action="store_true", help="CuTe C++ (the default)")
+    lang.add_argument("--dsl", action="store_true", help="CuTe DSL Python (cutlass.cute)")
+    lang.add_argument("--gluon", nargs="?", const=True, metavar="LAYOUT",
+                      help='Gluon: a shared layout (coordinate -> offset) or a TV layout (thread, value)')
+    s.add_argument("--dtype", help="element type of a wgmma tile for --cpp (default: from the swizzle)")
+    s.add_argument("--shape", help="the tensor shape for --gluon, e.g. 64,64")
     s.add_argument("--bits", type=int, help="element bits (picks NVMMASharedLayout's element_bitwidth)")
     s.add_argument("--kind", choices=("shared", "distributed"), help="default: shared when the modes match --shape")
     s.set_defaults(func=cmd_export)

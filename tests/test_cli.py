@@ -129,3 +129,17 @@ def test_report_under_30_seconds(tmp_path):
     figs = os.listdir(tmp_path / "rep" / "figures")
     assert "figure_46.svg" in figs and "figure_140.svg" in figs and "figure_157.svg" in figs
     assert "[" in r.stderr  # progress bar on stderr
+
+
+def test_export_cpp_and_dsl():
+    r = run("export", "--cpp", "(8,(2,4)):(1,(64,8))")
+    assert r.returncode == 0, r.stderr
+    assert "using LayoutType = Layout<Shape<_8,Shape<_2,_4>>,Stride<_1,Stride<_64,_8>>>;" in r.stdout
+    r = run("export", "--dsl", "Sw<3,4,3> o _0 o (8,64):(64,1)")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "cute.make_composed_layout(cute.make_swizzle(3, 4, 3), 0, cute.make_layout((8, 64), stride=(64, 1)))"
+    # a wgmma tile is also written as CuTe code writes it
+    r = run("export", "Sw<3,3,3> o _0 o ((8,8),(64,1)):((64,512),(1,0))", "--dtype", "bf16")
+    assert "tile_to_shape(GMMA::Layout_K_SW128_Atom<bfloat16_t>{}, make_shape(Int<64>{}, Int<64>{}))" in r.stdout
+    r = run("export", "--cpp")
+    assert r.returncode == 2 and "give a layout" in r.stderr and "Traceback" not in r.stderr
