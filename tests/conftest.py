@@ -16,3 +16,14 @@ settings.register_profile(
     "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
 settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+def pytest_report_header(config):
+    """Name the CuTe headers the C++ conformance tests compile against (or why they cannot)."""
+    from layoutalg.interop import cutecpp
+
+    why = cutecpp.available()
+    if why is not None:
+        return f"CuTe C++ oracle: unavailable ({why})"
+    dirs = cutecpp.include_dirs()
+    return f"CuTe C++ oracle: CUTLASS/CuTe {cutecpp.cute_version()} headers at {dirs[0] if dirs else '?'}, {cutecpp.compiler()}"
