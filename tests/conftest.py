@@ -18,7 +18,7 @@ settings.register_profile(
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
-def pytest_report_header(config):
+def _cute_line() -> str:
     """Name the CuTe headers the C++ conformance tests compile against (or why they cannot)."""
     from layoutalg.interop import cutecpp
 
@@ -27,3 +27,12 @@ def pytest_report_header(config):
         return f"CuTe C++ oracle: unavailable ({why})"
     dirs = cutecpp.include_dirs()
     return f"CuTe C++ oracle: CUTLASS/CuTe {cutecpp.cute_version()} headers at {dirs[0] if dirs else '?'}, {cutecpp.compiler()}"
+
+
+def pytest_report_header(config):
+    return _cute_line()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    # also under -q, which hides the header: the version the harness compiled against is in the output
+    terminalreporter.write_line(_cute_line())
