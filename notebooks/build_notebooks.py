@@ -358,11 +358,6 @@ print(table({name: load_recording(name) for name in ("mma", "smem", "wgmma")})[:
 """),
 )
 
-# --------------------------------------------------------------------------------------------------
-nb(
-    "07_explain_and_synthesize.ipynb",
-    md("""
-# Explaining layouts, synthesising swizzles
 
 # --------------------------------------------------------------------------------------------------
 nb(
@@ -442,6 +437,16 @@ print(len(rec["cute"]["cases"]), "CuTe make_tma_copy maps, bytes equal:", all(r[
 print("TMA -> wgmma:", Counter(r["status"] for r in rec["e2e"].values()),
       "negatives:", {k: r["how_caught"] for k, r in rec["negatives"].items()})
 print("replay problems:", tma_check.replay(rec) or "none")
+"""),
+)
+
+
+# --------------------------------------------------------------------------------------------------
+nb(
+    "07_explain_and_synthesize.ipynb",
+    md("""
+# Explaining layouts, synthesising swizzles
+
 Two inverse problems. `layoutalg.explain` writes a layout as the formula a person would put in a
 comment -- `row = groupID + 8 * (i >> 1)` -- and proves it with `verify`. `layoutalg.synthesize_swizzle`
 finds the shared-memory layout under which a kernel's accesses take the fewest wavefronts. See
@@ -533,7 +538,6 @@ print("replay against the library now:", synth_check.replay(rec) or "all counter
 )
 
 
-def build(execute: bool = True) -> list[pathlib.Path]:
 def build(execute: bool = True, only: str | None = None) -> list[pathlib.Path]:
     out = []
     for name, cells in NOTEBOOKS.items():
