@@ -538,6 +538,95 @@ print("replay against the library now:", synth_check.replay(rec) or "all counter
 )
 
 
+# --------------------------------------------------------------------------------------------------
+nb(
+    "08_gluon_kernel.ipynb",
+    md("""
+# A Gluon kernel's layouts, read by layoutalg
+
+A Hopper GEMM in Triton's Gluon names its layouts in Python: a `BlockedLayout` for the global loads,
+an `NVMMASharedLayout` for the shared tile that `warpgroup_mma` reads, an `NVMMADistributedLayout` for
+the accumulator, a `DotOperandLayout` for an operand held in registers. `layoutalg.from_gluon` turns each
+into a layoutalg layout (Triton need not be installed: the constructor call is read as text, and
+Triton 3.6's conversion rules are restated -- and checked against Triton's own engine in the tests).
+See docs/gluon.md.
+"""),
+    code("""
+from layoutalg import from_gluon, to_gluon
+
+shape = (64, 64)                                   # a 64x64 fp16 tile of A
+smem = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)"
+load = "BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[4, 8], warps_per_cta=[4, 1], order=[1, 0])"
+acc = "NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])"
+mma = "NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8])"
+dot = f"DotOperandLayout(operand_index=0, parent={mma}, k_width=2)"
+
+S = from_gluon(smem, shape)      # coordinate -> element offset
+L = from_gluon(load, shape)      # ((lane, warp, block), register) -> element index d0 + 64*d1
+print("shared:     ", S)
+print("global load:", L)
+print("accumulator:", from_gluon(acc, shape))
+"""),
+    md("""
+The shared tile is CuTe's 128-byte swizzle in element units, `Sw<3,3,3>`: 16-byte chunks XOR-ed with
+the row. Drawn in shared memory (one 16-byte chunk a cell, coloured by bank group):
+"""),
+    code("""
+from IPython.display import SVG
+from layoutalg import viz
+
+SVG(viz.swizzle_svg(S, 2))
+"""),
+    md("""
+## Banks: what the loads and the operand reads cost
+
+`bank_report` builds the access Triton's lowering issues (each thread's widest vector of registers at
+consecutive shared offsets) and analyses it with `layoutalg.banks`; Triton's own
+`get_shared_bank_conflicts` is `ways - 1` of it (the tests compare 203 pairs). The register-held A
+operand reads an unswizzled tile 8-way; the NVMMA swizzle (or a swizzled `SwizzledSharedLayout`)
+makes it conflict-free, and the 16-byte global-load stores stay conflict-free either way:
+"""),
+    code("""
+from layoutalg.interop.gluon import bank_report
+
+tiles = {"unswizzled": "SwizzledSharedLayout(1, 1, 1, [1, 0])", "NVMMA 128B": smem,
+         "Swizzled(8,1,8)": "SwizzledSharedLayout(8, 1, 8, [1, 0])"}
+for tile_name, shared in tiles.items():
+    for name, reg in (("load stores", load), ("A operand reads", dot)):
+        r = bank_report(reg, shared, shape, 16)
+        print(f"{tile_name:16s} {name:16s} {r.wavefronts:4d} wavefronts (ideal {r.ideal}), {r.ways}-way")
+"""),
+    md("""
+## The wgmma descriptors Triton will emit
+
+From the shared layout alone, `k_block_descriptors` derives the descriptor of every k-block of
+`wgmma.m64n64k16`: 128-byte swizzle (mode 1), SBO 1024 B, +32 B per k16 block. Triton's PTX for this
+operand holds the same words except the leading-byte-offset field of a swizzled K-major operand, which
+the hardware does not read: Triton writes 0 there and CuTe (and layoutalg) 1. The tests compile Gluon
+kernels to PTX on the CPU and compare every field under that rule.
+"""),
+    code("""
+from layoutalg.nvidia.wgmma import k_block_descriptors
+
+for kb in k_block_descriptors(S, "f16", "m64n64k16"):
+    d = kb.descriptor
+    word = d.encode(start_address=kb.offset_bytes)
+    triton_word = word & ~(0x3FFF << 16)          # Triton: LBO field 0 where the hardware ignores it
+    print(f"k-block {kb.k_block}: +{kb.offset_bytes:3d} B  layoutalg {word:#018x}  Triton {triton_word:#018x}")
+"""),
+    md("""
+## And back
+
+`to_gluon` writes a layoutalg layout as the Gluon constructor call (and, with Triton installed, the
+object itself); a swizzled tile that is an `NVMMASharedLayout` comes back as one:
+"""),
+    code("""
+print(to_gluon(S, shape, element_bitwidth=16).source)
+print(to_gluon(L, shape).source)
+"""),
+)
+
+
 def build(execute: bool = True, only: str | None = None) -> list[pathlib.Path]:
     out = []
     for name, cells in NOTEBOOKS.items():
