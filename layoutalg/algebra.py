@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import Any
+import functools
 from collections.abc import Callable, Iterator
+from math import gcd
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +60,7 @@ __all__ = [
     "downcast",
     "recast_layout",
     "nullspace",
+    "with_shape",
 ]
 
 _ENUM_LIMIT = 1 << 22  # largest size(B) checked by enumeration when the fast soundness test fails
@@ -485,8 +488,6 @@ def _no_carry(fs: tuple, fd: tuple) -> bool:
 
 
 def _no_carry_symbolic(modes: list) -> bool:
-    import functools
-
     try:
         modes = sorted(modes, key=functools.cmp_to_key(
             lambda x, y: -1 if it.less(x[0], y[0]) else (0 if it.equal(x[0], y[0]) else 1)))
@@ -645,8 +646,6 @@ def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, b
         modes.sort(key=lambda m: m[0])
     else:
         try:
-            import functools
-
             modes.sort(key=functools.cmp_to_key(lambda x, y: -1 if it.less(x[0], y[0]) else (
                 0 if it.equal(x[0], y[0]) else 1)))
         except LayoutError as e:
@@ -1189,8 +1188,6 @@ def recast_layout(layout: Layout, old_bits: int, new_bits: int) -> Layout:
     for v, name in ((old_bits, "old_bits"), (new_bits, "new_bits")):
         if type(v) is not int or v < 1:
             raise LayoutError(f"recast_layout: {name} = {v!r} must be a positive integer")
-    from math import gcd
-
     g = gcd(old_bits, new_bits)
     num, den = new_bits // g, old_bits // g
     if num == 1 and den == 1:
@@ -1221,3 +1218,12 @@ def nullspace(layout: Layout) -> Layout:
     if len(shapes) == 1:
         return Layout._make(shapes[0], strides[0])
     return Layout._make(tuple(shapes), tuple(strides))
+
+
+def with_shape(L: Layout, shp: Any) -> Layout:
+    """with_shape(L, S) = composition(L, make_layout(S)): L re-indexed by the compact shape S.
+
+    >>> str(with_shape(Layout(24), (4, 6)))
+    '(4,6):(1,4)'
+    """
+    return composition(L, Layout(shp))

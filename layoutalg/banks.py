@@ -50,6 +50,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .errors import LayoutError
+from .hooks import svg_of
+from .parse import as_concrete_layout
 
 __all__ = [
     "NUM_BANKS",
@@ -222,12 +224,8 @@ class BankReport:
         return self.summary()
 
     def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks
-        try:
-            from .viz import banks_svg
-
-            return banks_svg(self)
-        except Exception:
-            return None
+        """The picture a notebook shows (drawn by layoutalg.viz through :mod:`layoutalg.hooks`)."""
+        return svg_of(self)
 
 
 def _check_addresses(addresses: Any, access_bytes: int, op: str) -> list:
@@ -270,8 +268,6 @@ def address_report(addresses: Sequence[Any], access_bytes: int, *, description: 
 
 
 def _as_layout(x: Any, op: str, what: str) -> Any:
-    from .parse import as_concrete_layout
-
     return as_concrete_layout(x, op, what)
 
 

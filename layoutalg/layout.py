@@ -39,6 +39,7 @@ import sympy
 
 from . import inttuple as it
 from .errors import LayoutError
+from .hooks import svg_of
 from .inttuple import IntTuple, flatten, is_tuple, product
 
 __all__ = [
@@ -55,7 +56,6 @@ __all__ = [
     "prepend",
     "group",
     "flatten_layout",
-    "with_shape",
     "is_layout",
 ]
 
@@ -124,10 +124,10 @@ class Layout:
         self._hash = None
         self._static = e[5]
 
-    @classmethod
-    def _make(cls, shape: IntTuple, stride: IntTuple, static: bool | None = None) -> Layout:
+    @staticmethod
+    def _make(shape: IntTuple, stride: IntTuple, static: bool | None = None) -> Layout:
         """Construct without validation (for internal use: inputs already normalised and congruent)."""
-        self = _new(cls)
+        self = _new(Layout)
         self._shape = shape
         self._stride = stride
         self._flat = None
@@ -376,14 +376,8 @@ class Layout:
         return h
 
     def _repr_svg_(self) -> str | None:  # pragma: no cover - exercised in notebooks
-        try:
-            from .viz import layout_svg
-        except Exception:
-            return None
-        try:
-            return layout_svg(self)
-        except Exception:
-            return None
+        """The picture a notebook shows (drawn by layoutalg.viz through :mod:`layoutalg.hooks`)."""
+        return svg_of(self)
 
 
 
@@ -766,10 +760,3 @@ def flatten_layout(L: Layout) -> Layout:
     if type(L.shape) is not tuple:
         return L
     return Layout._make(fs, fd)
-
-
-def with_shape(L: Layout, shp: Any) -> Layout:
-    """with_shape(L, S) = composition(L, make_layout(S)): L re-indexed by the compact shape S."""
-    from .algebra import composition
-
-    return composition(L, Layout(shp))

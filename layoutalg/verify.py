@@ -47,9 +47,14 @@ from collections.abc import Sequence
 import numpy as np
 import sympy
 
-from layoutalg.errors import LayoutError
-from layoutalg.layout import Layout
-from layoutalg.symbolic import BIT_FUNCTIONS, lambdify_numpy
+from . import algebra as alg
+from .composed import ComposedLayout
+from .errors import LayoutError
+from .inttuple import flatten
+from .layout import Layout
+from .linear import to_linear
+from .swizzle import Swizzle
+from .symbolic import BIT_FUNCTIONS, lambdify_numpy
 
 __all__ = ["verify", "equivalent", "Verdict", "Counterexample"]
 
@@ -149,8 +154,6 @@ def _eval_exprs(inputs: tuple, exprs: tuple, arrays: Sequence[np.ndarray], n: in
 
 
 def _is_layoutish(x: Any) -> bool:
-    from layoutalg.composed import ComposedLayout
-
     return isinstance(x, (Layout, ComposedLayout))
 
 
@@ -579,8 +582,6 @@ class _BitConverter:
 
 def _layout_bits_val(L: Layout, coord_bits: list[list[tuple]], one_d: bool) -> _Val:
     """The value of a static power-of-two layout with each mode's coordinate given by bit variables."""
-    from layoutalg.inttuple import flatten
-
     modes = [L] if one_d else [L[k] for k in range(len(L))]
     poly: dict = {}
     for mode, vars_ in zip(modes, coord_bits):
@@ -599,9 +600,6 @@ def _layout_bits_val(L: Layout, coord_bits: list[list[tuple]], one_d: bool) -> _
 
 
 def _mapping_val(mapping: Any, coord_bits: list[list[tuple]], one_d: bool) -> _Val:
-    from layoutalg.composed import ComposedLayout
-    from layoutalg.swizzle import Swizzle
-
     if isinstance(mapping, Layout):
         if not mapping.is_static:
             raise _NoProof
@@ -703,8 +701,6 @@ def _reduce(e: sympy.Expr, bounds: dict) -> sympy.Expr:
 
 
 def _digit_proof(L: Any, exprs: tuple, inputs: tuple) -> bool:
-    from layoutalg.inttuple import flatten
-
     if not isinstance(L, Layout) or len(exprs) != 1:
         return False
     one_d = len(inputs) == 1
@@ -789,9 +785,6 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
     >>> equivalent(Layout((4, 4), (1, 4)), Layout((4, 4), (4, 1)))
     Verdict(NOT equal, method=linear, checked=1, Counterexample(i=1: got 1, expected 4))
     """
-    from layoutalg import algebra as alg
-    from layoutalg.composed import ComposedLayout
-
     for x in (A, B):
         if not _is_layoutish(x):
             raise LayoutError(f"equivalent: {x!r} is not a Layout or ComposedLayout")
@@ -814,8 +807,6 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
             return Verdict(True, "coalesce")
     except LayoutError:
         pass
-    from layoutalg.linear import to_linear
-
     try:
         la, lb = to_linear(A).flat_bases(), to_linear(B).flat_bases()
     except LayoutError:

@@ -41,11 +41,21 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Sequence
-from xml.sax.saxutils import escape
 
 import numpy as np
 
+from .banks import BankReport, phases
+from .composed import ComposedLayout
 from .errors import LayoutError
+from .hooks import register_svg
+from .layout import Layout
+from .parse import as_concrete_layout
+from .swizzle import Swizzle
+
+
+def escape(text: str) -> str:
+    """Text safe inside SVG markup (``&``, ``<``, ``>``)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 __all__ = [
     "Scene",
@@ -300,8 +310,6 @@ def _header(scene: Scene, title: str, notes: Sequence[str], width_needed: float)
 # Layouts
 # ---------------------------------------------------------------------------------------------
 def _as_layoutish(x: Any, op: str) -> Any:
-    from .parse import as_concrete_layout
-
     return as_concrete_layout(x, op)
 
 
@@ -526,12 +534,7 @@ def fragment_svg(fragment: Any, **kwargs: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 def _smem_bytes(layout: Any, element_bytes: int, swizzle_unit: str) -> tuple[np.ndarray, np.ndarray]:
     """(address after the swizzle, address before it), in bytes, for every 1-D coordinate."""
-    from .composed import ComposedLayout
-    from .swizzle import Swizzle
-
     if isinstance(layout, ComposedLayout) and isinstance(layout.outer, Swizzle):
-        from .layout import Layout
-
         inner = layout.inner
         if not isinstance(inner, Layout):
             post = np.asarray(layout.table(), dtype=np.int64) * element_bytes
@@ -730,8 +733,6 @@ def banks_scene(
 
 
 def _phase_of_lanes(ins: Any) -> dict:
-    from .banks import phases
-
     return {ln: p for p, ls in enumerate(phases(ins.access_bytes, len(ins.addresses))) for ln in ls}
 
 
@@ -852,8 +853,6 @@ def scene_of(obj: Any, **kwargs: Any) -> Scene:
     Layout / ComposedLayout / text -> layout_scene."""
     if isinstance(obj, Scene):
         return obj
-    from .banks import BankReport
-
     if isinstance(obj, BankReport):
         return banks_scene(obj, **kwargs)
     if all(hasattr(obj, a) for a in ("layout", "codomain", "operand", "num_threads")):
@@ -892,3 +891,10 @@ def save(obj: Any, path: str | os.PathLike, *, dpi: int = 100, **kwargs: Any) ->
     else:
         scene.to_figure().savefig(path, dpi=dpi)
     return path
+
+
+# the notebook pictures of the lower layers' objects (their _repr_svg_ asks layoutalg.hooks)
+register_svg(Layout, layout_svg)
+register_svg(ComposedLayout, layout_svg)
+register_svg(BankReport, banks_svg)
+register_svg("layoutalg.nvidia.fragment.Fragment", fragment_svg)

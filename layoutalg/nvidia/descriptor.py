@@ -44,7 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from layoutalg.errors import LayoutError
+from ..errors import LayoutError
 
 __all__ = [
     "MatrixDescriptor",

@@ -40,6 +40,7 @@ import numpy as np
 import sympy
 
 from ..errors import LayoutError
+from ..hooks import svg_of
 from ..inttuple import flatten
 from ..layout import Layout
 from .ptx_formulas import FORMULAS, PtxFormula
@@ -310,13 +311,8 @@ class Fragment:
                 )
 
     def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks display it
-        """The picture a notebook shows (layoutalg.viz, imported on first use); None if it cannot draw."""
-        try:
-            from layoutalg.viz import fragment_svg
-
-            return fragment_svg(self)
-        except Exception:
-            return None
+        """The picture a notebook shows (drawn by layoutalg.viz through :mod:`layoutalg.hooks`)."""
+        return svg_of(self)
 
     def __repr__(self) -> str:
         return f"Fragment({self.instruction!r}, {self.name}, layout={self.layout})"

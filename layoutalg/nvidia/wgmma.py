@@ -58,10 +58,11 @@ from typing import Any
 import numpy as np
 import sympy
 
-from layoutalg.composed import ComposedLayout, parse_composed
-from layoutalg.errors import LayoutError
-from layoutalg.layout import Layout
-from layoutalg.swizzle import Swizzle
+from ..composed import ComposedLayout
+from ..errors import LayoutError
+from ..layout import Layout
+from ..parse import parse_composed
+from ..swizzle import Swizzle
 
 from .descriptor import MatrixDescriptor, Tcgen05Descriptor, base_offset_for
 
