@@ -12,8 +12,9 @@ CuTe notation (what ``str`` prints; whitespace is ignored)::
     power    := factor ["**" digits]
     factor   := ["-"] digits | "_" digits | identifier
 
-Identifiers become positive-integer sympy symbols; ``_8`` is CuTe's spelling of the static 8. A
-lone integer is the layout ``n:1``; between two ``o`` it is the offset of a composed layout.
+Identifiers become positive-integer sympy symbols; ``_8`` (``_-8``) is CuTe's spelling of the
+static 8 (-8). An integer alone is not a layout (write ``8:1``, or the tuple ``(8)``); standing
+between two ``o`` it is the offset of a composed layout.
 
     >>> parse("((8,2),(4,4)):((4,32),(1,64))")
     Layout(((8, 2), (4, 4)), ((4, 32), (1, 64)))
@@ -58,6 +59,7 @@ from .algebra import composition
 from .composed import ComposedLayout
 from .errors import LayoutError
 from .hooks import provide
+from .inttuple import flatten, unflatten
 from .layout import Layout, make_layout
 from .swizzle import Swizzle
 
@@ -73,7 +75,8 @@ _MAX_BITS = int(MAX_DIGITS * 3.3219280948873626) - 1
 _MAX_EXPONENT = 64
 
 _TOKEN = re.compile(
-    r"\s*(?:(?P<num>\d+)|(?P<static>_\d+)|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>\*\*|[()<>,:*+\-]))"
+    r"\s*(?:(?P<flag>smem_ptr\[\d+b\]\(unset\))|(?P<num>\d+)|(?P<static>_-?\d+)|(?P<ident>[A-Za-z][A-Za-z0-9_]*|_+[A-Za-z][A-Za-z0-9_]*)"
+    r"|(?P<op>\*\*|[()<>,:*+\-]))"
 )
 
 
@@ -88,6 +91,7 @@ def symbol(name: str) -> sympy.Symbol:
 # ---------------------------------------------------------------------------------------------
 
 _PLAIN = re.compile(r"[ \d(),:-]*").fullmatch
+_STATIC_PLAIN = re.compile(r"(?:[ \d(),:-]|(?<![\w])_(?=\d))*").fullmatch  # with CuTe's _8
 _BRACKETS = str.maketrans("()", "[]")
 _loads = json.JSONDecoder().decode
 _SWIZZLED = re.compile(
@@ -107,6 +111,8 @@ def _plain(text: str) -> Layout | None:
         d = _loads(b.translate(_BRACKETS)) if colon else None
         if type(s) is list:
             s = _tup(s)
+        elif d is None:  # an integer alone: the full parser explains
+            return None
         if type(d) is list:
             d = _tup(d)
         return Layout(s, d)
@@ -117,6 +123,8 @@ def _plain(text: str) -> Layout | None:
 def _fast(text: str) -> Parsed | None:
     if _PLAIN(text) is not None:
         return _plain(text)
+    if "_" in text and _STATIC_PLAIN(text) is not None:
+        return _plain(text.replace("_", ""))
     m = _SWIZZLED(text)
     if m is not None:
         inner = _plain(m.group(5))
@@ -173,8 +181,8 @@ class _Parser:
             kind = m.lastgroup
             start = m.start(kind)
             val = m.group(kind)
-            if kind in ("num", "static") and len(val.lstrip("_")) > MAX_DIGITS:
-                self.fail(f"an integer of {len(val.lstrip('_'))} digits exceeds the limit of {MAX_DIGITS} digits", start)
+            if kind in ("num", "static") and len(val.lstrip("_-")) > MAX_DIGITS:
+                self.fail(f"an integer of {len(val.lstrip('_-'))} digits exceeds the limit of {MAX_DIGITS} digits", start)
             self.toks.append((kind, val, start))
             pos = m.end()
         self.i = 0
@@ -214,8 +222,12 @@ class _Parser:
             self.fail(f"unexpected {t[1]!r}")
         if len(parts) == 1:
             only = parts[0]
-            if isinstance(only, _Offset):  # a lone integer: the layout n:1
-                return self.layout(only.value, None)
+            if isinstance(only, _Offset):
+                v = only.value
+                raise LayoutError(
+                    f"parse: {_clip(self.text)} is an integer alone, not a layout: write {_fmt_leaf(v)}:1 for "
+                    f"the layout, ({_fmt_leaf(v)}) for a rank-1 shape, or put an offset between two 'o'"
+                )
             return only
         return _build_composed(parts, self)
 
@@ -240,6 +252,9 @@ class _Parser:
                 return Swizzle(*vals)
             except LayoutError as e:
                 raise LayoutError(f"parse: {e} (at column {col + 1} of {_clip(self.text)})") from None
+        if t is not None and t[0] == "flag":  # CuTe's print of smem_ptr_flag_bits<E>: E-bit elements
+            self.i += 1
+            return _Offset(("flag", int(t[1][9:t[1].index("b")])))
         shp = self.tuple_()
         if self.accept(":"):
             return self.layout(shp, self.tuple_())
@@ -256,7 +271,7 @@ class _Parser:
             self.fail("expected an integer")
             raise AssertionError  # unreachable
         self.i += 1
-        v = int(t[1].lstrip("_"))
+        v = int(t[1][1:] if t[1][0] == "_" else t[1])
         return -v if neg else v
 
     def tuple_(self) -> Any:
@@ -327,12 +342,31 @@ class _Parser:
             return int(val)
         if kind == "static":
             self.i += 1
-            return int(val[1:])
+            return int(val[1:])  # _8 and _-8
         if kind == "ident" and val not in ("o", "Sw", "Swizzle"):
             self.i += 1
             return symbol(val)
         self.fail(f"expected a number or a symbol, found {val!r}")
         raise AssertionError  # unreachable
+
+
+def _swizzle_on_elements(sw: Swizzle, bits: int, fail: Any) -> Swizzle:
+    """A swizzle of byte addresses as the same permutation of ``bits``-bit element offsets (CuTe's
+    ``as_position_independent_swizzle_layout``: ``recast_layout<uint8_t, uint_bit_t<bits>>``)."""
+    if bits < 1 or bits & (bits - 1):
+        fail(f"smem_ptr_flag_bits<{bits}>: the element width must be a power of two")
+    try:
+        return sw.upcast(bits // 8) if bits >= 8 else sw.downcast(8 // bits)
+    except LayoutError as e:
+        fail(str(e))
+        raise AssertionError from e  # unreachable
+
+
+def _fmt_leaf(v: Any) -> str:
+    if type(v) is tuple:
+        return "(...)"
+    s = str(v).replace(" ", "")
+    return s if len(s) <= 40 else s[:40] + "..."
 
 
 def _clip(text: str, n: int = 80) -> str:
@@ -361,6 +395,10 @@ def _build_composed(parts: list, p: _Parser) -> ComposedLayout:
         p.fail("an offset must stand between two parts", 0)
     if isinstance(inner, Swizzle):
         raise LayoutError(f"parse: {_clip(p.text)} ends in a swizzle; the innermost part must be a layout")
+    if type(offset) is tuple:  # smem_ptr[Eb](unset): the swizzle acts on byte addresses of E-bit elements
+        if not isinstance(outer, Swizzle):
+            p.fail("smem_ptr[..b](unset) needs a swizzle as the outer function", 0)
+        outer, offset = _swizzle_on_elements(outer, offset[1], p.fail), 0
     try:
         return ComposedLayout(outer, offset, inner)
     except LayoutError as e:
@@ -380,6 +418,78 @@ _TUPLE_TYPES = {"Shape", "Stride", "Step", "Coord", "Tile", "tuple", "IntTuple"}
 _TUPLE_MAKERS = {"make_shape", "make_stride", "make_step", "make_coord", "make_tuple", "make_tile"}
 _DYNAMIC = {"int", "int32_t", "int64_t", "uint32_t", "uint64_t", "size_t", "long", "unsigned", "short", "uint16_t",
             "int16_t", "int8_t", "uint8_t", "auto"}
+
+
+def _cute_compact(shape: Any, right: bool = False) -> Layout:
+    """CuTe's compact layout of a static shape (``LayoutLeft``, or ``LayoutRight``): running products of
+    the extents, and stride 0 for an extent of 1 (CuTe's ``compact_major``)."""
+    leaves = flatten(shape)
+    strides = [0] * len(leaves)
+    p = 1
+    for k in (range(len(leaves) - 1, -1, -1) if right else range(len(leaves))):
+        s = leaves[k]
+        if type(s) is not int:
+            raise LayoutError(f"parse: extent {s!r} of {shape!r} is not an integer")
+        if s != 1:
+            strides[k] = p
+            p *= s
+    return Layout(shape, unflatten(strides, shape))
+
+
+_CPP_INT = re.compile(r"(?:Int|C)<(-?\d+)>(?:\{\})?|(?<!\w)_(\d+)(?:\{\})?")
+_CPP_SWIZZLE = re.compile(r"composition\(Swizzle<(\d+),(\d+),(-?\d+)>(?:\{\})?,(.*)\)")
+_CPP_LETTER = re.compile(r"[A-Za-z_]").search
+
+
+def _cpp_int(m: re.Match) -> str:
+    return m.group(1) if m.group(1) is not None else m.group(2)
+
+
+def _cpp_layout_fast(t: str) -> Layout | None:
+    """A static ``Layout<Shape<..>,Stride<..>>`` / ``make_layout(make_shape(..), make_stride(..))`` /
+    ``Shape<..>`` (spaces and ``cute::`` already removed, integers already plain) through the JSON reader."""
+    if t.startswith("Layout<") and t.endswith(">"):
+        body = t[7:-1].replace("Shape<", "[").replace("Stride<", "[").replace(">", "]")
+    elif t.startswith("make_layout(") and t.endswith(")"):
+        body = t[12:-1].replace("make_shape(", "[").replace("make_stride(", "[").replace(")", "]")
+    elif t.startswith("Shape<") and t.endswith(">"):
+        body = t.replace("Shape<", "[").replace(">", "]")
+    elif t.startswith("make_shape(") and t.endswith(")"):
+        body = t.replace("make_shape(", "[").replace(")", "]")
+    else:
+        return None
+    if _CPP_LETTER(body) is not None:  # LayoutRight{}, int, a run-time name: the full reader explains
+        return None
+    try:
+        v = _loads("[" + body + "]")
+        if not t.startswith(("Layout<", "make_layout(")):  # a bare shape: compact column-major
+            if len(v) != 1 or type(v[0]) is not list:
+                return None
+            return _cute_compact(_tup(v[0]))
+        if len(v) == 1:
+            s = v[0]
+            return _cute_compact(_tup(s) if type(s) is list else s)
+        if len(v) != 2:
+            return None
+        s, d = v
+        return Layout(_tup(s) if type(s) is list else s, _tup(d) if type(d) is list else d)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def _cpp_fast(text: str) -> Parsed | None:
+    """The common static C++ spellings without the full reader; None when anything is unusual."""
+    t = _CPP_INT.sub(_cpp_int, text.replace(" ", "").replace("cute::", ""))
+    m = _CPP_SWIZZLE.fullmatch(t)
+    if m is not None:
+        inner = _cpp_layout_fast(m.group(4))
+        if inner is None:
+            return None
+        try:
+            return ComposedLayout(Swizzle(int(m.group(1)), int(m.group(2)), int(m.group(3))), 0, inner)
+        except LayoutError:
+            return None
+    return _cpp_layout_fast(t)
 
 
 class _Cpp:
@@ -587,10 +697,10 @@ class _Cpp:
             self.fail(f"make_layout takes a shape and a stride (or an order), found {len(vals)} arguments")
         shp = self.extent(vals[0])
         if len(vals) == 1:
-            return self.guard(lambda: Layout(shp))
+            return self.guard(lambda: _cute_compact(shp))
         d = vals[1]
         if type(d) is tuple and len(d) == 2 and d[0] == "order":
-            return self.guard(lambda: make_layout(shp, order=d[1]))
+            return self.guard(lambda: _cute_compact(shp, d[1] == "right"))
         return self.guard(lambda: Layout(shp, self.extent(d)))
 
     def composed(self, vals: list[Any]) -> ComposedLayout:
@@ -603,11 +713,7 @@ class _Cpp:
             bits = off[1]
             if not isinstance(outer, Swizzle):
                 self.fail("smem_ptr_flag_bits needs a Swizzle as the outer function")
-            if bits < 1 or bits & (bits - 1):
-                self.fail(f"smem_ptr_flag_bits<{bits}>: the element width must be a power of two")
-            sw = outer
-            outer = self.guard(lambda: sw.upcast(bits // 8) if bits >= 8 else sw.downcast(8 // bits))
-            off = 0
+            outer, off = _swizzle_on_elements(outer, bits, self.fail), 0
         if type(off) is not int:
             self.fail(f"the offset of a composed layout must be an integer, found {off!r}")
         if not isinstance(outer, (Swizzle, Layout, ComposedLayout)) or not isinstance(inner, (Layout, ComposedLayout)):
@@ -618,8 +724,10 @@ class _Cpp:
         v = self.item()
         if self.peek() is not None:
             self.fail(f"unexpected {self.peek()[1]!r}")  # type: ignore[index]
-        if type(v) is int or type(v) is tuple and not (len(v) == 2 and v[0] in ("order", "flag")):
-            return self.guard(lambda: Layout(v))  # a bare Shape<...>: compact column-major
+        if type(v) is int:
+            self.fail(f"the integer {v} alone is not a layout (Layout<_{v},_1> is)")
+        if type(v) is tuple and not (len(v) == 2 and v[0] in ("order", "flag")):
+            return self.guard(lambda: _cute_compact(v))  # a bare Shape<...>: compact column-major
         if isinstance(v, (Layout, ComposedLayout, Swizzle)):
             return v
         self.fail(f"{v!r} is not a layout")
@@ -650,7 +758,7 @@ def parse(text: str) -> Parsed:
         raise LayoutError("parse: empty text")
     try:
         if _CPP_MARK.search(text):
-            return _Cpp(text).parse()
+            return _cpp_fast(text) or _Cpp(text).parse()
         return _Parser(text).composed()
     except RecursionError:
         raise LayoutError(f"parse: {_clip(text, 40)} is nested too deeply") from None
