@@ -51,6 +51,7 @@ import numpy as np
 
 from .errors import LayoutError
 from .hooks import svg_of
+from .layout import check_table_size
 from .parse import as_concrete_layout
 
 __all__ = [
@@ -293,6 +294,8 @@ def access_addresses(
         raise LayoutError(
             f"{op}: access pattern {access} has rank {len(access)}; expected a TV layout (thread, value)"
         )
+    check_table_size(access, op)
+    check_table_size(smem, op)
     T, V = int(access[0].size()), int(access[1].size())
     n = vb // element_bytes
     if V % n:

@@ -40,7 +40,7 @@ from . import algebra as alg
 from . import inttuple as it
 from .errors import LayoutError
 from .hooks import provide, service, svg_of
-from .layout import Layout
+from .layout import Layout, check_table_size
 from .swizzle import Swizzle, compose_swizzles
 
 __all__ = [
@@ -154,6 +154,7 @@ class ComposedLayout:
         """numpy int64 array of C(i) for i < size(C)."""
         if not self.is_static:
             raise LayoutError(f"table: composed layout {self} has symbolic entries; substitute values first")
+        check_table_size(self, "table")
         return np.asarray(self._outer_at(self.inner.table() + self.offset), dtype=np.int64)
 
     def grid(self) -> np.ndarray:
@@ -162,6 +163,7 @@ class ComposedLayout:
             raise LayoutError(f"grid: composed layout {self} has rank {len(self)}, grid needs rank 2")
         if not self.is_static:
             raise LayoutError(f"grid: composed layout {self} has symbolic entries; substitute values first")
+        check_table_size(self, "grid")
         g = np.add.outer(self.inner[0].table(), self.inner[1].table()) if isinstance(self.inner, Layout) \
             else self.inner.grid()
         return np.asarray(self._outer_at(g + self.offset), dtype=np.int64)

@@ -293,9 +293,13 @@ class Layout:
         return out
 
     def table(self) -> np.ndarray:
-        """numpy int64 array of ``L(i)`` for every ``i < size(L)``, in index order (vectorized)."""
+        """numpy int64 array of ``L(i)`` for every ``i < size(L)``, in index order (vectorized).
+
+        Precondition: ``size(L) <= MAX_TABLE`` (a LayoutError names both, before any allocation).
+        """
         if not self.is_static:
             raise LayoutError(f"table: layout {self} has symbolic entries; substitute values first (subs)")
+        check_table_size(self, "table")
         fs, fd = self.flat
         modes = [(s, d) for s, d in zip(fs, fd) if s != 1]
         # merge contiguous modes to keep the broadcast small
@@ -320,6 +324,7 @@ class Layout:
         """For a rank-2 layout, the rows x cols int64 array ``G[r, c] = L(r, c)``."""
         if len(self) != 2:
             raise LayoutError(f"grid: layout {self} has rank {len(self)}, grid needs rank 2")
+        check_table_size(self, "grid")
         return np.add.outer(self[0].table(), self[1].table())
 
     # --- symbolic --------------------------------------------------------------------------
@@ -542,6 +547,24 @@ def _checked_compact(shape: Any) -> _Checked:
         _remember(_SEEN_COMPACT, id(given), e)
         return e
     return (None, None, shape, stride, None, None)
+
+
+#: The most entries an int64 array of a whole layout's offsets may have (512 MiB): Layout.table and
+#: grid, and the pictures and bank analyses built on them, refuse larger layouts before allocating.
+MAX_TABLE = 1 << 26
+
+
+def check_table_size(L: Any, op: str, n: Any = None) -> int:
+    """``size(L)`` (or ``n``) as an int, or a LayoutError naming ``op``, the size and MAX_TABLE when larger."""
+    n = L.size() if n is None else n
+    if type(n) is not int:
+        raise LayoutError(f"{op}: {L} has symbolic size {n}; substitute values first (subs)")
+    if n > MAX_TABLE:
+        raise LayoutError(
+            f"{op}: {L} has {n} entries, more than the limit of {MAX_TABLE} ({op} needs every offset); "
+            "work on a part of it (e.g. its composition with a smaller tile)"
+        )
+    return n
 
 
 def is_layout(x: Any) -> bool:

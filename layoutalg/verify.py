@@ -836,6 +836,11 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
         j = next(k for k in range(len(la)) if la[k] != lb[k])
         i = 1 << j
         return Verdict(False, "linear", 1, Counterexample((("i", i),), int(A(i)), int(B(i))))
+    if na > MAX_ENUMERATION:
+        raise LayoutError(
+            f"equivalent: {A} and {B} have {na} points, more than the limit of {MAX_ENUMERATION} that equivalent "
+            "enumerates, and no fast path (structure, coalescing, F2 bases) decides them"
+        )
     checked = 0
     for start in range(0, na, chunk):
         idx = np.arange(start, min(na, start + chunk), dtype=np.int64)
