@@ -563,7 +563,7 @@ def cmd_banks(args: argparse.Namespace) -> int:
 
 def cmd_harness(args: argparse.Namespace) -> int:
     try:
-        import layoutalg.gpu as gpu  # noqa: PLC0415
+        from . import gpu
 
         run_all = gpu.run_all
     except (ImportError, AttributeError) as e:
