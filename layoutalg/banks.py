@@ -234,7 +234,7 @@ def _check_addresses(addresses: Any, access_bytes: int, op: str) -> list:
         raise LayoutError(
             f"{op}: access_bytes={access_bytes}; shared-memory accesses are {_ACCESS_BYTES} bytes"
         )
-    out = []
+    out: list[int | None] = []
     for lane, a in enumerate(addresses):
         if a is None:
             out.append(None)

@@ -66,6 +66,10 @@ class ComposedLayout:
     """
 
     __slots__ = ("outer", "offset", "inner", "_hash")
+    outer: Swizzle | Layout | ComposedLayout
+    offset: Any
+    inner: Layout | ComposedLayout
+    _hash: int | None
 
     def __init__(self, outer: Any, offset: Any, inner: Any):
         if not isinstance(outer, (Swizzle, Layout, ComposedLayout)):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import marshal
 from operator import attrgetter as _attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
@@ -203,10 +203,9 @@ class Layout:
             if i in (0, -1):
                 return self
             raise LayoutError(f"Layout[{i}]: layout {self} has rank 1")
+        shape, stride = self.shape, cast(tuple, self.stride)
         try:
-            if isinstance(i, slice):
-                return Layout._make(self.shape[i], self.stride[i])
-            return Layout._make(self.shape[i], self.stride[i])
+            return Layout._make(shape[i], stride[i])
         except (IndexError, TypeError):
             raise LayoutError(f"Layout[{i!r}]: no such mode in {self} (rank {len(self)})") from None
 
@@ -715,7 +714,7 @@ def stride(x: Any) -> IntTuple:
 
 def _modes(L: Layout) -> list[Layout]:
     if type(L.shape) is tuple:
-        return [Layout._make(s, d) for s, d in zip(L.shape, L.stride)]
+        return [Layout._make(s, d) for s, d in zip(L.shape, cast(tuple, L.stride))]
     return [L]
 
 

@@ -302,7 +302,7 @@ class _NoProof(Exception):
     """The expression is outside what the normal form handles; fall back to enumeration."""
 
 
-_ONE = frozenset()
+_ONE: frozenset = frozenset()
 _MAX_COND_BITS = 12
 
 
@@ -516,16 +516,16 @@ class _BitConverter:
             q = _Val(_p_scale(a.poly, den))
             return _shift(q, den.bit_length() - 1)
         if isinstance(e, sympy.Piecewise):
-            acc: dict = {}
+            total: dict = {}
             rest = _p_const(1)
             for value, cond in e.args:
                 ind = self.indicator(cond)
                 take = _p_mul(rest, ind)
-                acc = _p_add(acc, _p_mul(take, self.val(value).poly))
+                total = _p_add(total, _p_mul(take, self.val(value).poly))
                 rest = _p_add(rest, take, -1)
                 if not rest:
                     break
-            return _Val(acc)
+            return _Val(total)
         if isinstance(e, (sympy.Min, sympy.Max)):
             vals = [self.val(a) for a in e.args]
             cur = vals[0]
@@ -826,11 +826,13 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
             return Verdict(True, "coalesce")
     except LayoutError:
         pass
+    la: tuple[int, ...] | None
+    lb: tuple[int, ...] | None
     try:
         la, lb = to_linear(A).flat_bases(), to_linear(B).flat_bases()
     except LayoutError:
         la = lb = None
-    if la is not None and len(la) == len(lb):
+    if la is not None and lb is not None and len(la) == len(lb):
         if la == lb:
             return Verdict(True, "linear")
         j = next(k for k in range(len(la)) if la[k] != lb[k])

@@ -54,7 +54,7 @@ from __future__ import annotations
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy
@@ -858,13 +858,13 @@ def seed_examples() -> list[SeedExample]:
             warnings.simplefilter("ignore", LayoutWarning)
             d = descriptor_from_layout(exact, dt, strict=False)
         p = d.params
-        derived = dict(
+        derived: dict[str, Any] = dict(
             T=p.T, m=p.m, k=p.k,
             LBO="NA" if p.lbo is None else p.lbo_bytes, SBO=p.sbo_bytes,
             LBO_encoded=d.lbo_encoded, SBO_encoded=d.sbo_encoded,
             word=d.encode(), issues=d.issues,
         )
-        out.append(SeedExample(fig, title, dt, exact, canon, dict(seed), derived, d))
+        out.append(SeedExample(fig, title, dt, exact, canon, dict(cast(dict, seed)), derived, d))
     return out
 
 
