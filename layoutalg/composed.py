@@ -291,8 +291,8 @@ def _inverse(C: ComposedLayout, which: str) -> Any:
     if isinstance(outer, Swizzle) and outer.is_identity and C.offset == 0:
         return inner_inv
     if not (C.is_static and isinstance(inner_inv, Layout)):
-        first = outer if isinstance(outer, Swizzle) else inv(outer)
-        return ComposedLayout(inner_inv, -C.offset, _as_domain(first, inner_inv.size()))
+        outer_inv = outer if isinstance(outer, Swizzle) else inv(outer)
+        return ComposedLayout(inner_inv, -C.offset, _as_domain(outer_inv, inner_inv.size()))
     # outer inverse as a function on an index domain
     if isinstance(outer, Swizzle):
         n_try = inner_inv.size() if which == "right" else max(int(C.table().max()) + 1, inner_inv.size())

@@ -824,6 +824,8 @@ def _split_smem(layout: Any, nb: int, swizzle_unit: str, op: str) -> tuple[Swizz
 
 
 def _global(gtensor: Any, op: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    shape: Any
+    stride: Any
     if isinstance(gtensor, str):
         gtensor = parse_composed(gtensor)
     if isinstance(gtensor, Layout):
