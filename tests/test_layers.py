@@ -29,8 +29,11 @@ LAYERS: list[list[str]] = [
     ["verify"],
     ["nvidia"],
     ["banks"],
+    ["explain"],
+    ["synth"],
     ["viz"],
-    ["gpu", "interop"],
+    ["interop"],
+    ["gpu"],
     ["cli"],
 ]
 #: the package's entry points may import anything
