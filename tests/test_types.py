@@ -18,14 +18,20 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 pytest.importorskip("mypy")
 
 
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """One mypy cache for both runs: the second reuses the first's analysis of the package."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
 def _mypy(*args: str, cache: pathlib.Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(cache), *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
 
 
-def test_mypy_finds_no_errors_in_the_package(tmp_path: pathlib.Path) -> None:
+def test_mypy_finds_no_errors_in_the_package(cache: pathlib.Path) -> None:
     assert "[tool.mypy]" in (ROOT / "pyproject.toml").read_text()
-    r = _mypy(cache=tmp_path / "cache")
+    r = _mypy(cache=cache)
     assert r.returncode == 0 and "Success: no issues found" in r.stdout, r.stdout[-6000:] + r.stderr[-2000:]
 
 
@@ -53,10 +59,10 @@ reveal_type(verify(L, sympy.Symbol("i"), (sympy.Symbol("i"),)))
 '''
 
 
-def test_the_public_api_reveals_its_types(tmp_path: pathlib.Path) -> None:
+def test_the_public_api_reveals_its_types(tmp_path: pathlib.Path, cache: pathlib.Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text(PROBE)
-    r = _mypy("--config-file", str(ROOT / "pyproject.toml"), str(probe), cache=tmp_path / "cache")
+    r = _mypy("--config-file", str(ROOT / "pyproject.toml"), str(probe), cache=cache)
     revealed = re.findall(r'Revealed type is "([^"]+)"', r.stdout)
     assert len(revealed) == PROBE.count("reveal_type"), r.stdout
     want = ["Layout", "int | Any | tuple", "Layout", "Layout", "Layout", "Layout", "Layout", "Layout", "Layout",
