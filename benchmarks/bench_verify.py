@@ -37,13 +37,13 @@ def bench_verify_fragment() -> None:
     verify(tv, row + 8 * col, (lane, i))
     t_first = time.perf_counter() - t_first
     t, v = best_of(lambda: verify(tv, row + 8 * col, (lane, i)))
-    # without the lambdify cache: the honest cost of a formula seen for the first time
+    # without the evaluator cache: the honest cost of a formula seen for the first time
     import importlib
 
     vmod = importlib.import_module("layoutalg.verify")  # the module (layoutalg.verify is the function)
 
     def fresh():
-        vmod._lambdify.cache_clear()
+        vmod._evaluator.cache_clear()
         return verify(tv, row + 8 * col, (lane, i))
 
     t_new, _ = best_of(fresh)

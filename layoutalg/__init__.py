@@ -40,6 +40,7 @@ from .algebra import (
     tiled_divide,
     tiled_product,
     upcast,
+    with_shape,
     zipped_divide,
     zipped_product,
 )
@@ -59,7 +60,6 @@ from .layout import (
     shape,
     size,
     stride,
-    with_shape,
 )
 from .parse import parse, symbol
 
@@ -79,6 +79,7 @@ from .swizzle import Swizzle, compose_swizzles, make_swizzle  # noqa: E402
 from .composed import ComposedLayout, make_composed_layout  # noqa: E402
 from .verify import Counterexample, Verdict, equivalent, verify  # noqa: E402
 from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: E402
+from . import viz as _viz  # noqa: E402,F401  (registers the notebook pictures: layoutalg.hooks)
 
 #: Names exported lazily (module-level ``__getattr__``): importing layoutalg does not import the
 #: modules that define them, which sit above the NVIDIA catalog. They are documented with their

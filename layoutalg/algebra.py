@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import Any
+import functools
 from collections.abc import Callable, Iterator
+from math import gcd
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -58,6 +60,7 @@ __all__ = [
     "downcast",
     "recast_layout",
     "nullspace",
+    "with_shape",
 ]
 
 _ENUM_LIMIT = 1 << 22  # largest size(B) checked by enumeration when the fast soundness test fails
@@ -98,7 +101,7 @@ def _dispatch(op: str, left: Any, *args: Any) -> Any:
 
 def _modes_of(L: Layout) -> list[Layout]:
     if type(L.shape) is tuple:
-        return [Layout._make(s, d) for s, d in zip(L.shape, L.stride)]
+        return [Layout._make(s, d) for s, d in zip(L.shape, cast(tuple, L.stride))]
     return [L]
 
 
@@ -194,7 +197,15 @@ def _from_flat(rs: list, rd: list, static: bool | None = None) -> Layout:
 # ---------------------------------------------------------------------------------------------
 
 
-def coalesce(layout: Layout, profile: Any = None) -> Layout:
+@overload
+def coalesce(layout: Layout, profile: Any = None) -> Layout: ...
+
+
+@overload
+def coalesce(layout: Any, profile: Any = None) -> Any: ...
+
+
+def coalesce(layout: Any, profile: Any = None) -> Any:
     """coalesce(L) -> R with R(i) == L(i) for all i < size(L), and as few modes as possible.
 
     Flattens, drops size-1 modes, and merges adjacent modes ``(s0:d0),(s1:d1)`` with ``s0*d0 == d1``.
@@ -241,7 +252,15 @@ def coalesce(layout: Layout, profile: Any = None) -> Layout:
     return _from_flat(*_coalesce_flat(fs, fd))
 
 
-def filter(layout: Layout, profile: Any = None) -> Layout:  # noqa: A001 - CuTe's name
+@overload
+def filter(layout: Layout, profile: Any = None) -> Layout: ...
+
+
+@overload
+def filter(layout: Any, profile: Any = None) -> Any: ...
+
+
+def filter(layout: Any, profile: Any = None) -> Any:  # noqa: A001 - CuTe's name
     """filter(L) -> coalesce(L) with every stride-0 mode removed: the image of L, enumerated once.
 
     >>> str(filter(Layout((4, 2, 3), (1, 0, 4))))
@@ -484,12 +503,14 @@ def _no_carry(fs: tuple, fd: tuple) -> bool:
     return True
 
 
-def _no_carry_symbolic(modes: list) -> bool:
-    import functools
+def _cmp_first(x: Any, y: Any) -> int:
+    """Order pairs by their (possibly symbolic) first element; LayoutError when undecidable."""
+    return -1 if it.less(x[0], y[0]) else (0 if it.equal(x[0], y[0]) else 1)
 
+
+def _no_carry_symbolic(modes: list) -> bool:
     try:
-        modes = sorted(modes, key=functools.cmp_to_key(
-            lambda x, y: -1 if it.less(x[0], y[0]) else (0 if it.equal(x[0], y[0]) else 1)))
+        modes = sorted(modes, key=functools.cmp_to_key(_cmp_first))
         prev = modes[0][0] * modes[0][1]
         for d1, s1 in modes[1:]:
             if not it.divides(prev, d1):
@@ -530,6 +551,14 @@ def _check_functional(A: Layout, B: Layout, R: Layout, force: bool = False) -> N
             "or it runs past the left-hand domain)",
             A, B, R, bad,
         )
+
+
+@overload
+def composition(A: Layout, B: Any) -> Layout: ...
+
+
+@overload
+def composition(A: Any, B: Any) -> Any: ...
 
 
 def composition(A: Any, B: Any) -> Any:
@@ -645,10 +674,7 @@ def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, b
         modes.sort(key=lambda m: m[0])
     else:
         try:
-            import functools
-
-            modes.sort(key=functools.cmp_to_key(lambda x, y: -1 if it.less(x[0], y[0]) else (
-                0 if it.equal(x[0], y[0]) else 1)))
+            modes.sort(key=functools.cmp_to_key(_cmp_first))
         except LayoutError as e:
             raise LayoutError(f"{op}: cannot order the strides of {layout}: {e}") from None
     rshape: list = []
@@ -656,6 +682,7 @@ def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, b
     exact = True
     for d, s in modes:
         last = rstride[-1]
+        ns: Any
         if type(d) is int and type(last) is int:
             ns = d // last
             if d % last:
@@ -686,7 +713,15 @@ def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, b
     return _from_flat(*_coalesce_flat(fs2, fd2)), exact
 
 
-def complement(layout: Layout, cotarget: Any = None) -> Layout:
+@overload
+def complement(layout: Layout, cotarget: Any = None) -> Layout: ...
+
+
+@overload
+def complement(layout: Any, cotarget: Any = None) -> Any: ...
+
+
+def complement(layout: Any, cotarget: Any = None) -> Any:
     """complement(L, M) -> C: the ordered layout of offsets "between" L's, so that (L, C) is injective.
 
     Postconditions: C is ordered (strictly increasing), ``C(i) != L(j)`` for ``i >= 1``, ``(L, C)``
@@ -717,7 +752,15 @@ def complement(layout: Layout, cotarget: Any = None) -> Layout:
     return _complement_parts(layout, cotarget, "complement")[0]
 
 
-def right_inverse(layout: Layout) -> Layout:
+@overload
+def right_inverse(layout: Layout) -> Layout: ...
+
+
+@overload
+def right_inverse(layout: Any) -> Any: ...
+
+
+def right_inverse(layout: Any) -> Any:
     """right_inverse(L) -> R with L(R(i)) == i for all i < size(R) (R as large as CuTe finds it).
 
     Follows the strides of ``coalesce(L)`` from 1: mode with stride 1, then the mode whose stride is
@@ -801,7 +844,15 @@ def _right_inverse_static(layout: Layout) -> Layout:
     return Layout._make(tuple(shapes), tuple(strides))
 
 
-def left_inverse(layout: Layout) -> Layout:
+@overload
+def left_inverse(layout: Layout) -> Layout: ...
+
+
+@overload
+def left_inverse(layout: Any) -> Any: ...
+
+
+def left_inverse(layout: Any) -> Any:
     """left_inverse(L) -> R with R(L(i)) == i for all i < size(L) when L is injective.
 
     In general R is CuTe's *quasi-inverse*: ``L(R(L(i))) == L(i)``. Current CuTe's construction:
@@ -874,6 +925,14 @@ def _by_mode(op: str, A: Layout, B: tuple, f: Callable[[Layout, Any], Layout]) -
     return make_layout(*([f(m, b) for m, b in zip(modes, B)] + modes[len(B):]))
 
 
+@overload
+def logical_divide(A: Layout, B: Any) -> Layout: ...
+
+
+@overload
+def logical_divide(A: Any, B: Any) -> Any: ...
+
+
 def logical_divide(A: Any, B: Any) -> Any:
     """logical_divide(A, B) = composition(A, make_layout(B, complement(B, shape(coalesce(A))))).
 
@@ -891,6 +950,14 @@ def logical_divide(A: Any, B: Any) -> Any:
         return _by_mode("logical_divide", A, B, logical_divide)
     B = _tiler_layout(B, "logical_divide")
     return composition(A, make_layout(B, complement(B, coalesce(A).shape)))
+
+
+@overload
+def logical_product(A: Layout, B: Any) -> Layout: ...
+
+
+@overload
+def logical_product(A: Any, B: Any) -> Any: ...
 
 
 def logical_product(A: Any, B: Any) -> Any:
@@ -938,6 +1005,14 @@ def _unpack(r: Layout, both: bool) -> Layout:
     return make_layout(*parts)
 
 
+@overload
+def zipped_divide(A: Layout, B: Any) -> Layout: ...
+
+
+@overload
+def zipped_divide(A: Any, B: Any) -> Any: ...
+
+
 def zipped_divide(A: Any, B: Any) -> Any:
     """zipped_divide(A, B): logical_divide with the tile modes gathered: ((tile...), (rest...)).
 
@@ -949,11 +1024,27 @@ def zipped_divide(A: Any, B: Any) -> Any:
     return _hier_unzip("zipped_divide", logical_divide, A, B)
 
 
+@overload
+def tiled_divide(A: Layout, B: Any) -> Layout: ...
+
+
+@overload
+def tiled_divide(A: Any, B: Any) -> Any: ...
+
+
 def tiled_divide(A: Any, B: Any) -> Any:
     """tiled_divide(A, B): zipped_divide with the rest modes unpacked: ((tile...), rest0, rest1, ...)."""
     if not isinstance(A, Layout):
         return _dispatch("tiled_divide", A, B)
     return _unpack(zipped_divide(A, B), False)
+
+
+@overload
+def flat_divide(A: Layout, B: Any) -> Layout: ...
+
+
+@overload
+def flat_divide(A: Any, B: Any) -> Any: ...
 
 
 def flat_divide(A: Any, B: Any) -> Any:
@@ -963,6 +1054,14 @@ def flat_divide(A: Any, B: Any) -> Any:
     return _unpack(zipped_divide(A, B), True)
 
 
+@overload
+def zipped_product(A: Layout, B: Any) -> Layout: ...
+
+
+@overload
+def zipped_product(A: Any, B: Any) -> Any: ...
+
+
 def zipped_product(A: Any, B: Any) -> Any:
     """zipped_product(A, B): logical_product with modes gathered: ((block...), (repeats...))."""
     if not isinstance(A, Layout):
@@ -970,11 +1069,27 @@ def zipped_product(A: Any, B: Any) -> Any:
     return _hier_unzip("zipped_product", logical_product, A, B)
 
 
+@overload
+def tiled_product(A: Layout, B: Any) -> Layout: ...
+
+
+@overload
+def tiled_product(A: Any, B: Any) -> Any: ...
+
+
 def tiled_product(A: Any, B: Any) -> Any:
     """tiled_product(A, B): zipped_product with the repeat modes unpacked."""
     if not isinstance(A, Layout):
         return _dispatch("tiled_product", A, B)
     return _unpack(zipped_product(A, B), False)
+
+
+@overload
+def flat_product(A: Layout, B: Any) -> Layout: ...
+
+
+@overload
+def flat_product(A: Any, B: Any) -> Any: ...
 
 
 def flat_product(A: Any, B: Any) -> Any:
@@ -1009,6 +1124,14 @@ def _rank_product(op: str, A: Any, B: Any, raked: bool) -> Layout:
     return _zip2(op, res[1], res[0]) if raked else _zip2(op, res[0], res[1])  # current CuTe: no coalescing
 
 
+@overload
+def blocked_product(A: Layout, B: Any) -> Layout: ...
+
+
+@overload
+def blocked_product(A: Any, B: Any) -> Any: ...
+
+
 def blocked_product(A: Any, B: Any) -> Any:
     """blocked_product(A, B): B's elements each replaced by a copy of the block A; rank max(rank A, rank B).
 
@@ -1020,6 +1143,14 @@ def blocked_product(A: Any, B: Any) -> Any:
     return _rank_product("blocked_product", A, B, raked=False)
 
 
+@overload
+def raked_product(A: Layout, B: Any) -> Layout: ...
+
+
+@overload
+def raked_product(A: Any, B: Any) -> Any: ...
+
+
 def raked_product(A: Any, B: Any) -> Any:
     """raked_product(A, B): like blocked_product, but the blocks are interleaved: mode i is (P_i, A_i).
 
@@ -1027,6 +1158,14 @@ def raked_product(A: Any, B: Any) -> Any:
     '((3,2),(4,5)):((10,5),(30,1))'
     """
     return _rank_product("raked_product", A, B, raked=True)
+
+
+@overload
+def tile_to_shape(block: Layout, target_shape: Any, order: Any = None) -> Layout: ...
+
+
+@overload
+def tile_to_shape(block: Any, target_shape: Any, order: Any = None) -> Any: ...
 
 
 def tile_to_shape(block: Any, target_shape: Any, order: Any = None) -> Any:
@@ -1072,7 +1211,15 @@ def tile_to_shape(block: Any, target_shape: Any, order: Any = None) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 
-def max_common_layout(a: Layout, b: Layout) -> Layout:
+@overload
+def max_common_layout(a: Layout, b: Any) -> Layout: ...
+
+
+@overload
+def max_common_layout(a: Any, b: Any) -> Any: ...
+
+
+def max_common_layout(a: Any, b: Any) -> Any:
     """max_common_layout(A, B) -> R with A(R(i)) == i and B(R(i)) == i for all i < size(R), R maximal.
 
     >>> str(max_common_layout(Layout((4, 8), (8, 1)), Layout((4, 8), (1, 4))))
@@ -1092,7 +1239,15 @@ def max_common_layout(a: Layout, b: Layout) -> Layout:
     return Layout._make(1, 0)
 
 
-def max_common_vector(a: Layout, b: Layout) -> Any:
+@overload
+def max_common_vector(a: Layout, b: Any) -> int: ...
+
+
+@overload
+def max_common_vector(a: Any, b: Any) -> Any: ...
+
+
+def max_common_vector(a: Any, b: Any) -> Any:
     """max_common_vector(A, B) -> N, the largest N with A(B⁻¹(n)) == n for all n < N (at least 1).
 
     >>> max_common_vector(Layout((4, 8), (8, 1)), Layout((4, 8), (8, 1)))
@@ -1109,7 +1264,15 @@ def max_common_vector(a: Layout, b: Layout) -> Any:
     return 1
 
 
-def upcast(layout: Layout, n: int) -> Layout:
+@overload
+def upcast(layout: Layout, n: int) -> Layout: ...
+
+
+@overload
+def upcast(layout: Any, n: int) -> Any: ...
+
+
+def upcast(layout: Any, n: int) -> Any:
     """upcast(L, N): L in units of N-element vectors: stride-1 modes shrink by N, other strides divide by N.
 
     >>> str(upcast(Layout((8, 16), (1, 8)), 2))
@@ -1143,7 +1306,15 @@ def upcast(layout: Layout, n: int) -> Layout:
     return Layout(s, d)
 
 
-def downcast(layout: Layout, n: int) -> Layout:
+@overload
+def downcast(layout: Layout, n: int) -> Layout: ...
+
+
+@overload
+def downcast(layout: Any, n: int) -> Any: ...
+
+
+def downcast(layout: Any, n: int) -> Any:
     """downcast(L, N): L in units N times smaller: stride-±1 modes grow by N, other strides multiply by N.
 
     Precondition: some mode has stride 1 or -1 (adjacent elements).
@@ -1176,7 +1347,15 @@ def _cast_factor(n: Any, op: str) -> int:
     return n
 
 
-def recast_layout(layout: Layout, old_bits: int, new_bits: int) -> Layout:
+@overload
+def recast_layout(layout: Layout, old_bits: int, new_bits: int) -> Layout: ...
+
+
+@overload
+def recast_layout(layout: Any, old_bits: int, new_bits: int) -> Any: ...
+
+
+def recast_layout(layout: Any, old_bits: int, new_bits: int) -> Any:
     """recast_layout(L, old_bits, new_bits): L re-expressed for elements of ``new_bits`` instead of ``old_bits``.
 
     Wider elements upcast by new/old, narrower ones downcast by old/new.
@@ -1189,8 +1368,6 @@ def recast_layout(layout: Layout, old_bits: int, new_bits: int) -> Layout:
     for v, name in ((old_bits, "old_bits"), (new_bits, "new_bits")):
         if type(v) is not int or v < 1:
             raise LayoutError(f"recast_layout: {name} = {v!r} must be a positive integer")
-    from math import gcd
-
     g = gcd(old_bits, new_bits)
     num, den = new_bits // g, old_bits // g
     if num == 1 and den == 1:
@@ -1202,7 +1379,15 @@ def recast_layout(layout: Layout, old_bits: int, new_bits: int) -> Layout:
     return downcast(upcast(layout, num), den)
 
 
-def nullspace(layout: Layout) -> Layout:
+@overload
+def nullspace(layout: Layout) -> Layout: ...
+
+
+@overload
+def nullspace(layout: Any) -> Any: ...
+
+
+def nullspace(layout: Any) -> Any:
     """nullspace(L) -> R with L(R(i)) == 0 for all i < size(R), size(R) = size(L) / size(filter(L)).
 
     R enumerates the coordinates of L's stride-0 modes.
@@ -1221,3 +1406,20 @@ def nullspace(layout: Layout) -> Layout:
     if len(shapes) == 1:
         return Layout._make(shapes[0], strides[0])
     return Layout._make(tuple(shapes), tuple(strides))
+
+
+@overload
+def with_shape(L: Layout, shp: Any) -> Layout: ...
+
+
+@overload
+def with_shape(L: Any, shp: Any) -> Any: ...
+
+
+def with_shape(L: Any, shp: Any) -> Any:
+    """with_shape(L, S) = composition(L, make_layout(S)): L re-indexed by the compact shape S.
+
+    >>> str(with_shape(Layout(24), (4, 6)))
+    '(4,6):(1,4)'
+    """
+    return composition(L, Layout(shp))

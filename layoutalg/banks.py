@@ -50,6 +50,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from .errors import LayoutError
+from .hooks import svg_of
+from .layout import check_table_size
+from .parse import as_concrete_layout
 
 __all__ = [
     "NUM_BANKS",
@@ -222,12 +225,8 @@ class BankReport:
         return self.summary()
 
     def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks
-        try:
-            from .viz import banks_svg
-
-            return banks_svg(self)
-        except Exception:
-            return None
+        """The picture a notebook shows (drawn by layoutalg.viz through :mod:`layoutalg.hooks`)."""
+        return svg_of(self)
 
 
 def _check_addresses(addresses: Any, access_bytes: int, op: str) -> list:
@@ -235,7 +234,7 @@ def _check_addresses(addresses: Any, access_bytes: int, op: str) -> list:
         raise LayoutError(
             f"{op}: access_bytes={access_bytes}; shared-memory accesses are {_ACCESS_BYTES} bytes"
         )
-    out = []
+    out: list[int | None] = []
     for lane, a in enumerate(addresses):
         if a is None:
             out.append(None)
@@ -270,8 +269,6 @@ def address_report(addresses: Sequence[Any], access_bytes: int, *, description: 
 
 
 def _as_layout(x: Any, op: str, what: str) -> Any:
-    from .parse import as_concrete_layout
-
     return as_concrete_layout(x, op, what)
 
 
@@ -297,6 +294,8 @@ def access_addresses(
         raise LayoutError(
             f"{op}: access pattern {access} has rank {len(access)}; expected a TV layout (thread, value)"
         )
+    check_table_size(access, op)
+    check_table_size(smem, op)
     T, V = int(access[0].size()), int(access[1].size())
     n = vb // element_bytes
     if V % n:

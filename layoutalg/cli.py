@@ -28,7 +28,7 @@ import ast
 import os
 import sys
 import time
-from typing import Any
+from typing import Any, NoReturn
 from collections.abc import Callable, Sequence
 
 from .errors import LayoutError
@@ -53,11 +53,16 @@ def _need(modname: str, what: str) -> Any:
 
 
 class Progress:
-    """A plain-text progress bar on stderr: ``[#####     ] 5/10 label``; silent when ``enabled`` is False."""
+    """A progress bar on stderr, ``[#####     ] 5/10 label``, redrawn in place on a terminal.
 
-    def __init__(self, total: int, enabled: bool = True, width: int = 30):
-        self.total, self.done, self.width, self.enabled = max(1, total), 0, width, enabled
-        self.tty = sys.stderr.isatty()
+    ``enabled=None`` (the default) shows it only when stderr is a terminal, so CI logs and notebooks
+    stay quiet; True forces it (one line per step when stderr is not a terminal); False silences it.
+    """
+
+    def __init__(self, total: int, enabled: bool | None = None, width: int = 30):
+        self.tty = _isatty(sys.stderr)
+        self.total, self.done, self.width = max(1, total), 0, width
+        self.enabled = self.tty if enabled is None else enabled
 
     def step(self, label: str) -> None:
         self.done += 1
@@ -72,6 +77,13 @@ class Progress:
         else:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _parse_layout(text: str) -> Any:
@@ -92,12 +104,12 @@ def print_layout(layout: Any, max_rows: int = 64, max_cols: int = 64) -> str:
      1  | 3 | 4 | 5 |
         +---+---+---+
     """
-    from .viz import _as_layoutish, _layout_matrix
+    from .viz import _as_layoutish, _layout_dims, _layout_window
 
     L = _as_layoutish(layout, "show")
-    M, note = _layout_matrix(L)
-    R, C = M.shape
+    R, C, note = _layout_dims(L)
     r1, c1 = min(R, max_rows), min(C, max_cols)
+    M = _layout_window(L, 0, r1, 0, c1)  # only the cells shown are computed
     w = max(len(str(int(v))) for v in M[:r1, :c1].ravel())
     rw = len(str(r1 - 1))
     pad = " " * (rw + 3)
@@ -281,6 +293,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if isinstance(c, tuple):
         if len(c) != len(L):
             raise LayoutError(f"eval: coordinate {c} has {len(c)} modes, layout {L} has rank {len(L)}")
+        _check_coord(c, L.shape, L)
         value = L(*c)
     else:
         size = L.size()
@@ -291,27 +304,87 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_desc(args: argparse.Namespace) -> int:
+def _product(t: Any) -> Any:
+    p = 1
+    for x in t:
+        p = p * (_product(x) if isinstance(x, tuple) else x)
+    return p
+
+
+def _check_coord(c: Any, shape: Any, L: Any) -> None:
+    """Each integer of a (nested) coordinate lies inside the extent of the mode it indexes."""
+    if isinstance(c, tuple):
+        if not isinstance(shape, tuple) or len(c) != len(shape):
+            raise LayoutError(f"eval: coordinate {c} is not congruent with the shape of {L}")
+        for x, s in zip(c, shape):
+            _check_coord(x, s, L)
+        return
+    n = 1
+    for s in (shape if isinstance(shape, tuple) else (shape,)):
+        n = n * (s if not isinstance(s, tuple) else _product(s))
+    if isinstance(n, int) and not 0 <= c < n:
+        raise LayoutError(f"eval: coordinate {c} is outside [0, {n}) of its mode in {L}")
+
+
+def _word(text: str) -> int | None:
+    """The integer a descriptor word is written as (0x... hex, 0b..., or decimal), else None."""
+    t = text.strip().replace("_", "").replace("'", "")
+    try:
+        return int(t, 0)
+    except ValueError:
+        return None
+
+
+def _desc_tile(args: argparse.Namespace) -> int:
+    """desc --major/--swizzle/--dtype/--tile: a canonical tile built from the atom."""
     wg = _need("layoutalg.nvidia.wgmma", "desc")
     mn, k = _parse_tile(args.tile)
-    tile = wg.tile(args.major, args.swizzle, args.dtype, (mn, k))
-    bits = wg.dtype_bits(args.dtype)
+    major, swizzle, dtype = args.major or "K", 128 if args.swizzle is None else args.swizzle, args.dtype or "bf16"
+    tile = wg.tile(major, swizzle, dtype, (mn, k))
+    print(f"tile      : {major}-major, {swizzle}B swizzle, {wg.dtype_name(dtype)}, {mn}x{k} (MN x K)")
+    return _desc_derive(args, tile, dtype, major, swizzle, mn)
+
+
+def _desc_derive(args: argparse.Namespace, layout: Any, dtype: str, major: Any, swizzle: Any, mn: int | None) -> int:
+    """The descriptor of ``layout`` (when it is one canonical block) and of each k-block of the instruction."""
+    import warnings
+
+    wg = _need("layoutalg.nvidia.wgmma", "desc")
+    bits = wg.dtype_bits(dtype)
+    print(f"layout    : {layout}")
+    whole: LayoutError | None = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            d = wg.descriptor_from_layout(layout, dtype, major=major, swizzle=swizzle, start_address=args.start,
+                                          target=args.target)
+        except LayoutError as e:
+            whole = e
+    if whole is None:
+        p = d.params
+        lbo = "unused (encoded 1)" if p.lbo_bytes is None else f"{p.lbo_bytes} B"
+        print(f"canonical : {p.major}-major, {p.swizzle}B swizzle, T={p.T} m={p.m} k={p.k} LBO={lbo} SBO={p.sbo_bytes} B")
+        print(d.descriptor.describe())
+        for note in d.notes:
+            print(f"note      : {note}")
+        for w in caught:
+            print(f"warning   : {w.message}")
+    else:
+        print(f"whole tile: not one canonical block ({whole}); per k-block:")
+    if mn is None:
+        f_rows = int(layout[0].size()) if len(layout) == 2 else 0
+        mn = f_rows
     K = 256 // bits
-    instr = args.instruction or f"m64n{mn if args.operand == 'B' else 128}k{K}"
-    d = wg.descriptor_from_layout(tile, args.dtype, start_address=args.start)
-    p = d.params
-    print(
-        f"tile      : {args.major}-major, {args.swizzle}B swizzle, {wg.dtype_name(args.dtype)}, {mn}x{k} (MN x K)"
-    )
-    print(f"layout    : {tile}")
-    lbo = "unused (encoded 1)" if p.lbo_bytes is None else f"{p.lbo_bytes} B"
-    print(f"canonical : T={p.T} m={p.m} k={p.k} LBO={lbo} SBO={p.sbo_bytes} B")
-    print(d.descriptor.describe())
-    for note in d.notes:
-        print(f"note      : {note}")
-    blocks = wg.k_block_descriptors(
-        tile, args.dtype, instr, operand=args.operand, start_address=args.start, mn_block=None
-    )
+    instr = args.instruction or f"m64n{mn if args.operand == 'B' and 8 <= mn <= 256 and mn % 8 == 0 else 128}k{K}"
+    try:
+        blocks = wg.k_block_descriptors(layout, dtype, instr, operand=args.operand, major=major, swizzle=swizzle,
+                                        start_address=args.start, mn_block=None)
+    except LayoutError as e:
+        if whole is not None or args.instruction:
+            raise LayoutError(f"desc: {layout} is not a canonical wgmma operand as a whole ({whole}) nor in "
+                              f"{instr} k-blocks ({e})") from None
+        print(f"\n{instr} operand {args.operand}: no k-blocks ({e})")
+        return 0
     print(f"\n{instr} operand {args.operand}: {len(blocks)} slice(s)")
     rows = [
         {
@@ -320,12 +393,69 @@ def cmd_desc(args: argparse.Namespace) -> int:
             "offset B": b.offset_bytes,
             "start": f"{b.descriptor.start_address:#x}",
             "start>>4": b.descriptor.start_encoded,
-            "word": f"{b.descriptor.encode():#018x}",
+            "word": f"{_target_word(b.descriptor, args.target):#018x}",
         }
         for b in blocks
     ]
     print(_table(rows, ["mn", "k", "offset B", "start", "start>>4", "word"]))
     return 0
+
+
+def _target_word(d: Any, target: str) -> int:
+    """The word of an sm_90 descriptor ``d``, or of the tcgen05 descriptor with its fields (sm_100)."""
+    if target == "sm_100" and d.target != "sm_100":
+        dm = _need("layoutalg.nvidia.descriptor", "desc")
+        d = dm.Tcgen05Descriptor(d.start_address, d.leading_byte_offset, d.stride_byte_offset, d.base_offset, d.swizzle)
+    return int(d.encode())
+
+
+def _desc_word(args: argparse.Namespace, word: int) -> int:
+    """desc WORD: the fields of a descriptor word, its swizzle mode and the canonical layout it implies."""
+    dm = _need("layoutalg.nvidia.descriptor", "desc")
+    wg = _need("layoutalg.nvidia.wgmma", "desc")
+    cls = dm.Tcgen05Descriptor if args.target == "sm_100" else dm.MatrixDescriptor
+    d = cls.decode(word)
+    print(d.describe())
+    if d.swizzle == "128B_base32B":
+        print("swizzle   : 128B with 32-byte atomicity (tcgen05 only); no canonical layout for it in layoutalg")
+        return 0
+    sw = wg.canonical_swizzle(d.swizzle)
+    print(f"swizzle   : {'none (interleave, 16-byte core matrices)' if d.swizzle == 0 else f'{d.swizzle}B'}: "
+          f"{sw.ptx} on byte addresses" + (f", pattern repeats every {d.repeat_bytes} B" if d.swizzle else "")
+          + (f"; base offset {d.base_offset} (pattern starts {d.base_offset * 128} B into a repeat)" if d.base_offset else ""))
+    majors = [args.major.upper() if args.major.upper() == "K" else "MN"] if args.major else ["K", "MN"]
+    dtype = args.dtype
+    for major in majors:
+        uses_lbo = not (major == "K" and d.swizzle)
+        if dtype is None:
+            form = wg.canonical_layout(major, d.swizzle)
+            vals = (f"LBO = {d.leading_byte_offset} B, " if uses_lbo else "LBO unused, ") + f"SBO = {d.stride_byte_offset} B"
+            print(f"{major + '-major':9s} : {form.ptx}  with {vals} (strides in elements = bytes / sizeof; give --dtype)")
+            continue
+        nb = wg.dtype_bits(dtype) // 8
+        for name, b in (("LBO", d.leading_byte_offset if uses_lbo else 0), ("SBO", d.stride_byte_offset)):
+            if b % nb:
+                raise LayoutError(f"desc: {name} = {b} B is not a whole number of {wg.dtype_name(dtype)} elements")
+        lbo = d.leading_byte_offset // nb if uses_lbo else None
+        sbo = d.stride_byte_offset // nb
+        if (lbo is not None and lbo <= 0) or sbo <= 0:
+            print(f"{major + '-major':9s} : LBO/SBO of 0 describe no {major}-major canonical layout")
+            continue
+        form = wg.canonical_layout(major, d.swizzle, dtype, lbo=lbo, sbo=sbo)
+        print(f"{major + '-major':9s} : {form}   ({wg.dtype_name(dtype)}; m, k: the tile's extent in core matrices)")
+    return 0
+
+
+def cmd_desc(args: argparse.Namespace) -> int:
+    if args.source is None:
+        return _desc_tile(args)
+    word = _word(args.source)
+    if word is not None:
+        return _desc_word(args, word)
+    layout = _parse_layout(args.source)
+    if args.dtype is None:
+        raise LayoutError("desc: --dtype is needed to derive a descriptor from a layout (its elements' type)")
+    return _desc_derive(args, layout, args.dtype, args.major, args.swizzle, None)
 
 
 def _find_fragment(args: argparse.Namespace) -> Any:
@@ -433,7 +563,7 @@ def cmd_banks(args: argparse.Namespace) -> int:
 
 def cmd_harness(args: argparse.Namespace) -> int:
     try:
-        import layoutalg.gpu as gpu  # noqa: PLC0415
+        from . import gpu
 
         run_all = gpu.run_all
     except (ImportError, AttributeError) as e:
@@ -549,7 +679,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     os.makedirs(fig_dir, exist_ok=True)
     figures = sorted(viz.PTX_FIGURES)
     extra = _report_extra_pictures()
-    prog = Progress(3 + len(figures) + len(extra), enabled=not args.quiet)
+    prog = Progress(3 + len(figures) + len(extra), enabled=False if args.quiet else (True if args.progress else None))
     md = ["# layoutalg report", ""]
     ok = True
 
@@ -804,8 +934,25 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} is not a positive integer")
+    return v
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse, with a bad argument reported in one line (no usage block): ``layoutalg desc: error: ...``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _ArgumentParser(
         prog="layoutalg",
         description="CuTe-style layouts and the NVIDIA tensor-core layouts, from the shell.",
         epilog="Exit codes: 0 ok; 1 a verification failed; 2 bad input or a missing part of the library.",
@@ -822,7 +969,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--gluon", metavar="LAYOUT", help='a Gluon layout instead, e.g. "NVMMASharedLayout(128, 16)" (with --shape)')
     s.add_argument("--shape", help="the tensor shape of a --gluon layout, e.g. 64,64")
     s.add_argument("-o", "--output", help="write a picture (.svg or .png)")
-    s.add_argument("--max", type=int, default=64, help="largest number of rows/columns shown (default 64)")
+    s.add_argument("--max", type=_positive_int, default=64, help="largest number of rows/columns shown (default 64)")
     s.add_argument(
         "--swizzle-bytes",
         type=int,
@@ -861,16 +1008,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser(
         "desc",
-        help="wgmma matrix descriptor of a canonical tile, with per-k-block start addresses",
-        description="Build a wgmma shared-memory tile from the canonical atom and print its "
-        "descriptor fields, encodings, 64-bit word and the k-block descriptors.",
+        help="wgmma/tcgen05 matrix descriptors: decode a word, derive one from a layout, or of a canonical tile",
+        description="layoutalg desc WORD decodes a descriptor word (0x...; --target sm_100 for tcgen05) into "
+        "its fields, swizzle mode and the canonical layout it implies. layoutalg desc LAYOUT --dtype T "
+        "derives the descriptor of a shared-memory layout given as text (and of each k-block of the "
+        "instruction). Without either, --major/--swizzle/--dtype/--tile build a canonical tile from the atom.",
     )
-    s.add_argument("--major", default="K", help="K or MN (default K)")
-    s.add_argument("--swizzle", type=int, default=128, help="0, 32, 64 or 128 bytes (default 128)")
-    s.add_argument("--dtype", default="bf16", help="tf32, f16, bf16, e4m3, e5m2, s8, u8 (default bf16)")
+    s.add_argument("source", nargs="?", help="a descriptor word (0x4000004000010001) or a layout in CuTe notation")
+    s.add_argument("--major", help="K or MN (tile default K; inferred from a layout)")
+    s.add_argument("--swizzle", type=int, help="0, 32, 64 or 128 bytes (tile default 128; inferred from a layout)")
+    s.add_argument("--dtype", help="tf32, f16, bf16, e4m3, e5m2, s8, u8 (tile default bf16)")
     s.add_argument("--tile", default="64x64", help="MNxK in elements (default 64x64)")
     s.add_argument("--operand", default="A", choices=["A", "B"])
     s.add_argument("--instruction", help="wgmma shape, e.g. m64n128k16 (default from the tile and dtype)")
+    s.add_argument("--target", default="sm_90", choices=["sm_90", "sm_100"],
+                   help="sm_90 wgmma descriptor (default) or sm_100 tcgen05")
     s.add_argument(
         "--start", type=lambda x: int(x, 0), default=0, help="shared-memory byte address of the tile"
     )
@@ -938,6 +1090,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", default="layoutalg-report", help="folder (default ./layoutalg-report)")
     s.add_argument("--png", action="store_true", help="also write a few PNGs (needs matplotlib)")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--progress", action="store_true",
+                   help="show progress even when stderr is not a terminal (by default only on a terminal)")
     s.set_defaults(func=cmd_report)
 
     s = sub.add_parser(
@@ -997,20 +1151,42 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line(text: str, limit: int = 400) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``layoutalg`` console script; returns the exit code."""
+    """Entry point of the ``layoutalg`` console script; returns the exit code.
+
+    Bad input never ends in a traceback: an argument argparse refuses or a LayoutError exits 2 with one
+    line on stderr, a file that cannot be written exits 2, and an unexpected exception (a bug) exits 3
+    with one line (``LAYOUTALG_TRACEBACK=1`` shows the traceback).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except LayoutError as e:
-        print(f"layoutalg {args.command}: error: {e}", file=sys.stderr)
+        print(f"layoutalg {args.command}: error: {_one_line(str(e))}", file=sys.stderr)
         return 2
     except Unavailable as e:
-        print(f"layoutalg {args.command}: unavailable: {e}", file=sys.stderr)
+        print(f"layoutalg {args.command}: unavailable: {_one_line(str(e))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
+    except KeyboardInterrupt:  # pragma: no cover
+        print(f"layoutalg {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except OSError as e:
+        print(f"layoutalg {args.command}: error: {_one_line(str(e))}", file=sys.stderr)
+        return 2
+    except Exception as e:  # a bug: say so in one line unless asked for the traceback
+        if os.environ.get("LAYOUTALG_TRACEBACK"):
+            raise
+        print(f"layoutalg {args.command}: internal error: {type(e).__name__}: {_one_line(str(e))} "
+              "(LAYOUTALG_TRACEBACK=1 shows where)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover

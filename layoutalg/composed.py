@@ -36,10 +36,12 @@ from typing import Any
 import numpy as np
 import sympy
 
-from layoutalg import inttuple as it
-from layoutalg.errors import LayoutError
-from layoutalg.layout import Layout
-from layoutalg.swizzle import Swizzle
+from . import algebra as alg
+from . import inttuple as it
+from .errors import LayoutError
+from .hooks import provide, service, svg_of
+from .layout import Layout, check_table_size
+from .swizzle import Swizzle, compose_swizzles
 
 __all__ = [
     "ComposedLayout",
@@ -64,6 +66,10 @@ class ComposedLayout:
     """
 
     __slots__ = ("outer", "offset", "inner", "_hash")
+    outer: Swizzle | Layout | ComposedLayout
+    offset: Any
+    inner: Layout | ComposedLayout
+    _hash: int | None
 
     def __init__(self, outer: Any, offset: Any, inner: Any):
         if not isinstance(outer, (Swizzle, Layout, ComposedLayout)):
@@ -152,6 +158,7 @@ class ComposedLayout:
         """numpy int64 array of C(i) for i < size(C)."""
         if not self.is_static:
             raise LayoutError(f"table: composed layout {self} has symbolic entries; substitute values first")
+        check_table_size(self, "table")
         return np.asarray(self._outer_at(self.inner.table() + self.offset), dtype=np.int64)
 
     def grid(self) -> np.ndarray:
@@ -160,6 +167,7 @@ class ComposedLayout:
             raise LayoutError(f"grid: composed layout {self} has rank {len(self)}, grid needs rank 2")
         if not self.is_static:
             raise LayoutError(f"grid: composed layout {self} has symbolic entries; substitute values first")
+        check_table_size(self, "grid")
         g = np.add.outer(self.inner[0].table(), self.inner[1].table()) if isinstance(self.inner, Layout) \
             else self.inner.grid()
         return np.asarray(self._outer_at(g + self.offset), dtype=np.int64)
@@ -186,13 +194,8 @@ class ComposedLayout:
         return f"{self.outer} o {_fmt_offset(self.offset)} o {self.inner}"
 
     def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks display it
-        """The picture a notebook shows (layoutalg.viz, imported on first use); None if it cannot draw."""
-        try:
-            from layoutalg.viz import layout_svg
-
-            return layout_svg(self)
-        except Exception:
-            return None
+        """The picture a notebook shows (drawn by layoutalg.viz through :mod:`layoutalg.hooks`); None if it cannot draw."""
+        return svg_of(self)
 
     def __repr__(self) -> str:
         return str(self)
@@ -229,8 +232,6 @@ class ComposedLayout:
 
     def _algebra_(self, opname: str, *args: Any) -> Any:
         """CuTe's rules for composed layouts: operations with a right operand act on the inner layout."""
-        from layoutalg import algebra as alg
-
         by_inner = {
             "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
             "logical_product", "zipped_product", "tiled_product", "flat_product",
@@ -284,16 +285,14 @@ def _inverse(C: ComposedLayout, which: str) -> Any:
     A trivial swizzle with zero offset gives a plain Layout. F2-linear results are rewritten
     into the simplest form ``from_linear`` finds.
     """
-    from layoutalg import algebra as alg
-
     inv = alg.right_inverse if which == "right" else alg.left_inverse
     inner_inv = inv(C.inner)
     outer = C.outer
     if isinstance(outer, Swizzle) and outer.is_identity and C.offset == 0:
         return inner_inv
     if not (C.is_static and isinstance(inner_inv, Layout)):
-        first = outer if isinstance(outer, Swizzle) else inv(outer)
-        return ComposedLayout(inner_inv, -C.offset, _as_domain(first, inner_inv.size()))
+        outer_inv = outer if isinstance(outer, Swizzle) else inv(outer)
+        return ComposedLayout(inner_inv, -C.offset, _as_domain(outer_inv, inner_inv.size()))
     # outer inverse as a function on an index domain
     if isinstance(outer, Swizzle):
         n_try = inner_inv.size() if which == "right" else max(int(C.table().max()) + 1, inner_inv.size())
@@ -324,12 +323,13 @@ def _as_domain(fn: Any, n: Any) -> Any:
 
 
 def _simplify(C: ComposedLayout) -> Any:
-    """Rewrite a static composed layout as a Layout or Sw o _0 o Layout when it is F2-linear."""
-    try:
-        from layoutalg.linear import from_linear, to_linear
+    """Rewrite a static composed layout as a Layout or Sw o _0 o Layout when it is F2-linear.
 
-        return from_linear(to_linear(C))
-    except (LayoutError, ImportError):
+    The rewriting is :mod:`layoutalg.linear`'s (a layer above), provided as the ``simplify_f2`` hook.
+    """
+    try:
+        return service("simplify_f2")(C)
+    except LayoutError:
         return C
 
 
@@ -339,8 +339,6 @@ def _simplify(C: ComposedLayout) -> Any:
 
 
 def _recast(C: ComposedLayout, opname: str, n: Any) -> ComposedLayout:
-    from layoutalg import algebra as alg
-
     fn = getattr(alg, opname)
     outer = getattr(C.outer, opname)(n) if isinstance(C.outer, Swizzle) else fn(C.outer, n)
     off = C.offset
@@ -366,8 +364,6 @@ def _recast_layout(C: ComposedLayout, old_bits: Any, new_bits: Any) -> ComposedL
 
 def _max_common_vector(C: ComposedLayout, other: Any) -> Any:
     """CuTe: with a swizzle outer, the inner's common vector capped at 2**M (the untouched low bits)."""
-    from layoutalg import algebra as alg
-
     if not isinstance(C.outer, Swizzle):
         return NotImplemented
     if isinstance(other, ComposedLayout) and isinstance(other.outer, Swizzle):
@@ -395,10 +391,10 @@ def parse_composed(text: str) -> Any:
     Sw<1,4,3> o _0 o ((8,2),(4,4)):((8,64),(1,4))
     >>> parse_composed(str(C)) == C, C.ptx
     (True, 'Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))')
-    """
-    from layoutalg.parse import parse
 
-    return parse(text)
+    The reader is :func:`layoutalg.parse.parse` (a layer above), provided as the ``parse`` hook.
+    """
+    return service("parse")(text)
 
 
 def _algebra_rhs_(self: ComposedLayout, opname: str, left: Any) -> Any:
@@ -412,3 +408,19 @@ def _algebra_rhs_(self: ComposedLayout, opname: str, left: Any) -> Any:
 
 
 ComposedLayout._algebra_rhs_ = _algebra_rhs_  # type: ignore[attr-defined]
+
+
+def _compose_swizzle(sw: Swizzle, rhs: Any) -> Any:
+    """composition(Sw, X) for a non-trivial swizzle and a layout or composed layout X: ``Sw o _0 o X``,
+    merging into X's own swizzle when both have the same shift (CuTe's rule)."""
+    if isinstance(rhs, ComposedLayout) and isinstance(rhs.outer, Swizzle) and rhs.offset == 0:
+        try:
+            merged = compose_swizzles(sw, rhs.outer)
+        except LayoutError:
+            merged = None
+        if merged is not None:
+            return ComposedLayout(merged, 0, rhs.inner) if not merged.is_identity else rhs.inner
+    return ComposedLayout(sw, 0, rhs)
+
+
+provide("compose_swizzle", _compose_swizzle)

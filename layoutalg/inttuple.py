@@ -34,7 +34,7 @@ itself, so symbolic shapes flow through it unchanged and an undecidable comparis
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Union, cast
 from collections.abc import Iterable
 
 import sympy
@@ -326,11 +326,11 @@ def product_each(t: IntTuple) -> IntTuple:
 def inner_product(a: IntTuple, b: IntTuple) -> Any:
     """Sum of products of corresponding leaves of congruent ``a`` and ``b``."""
     if type(a) is tuple:
-        s = 0
-        for x, y in zip(a, b):
+        s: Any = 0
+        for x, y in zip(a, cast(tuple, b)):
             s = s + inner_product(x, y)
         return s
-    return a * b
+    return cast(Any, a) * b
 
 
 def prefix_product(t: IntTuple, init: Any = 1) -> IntTuple:
@@ -570,19 +570,20 @@ def crd2idx(crd: Any, shape: IntTuple, stride: IntTuple) -> Any:
     if type(crd) is tuple:
         if type(shape) is not tuple or len(crd) != len(shape):
             raise LayoutError(f"crd2idx: coordinate {crd} is not congruent with shape {shape}")
-        s = 0
-        for c, sh, st in zip(crd, shape, stride):
+        s: Any = 0
+        for c, sh, st in zip(crd, shape, cast(tuple, stride)):
             s = s + crd2idx(c, sh, st)
         return s
     if type(shape) is tuple:
+        strides = cast(tuple, stride)
         s = 0
         n = len(shape)
         for k in range(n):
             if k == n - 1:
-                s = s + crd2idx(crd, shape[k], stride[k])
+                s = s + crd2idx(crd, shape[k], strides[k])
             else:
                 ps = product(shape[k])
-                s = s + crd2idx(crd % ps, shape[k], stride[k])
+                s = s + crd2idx(crd % ps, shape[k], strides[k])
                 crd = crd // ps
         return s
     return crd * stride

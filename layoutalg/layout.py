@@ -30,13 +30,16 @@ expressions (see :mod:`layoutalg.inttuple`); such layouts evaluate to expression
 
 from __future__ import annotations
 
-from typing import Any
+import marshal
+from operator import attrgetter as _attrgetter
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
 
 from . import inttuple as it
 from .errors import LayoutError
+from .hooks import svg_of
 from .inttuple import IntTuple, flatten, is_tuple, product
 
 __all__ = [
@@ -53,7 +56,6 @@ __all__ = [
     "prepend",
     "group",
     "flatten_layout",
-    "with_shape",
     "is_layout",
 ]
 
@@ -81,60 +83,60 @@ class Layout:
     ``Layout(shape)`` is compact column-major (CuTe's LayoutLeft): stride = prefix products.
 
     Invariant: ``shape`` and ``stride`` are congruent IntTuples of normalised leaves (Python ints
-    or sympy integer expressions), every shape leaf >= 1.
+    or sympy integer expressions), every shape leaf >= 1. Every construction checks it; a
+    (shape, stride) pair of plain ints already checked is recognised and not walked again.
     """
 
-    __slots__ = ("shape", "stride", "_flat", "_hash", "_static")
+    __slots__ = ("_shape", "_stride", "_flat", "_hash", "_static")
+    _shape: IntTuple
+    _stride: IntTuple
+    _flat: tuple[tuple[Any, ...], tuple[Any, ...]] | None
+    _hash: int | None
+    _static: bool | None
 
-    def __init__(self, shape: Any, stride: Any = None):
+    if TYPE_CHECKING:
+
+        @property
+        def shape(self) -> IntTuple:
+            """The shape: an int, a sympy integer expression, or a tuple of shapes."""
+
+        @property
+        def stride(self) -> IntTuple:
+            """The stride, congruent with the shape."""
+
+    else:
+        # read-only fields (a C getter: about as fast as reading a slot)
+        shape = property(_attrgetter("_shape"), doc="The shape: an int, a sympy integer expression, or a tuple of shapes.")
+        stride = property(_attrgetter("_stride"), doc="The stride, congruent with the shape.")
+
+    def __init__(self, shape: Any, stride: Any = None) -> None:
         if stride is not None:
-            flat = _static_flat(shape, stride)
-            if flat is not None:
-                _set_shape(self, shape)
-                _set_stride(self, stride)
-                _set_flat(self, flat)
-                _set_hash(self, None)
-                _set_static(self, True)
-                return
-        try:
-            shape = it.normalize(shape, "Layout shape")
-            if stride is not None:
-                stride = it.normalize(stride, "Layout stride")
-        except RecursionError:
-            raise LayoutError(f"Layout: shape or stride is nested deeper than {MAX_DEPTH} levels") from None
-        if it.depth(shape) > MAX_DEPTH:
-            raise LayoutError(f"Layout: shape is nested {it.depth(shape)} levels deep, more than {MAX_DEPTH}")
-        _check_positive_shape(shape, "Layout")
-        if stride is None:
-            stride = it.compact_major(shape)
+            e = _SEEN.get(id(shape))
+            if e is None or e[1] is not stride:
+                e = _checked(shape, stride)
         else:
-            if not it.congruent(shape, stride):
-                raise LayoutError(
-                    f"Layout: stride {_fmt(stride)} is not congruent with shape {_fmt(shape)} "
-                    "(they must have the same nesting)"
-                )
-        object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "stride", stride)
-        object.__setattr__(self, "_flat", None)
-        object.__setattr__(self, "_hash", None)
-        object.__setattr__(self, "_static", None)
+            e = _SEEN_COMPACT.get(id(shape))
+            if e is None:
+                e = _checked_compact(shape)
+        self._shape = e[2]
+        self._stride = e[3]
+        self._flat = e[4]
+        self._hash = None
+        self._static = e[5]
 
-    @classmethod
-    def _make(cls, shape: IntTuple, stride: IntTuple, static: bool | None = None) -> "Layout":
+    @staticmethod
+    def _make(shape: IntTuple, stride: IntTuple, static: bool | None = None) -> Layout:
         """Construct without validation (for internal use: inputs already normalised and congruent)."""
-        self = _new(cls)
-        _set_shape(self, shape)
-        _set_stride(self, stride)
-        _set_flat(self, None)
-        _set_hash(self, None)
-        _set_static(self, static)
+        self = _new(Layout)
+        self._shape = shape
+        self._stride = stride
+        self._flat = None
+        self._hash = None
+        self._static = static
         return self
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Layout is immutable")
-
-    def __reduce__(self):
-        return (Layout, (self.shape, self.stride))
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Layout, (self._shape, self._stride))
 
     # --- structure -------------------------------------------------------------------------
 
@@ -144,7 +146,7 @@ class Layout:
         f = self._flat
         if f is None:
             f = _flatten_pair(self.shape, self.stride)
-            _set_flat(self, f)
+            self._flat = f
         return f
 
     @property
@@ -155,7 +157,7 @@ class Layout:
             fs, fd = self.flat
             # sums of Python ints are ints; any sympy leaf makes the sum a sympy object
             s = type(sum(fs)) is int and type(sum(fd)) is int
-            _set_static(self, s)
+            self._static = s
         return s
 
     def __len__(self) -> int:
@@ -201,10 +203,9 @@ class Layout:
             if i in (0, -1):
                 return self
             raise LayoutError(f"Layout[{i}]: layout {self} has rank 1")
+        shape, stride = self.shape, cast(tuple, self.stride)
         try:
-            if isinstance(i, slice):
-                return Layout._make(self.shape[i], self.stride[i])
-            return Layout._make(self.shape[i], self.stride[i])
+            return Layout._make(shape[i], stride[i])
         except (IndexError, TypeError):
             raise LayoutError(f"Layout[{i!r}]: no such mode in {self} (rank {len(self)})") from None
 
@@ -291,9 +292,13 @@ class Layout:
         return out
 
     def table(self) -> np.ndarray:
-        """numpy int64 array of ``L(i)`` for every ``i < size(L)``, in index order (vectorized)."""
+        """numpy int64 array of ``L(i)`` for every ``i < size(L)``, in index order (vectorized).
+
+        Precondition: ``size(L) <= MAX_TABLE`` (a LayoutError names both, before any allocation).
+        """
         if not self.is_static:
             raise LayoutError(f"table: layout {self} has symbolic entries; substitute values first (subs)")
+        check_table_size(self, "table")
         fs, fd = self.flat
         modes = [(s, d) for s, d in zip(fs, fd) if s != 1]
         # merge contiguous modes to keep the broadcast small
@@ -318,6 +323,7 @@ class Layout:
         """For a rank-2 layout, the rows x cols int64 array ``G[r, c] = L(r, c)``."""
         if len(self) != 2:
             raise LayoutError(f"grid: layout {self} has rank {len(self)}, grid needs rank 2")
+        check_table_size(self, "grid")
         return np.add.outer(self[0].table(), self[1].table())
 
     # --- symbolic --------------------------------------------------------------------------
@@ -370,26 +376,14 @@ class Layout:
         h = self._hash
         if h is None:
             h = hash((self.shape, self.stride))
-            object.__setattr__(self, "_hash", h)
+            self._hash = h
         return h
 
     def _repr_svg_(self) -> str | None:  # pragma: no cover - exercised in notebooks
-        try:
-            from .viz import layout_svg
-        except Exception:
-            return None
-        try:
-            return layout_svg(self)
-        except Exception:
-            return None
+        """The picture a notebook shows (drawn by layoutalg.viz through :mod:`layoutalg.hooks`)."""
+        return svg_of(self)
 
 
-_new = object.__new__
-_set_shape = Layout.shape.__set__  # type: ignore[attr-defined]
-_set_stride = Layout.stride.__set__  # type: ignore[attr-defined]
-_set_flat = Layout._flat.__set__  # type: ignore[attr-defined]
-_set_hash = Layout._hash.__set__  # type: ignore[attr-defined]
-_set_static = Layout._static.__set__  # type: ignore[attr-defined]
 
 
 def _flatten_pair(s: Any, d: Any) -> tuple[tuple, tuple]:
@@ -474,6 +468,102 @@ def _static_congruent(s: Any, d: Any, depth: int = 0) -> bool:
                 return False
         return True
     return False
+
+
+_new = object.__new__
+_dumps = marshal.dumps
+
+# A checked construction is one of:  (shape given, stride given, shape, stride, flat, static).
+_Checked = tuple[Any, Any, IntTuple, IntTuple, "tuple[tuple[Any, ...], tuple[Any, ...]] | None", "bool | None"]
+
+#: id(shape) -> the checked construction from that very shape object (and the stride object in
+#: slot 1). The entry holds both objects, so no other live object can have that id: a hit means
+#: the same immutable tuples of ints were checked before.
+_SEEN: dict[int, _Checked] = {}
+_SEEN_COMPACT: dict[int, _Checked] = {}
+#: marshal.dumps((shape, stride), 2) -> checked construction. marshal spells every type apart (1, True
+#: and 1.0 differ; lists are not tuples), so equal keys mean equal tuples of plain ints.
+_KNOWN: dict[bytes, _Checked] = {}
+_KNOWN_MAX = 4096
+_SEEN_MAX = 512  # small: the tuples it holds alive are mostly short-lived
+
+
+def _remember(table: dict, key: Any, e: _Checked, limit: int = _SEEN_MAX) -> None:
+    if len(table) >= limit:
+        table.clear()
+    table[key] = e
+
+
+def _checked(shape: Any, stride: Any) -> _Checked:
+    """Validate and normalise ``shape``:``stride`` (Layout's invariant), or raise LayoutError."""
+    try:
+        key: bytes | None = _dumps((shape, stride), 2)
+    except (ValueError, RecursionError):  # numpy or sympy leaves, or nested too deeply
+        key = None
+    if key is not None:
+        k = _KNOWN.get(key)
+        if k is not None:
+            e: _Checked = (shape, stride, k[2], k[3], k[4], True)
+            _remember(_SEEN, id(shape), e)
+            return e
+    flat = _static_flat(shape, stride)
+    if flat is not None:
+        e = (shape, stride, shape, stride, flat, True)
+        if key is not None:
+            _remember(_KNOWN, key, e, _KNOWN_MAX)
+        _remember(_SEEN, id(shape), e)
+        return e
+    try:
+        shape = it.normalize(shape, "Layout shape")
+        stride = it.normalize(stride, "Layout stride")
+    except RecursionError:
+        raise LayoutError(f"Layout: shape or stride is nested deeper than {MAX_DEPTH} levels") from None
+    if it.depth(shape) > MAX_DEPTH:
+        raise LayoutError(f"Layout: shape is nested {it.depth(shape)} levels deep, more than {MAX_DEPTH}")
+    _check_positive_shape(shape, "Layout")
+    if not it.congruent(shape, stride):
+        raise LayoutError(
+            f"Layout: stride {_fmt(stride)} is not congruent with shape {_fmt(shape)} "
+            "(they must have the same nesting)"
+        )
+    return (None, None, shape, stride, None, None)
+
+
+def _checked_compact(shape: Any) -> _Checked:
+    """Validate ``shape`` and give it CuTe's compact column-major (LayoutLeft) stride."""
+    given = shape
+    try:
+        shape = it.normalize(shape, "Layout shape")
+    except RecursionError:
+        raise LayoutError(f"Layout: shape is nested deeper than {MAX_DEPTH} levels") from None
+    if it.depth(shape) > MAX_DEPTH:
+        raise LayoutError(f"Layout: shape is nested {it.depth(shape)} levels deep, more than {MAX_DEPTH}")
+    _check_positive_shape(shape, "Layout")
+    stride = it.compact_major(shape)
+    flat = _static_flat(given, stride)
+    if flat is not None:  # ``given`` is an (immutable) int or tuple of ints: remember it
+        e: _Checked = (given, None, given, stride, flat, True)
+        _remember(_SEEN_COMPACT, id(given), e)
+        return e
+    return (None, None, shape, stride, None, None)
+
+
+#: The most entries an int64 array of a whole layout's offsets may have (512 MiB): Layout.table and
+#: grid, and the pictures and bank analyses built on them, refuse larger layouts before allocating.
+MAX_TABLE = 1 << 26
+
+
+def check_table_size(L: Any, op: str, n: Any = None) -> int:
+    """``size(L)`` (or ``n``) as an int, or a LayoutError naming ``op``, the size and MAX_TABLE when larger."""
+    n = L.size() if n is None else n
+    if type(n) is not int:
+        raise LayoutError(f"{op}: {L} has symbolic size {n}; substitute values first (subs)")
+    if n > MAX_TABLE:
+        raise LayoutError(
+            f"{op}: {L} has {n} entries, more than the limit of {MAX_TABLE} ({op} needs every offset); "
+            "work on a part of it (e.g. its composition with a smaller tile)"
+        )
+    return n
 
 
 def is_layout(x: Any) -> bool:
@@ -624,7 +714,7 @@ def stride(x: Any) -> IntTuple:
 
 def _modes(L: Layout) -> list[Layout]:
     if type(L.shape) is tuple:
-        return [Layout._make(s, d) for s, d in zip(L.shape, L.stride)]
+        return [Layout._make(s, d) for s, d in zip(L.shape, cast(tuple, L.stride))]
     return [L]
 
 
@@ -692,10 +782,3 @@ def flatten_layout(L: Layout) -> Layout:
     if type(L.shape) is not tuple:
         return L
     return Layout._make(fs, fd)
-
-
-def with_shape(L: Layout, shp: Any) -> Layout:
-    """with_shape(L, S) = composition(L, make_layout(S)): L re-indexed by the compact shape S."""
-    from .algebra import composition
-
-    return composition(L, Layout(shp))

@@ -44,10 +44,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from layoutalg.errors import LayoutError
-from layoutalg.inttuple import flatten
-from layoutalg.layout import Layout
-from layoutalg.swizzle import Swizzle
+from .composed import ComposedLayout
+from .errors import LayoutError
+from .hooks import provide
+from .inttuple import flatten
+from .layout import Layout
+from .swizzle import Swizzle
 
 __all__ = ["LinearLayout", "to_linear", "from_linear", "is_f2_linear", "invert_f2"]
 
@@ -127,8 +129,6 @@ def _check_disjoint(vecs: Iterable[int], what: Any, op: str) -> None:
 
 
 def _bases_of(f: Any, op: str) -> list[list[int]]:
-    from layoutalg.composed import ComposedLayout
-
     if isinstance(f, Layout):
         per_mode = _bits_of_layout(f, op)
         _check_disjoint([v for m in per_mode for v in m], f, op)
@@ -291,8 +291,6 @@ def from_linear(lin: Any, *, shape: Iterable[int] | None = None) -> Any:
         raise LayoutError(
             f"from_linear: bases {per_mode} are neither disjoint (a layout) nor made disjoint by one swizzle"
         )
-    from layoutalg.composed import ComposedLayout
-
     return ComposedLayout(sw, 0, build([[sw(v) for v in m] for m in per_mode]))
 
 
@@ -427,6 +425,12 @@ def _from_triton(lin: Any, shape: list[int]) -> Any:
     sw = _find_swizzle(flat)
     if sw is None:
         raise LayoutError(f"{op}: bases {bases} overlap and no single swizzle separates them: not a CuTe layout")
-    from layoutalg.composed import ComposedLayout
-
     return ComposedLayout(sw, 0, build(sw))
+
+
+def _simplify_f2(C: ComposedLayout) -> Any:
+    """A static composed layout in the simplest form from_linear finds (LayoutError if not F2-linear)."""
+    return from_linear(to_linear(C))
+
+
+provide("simplify_f2", _simplify_f2)

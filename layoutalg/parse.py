@@ -1,6 +1,6 @@
-"""Reading layouts written in CuTe notation.
+"""Reading layouts written in CuTe notation, or in the C++ spelling of CUTLASS sources.
 
-Grammar (whitespace is ignored)::
+CuTe notation (what ``str`` prints; whitespace is ignored)::
 
     composed := component ( "o" component )*
     component:= swizzle | layout | offset
@@ -8,10 +8,13 @@ Grammar (whitespace is ignored)::
     layout   := tuple [ ":" tuple ]          (no stride: compact column-major)
     tuple    := "(" tuple ("," tuple)* ")" | leaf
     leaf     := term (("+" | "-") term)*
-    term     := factor ("*"? factor)*        (``2k``, ``2*k`` and ``1T`` are products)
+    term     := power ("*"? power)*          (``2k``, ``2*k`` and ``1T`` are products)
+    power    := factor ["**" digits]
     factor   := ["-"] digits | "_" digits | identifier
 
-Identifiers become positive-integer sympy symbols; ``_8`` is CuTe's spelling of the static 8.
+Identifiers become positive-integer sympy symbols; ``_8`` (``_-8``) is CuTe's spelling of the
+static 8 (-8). An integer alone is not a layout (write ``8:1``, or the tuple ``(8)``); standing
+between two ``o`` it is the offset of a composed layout.
 
     >>> parse("((8,2),(4,4)):((4,32),(1,64))")
     Layout(((8, 2), (4, 4)), ((4, 32), (1, 64)))
@@ -23,23 +26,57 @@ Identifiers become positive-integer sympy symbols; ``_8`` is CuTe's spelling of 
     Traceback (most recent call last):
     ...
     layoutalg.errors.LayoutError: parse: expected ')' at column 11 of '(8,4):(1,8'
+
+The C++ spellings users copy out of CUTLASS read the same way: a layout *type* whose extents are
+static (``Layout<Shape<_8,_64>,Stride<_64,_1>>``, with ``_N``, ``Int<N>``, ``C<N>`` and optional
+``cute::``), a bare ``Shape<...>`` (compact column-major), ``Swizzle<B,M,S>``,
+``ComposedLayout<Swizzle<..>, offset, Layout<..>>``, and the expression forms ``make_layout``,
+``make_shape``, ``make_stride``, ``LayoutLeft{}``/``LayoutRight{}`` and ``composition``.
+A type with dynamic extents (``int``) has no value and is refused::
+
+    >>> parse("Layout<Shape<Shape<_4,_8>,_2>, Stride<Stride<_1,_4>,_32>>")
+    Layout(((4, 8), 2), ((1, 4), 32))
+    >>> parse("make_layout(make_shape(Int<8>{}, Int<64>{}), LayoutRight{})")
+    Layout((8, 64), (64, 1))
+    >>> parse("composition(Swizzle<3,4,3>{}, make_layout(make_shape(_8{}, _64{}), make_stride(_64{}, _1{})))")
+    Sw<3,4,3> o _0 o (8,64):(64,1)
+
+``ComposedLayout<Swizzle<B,M,S>, smem_ptr_flag_bits<E>, L>`` (a GMMA atom waiting for its
+shared-memory pointer) swizzles *byte addresses* of ``E``-bit elements; it reads as CuTe's
+``as_position_independent_swizzle_layout`` gives it: the swizzle recast to element units.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
-from typing import Any
+from typing import Any, Union
 
 import sympy
 
+from .algebra import composition
+from .composed import ComposedLayout
 from .errors import LayoutError
-from .layout import Layout
+from .hooks import provide
+from .inttuple import flatten, unflatten
+from .layout import Layout, make_layout
+from .swizzle import Swizzle
 
-__all__ = ["parse", "symbol", "as_concrete_layout"]
+__all__ = ["parse", "parse_composed", "symbol", "as_concrete_layout"]
+
+#: What ``parse`` returns: a layout, a composed layout, or (for ``Sw<B,M,S>`` alone) a swizzle.
+Parsed = Union[Layout, ComposedLayout, Swizzle]  # noqa: UP007 - a runtime alias, kept valid on 3.10
+
+#: The most decimal digits one integer of layout text may have (Python's own default limit for
+#: int <-> str conversion, so that every layout parse accepts can be printed and read back).
+MAX_DIGITS = 4300
+_MAX_BITS = int(MAX_DIGITS * 3.3219280948873626) - 1
+_MAX_EXPONENT = 64
 
 _TOKEN = re.compile(
-    r"\s*(?:(?P<num>\d+)|(?P<static>_\d+)|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[()<>,:*+\-]))"
+    r"\s*(?:(?P<flag>smem_ptr\[\d+b\]\(unset\))|(?P<num>\d+)|(?P<static>_-?\d+)|(?P<ident>[A-Za-z][A-Za-z0-9_]*|_+[A-Za-z][A-Za-z0-9_]*)"
+    r"|(?P<op>\*\*|[()<>,:*+\-]))"
 )
 
 
@@ -47,6 +84,84 @@ _TOKEN = re.compile(
 def symbol(name: str) -> sympy.Symbol:
     """The positive-integer sympy symbol used for ``name`` in parsed layouts."""
     return sympy.Symbol(name, integer=True, positive=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the fast path: plain integer layouts, and one swizzle over one
+# ---------------------------------------------------------------------------------------------
+
+_PLAIN = re.compile(r"[ \d(),:-]*").fullmatch
+_STATIC_PLAIN = re.compile(r"(?:[ \d(),:-]|(?<![\w])_(?=\d))*").fullmatch  # with CuTe's _8
+_BRACKETS = str.maketrans("()", "[]")
+_loads = json.JSONDecoder().decode
+_SWIZZLED = re.compile(
+    r" *(?:Swizzle|Sw) *< *(\d{1,3}) *, *(\d{1,3}) *, *(-?\d{1,3}) *> +o +(?:_?(\d{1,18}) +o +)?([ \d(),:-]+)"
+).fullmatch
+
+
+def _tup(x: list) -> tuple:
+    return tuple([_tup(y) if type(y) is list else y for y in x])
+
+
+def _plain(text: str) -> Layout | None:
+    """``Shape:Stride`` of plain integers through the C JSON reader; None when anything is unusual."""
+    a, colon, b = text.partition(":")
+    try:
+        s = _loads(a.translate(_BRACKETS))
+        d = _loads(b.translate(_BRACKETS)) if colon else None
+        if type(s) is list:
+            s = _tup(s)
+        elif d is None:  # an integer alone: the full parser explains
+            return None
+        if type(d) is list:
+            d = _tup(d)
+        return Layout(s, d)
+    except (ValueError, TypeError, RecursionError):  # bad JSON, too many digits, a LayoutError: the full parser explains
+        return None
+
+
+def _fast(text: str) -> Parsed | None:
+    if _PLAIN(text) is not None:
+        return _plain(text)
+    if "_" in text and _STATIC_PLAIN(text) is not None:
+        return _plain(text.replace("_", ""))
+    m = _SWIZZLED(text)
+    if m is not None:
+        inner = _plain(m.group(5))
+        if inner is not None:
+            try:
+                off = m.group(4)
+                return ComposedLayout(Swizzle(int(m.group(1)), int(m.group(2)), int(m.group(3))),
+                                      0 if off is None else int(off), inner)
+            except LayoutError:
+                return None
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# CuTe notation
+# ---------------------------------------------------------------------------------------------
+
+
+class _Offset:
+    """An integer standing between two ``o`` of a composed layout (never returned by parse)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def _check_magnitude(v: Any, p: _Parser) -> Any:
+    """``v`` unless an integer in it is too large to print (more than MAX_DIGITS digits)."""
+    if type(v) is int:
+        if v.bit_length() > _MAX_BITS:
+            p.fail(f"an integer of {v.bit_length()} bits exceeds the limit of {MAX_DIGITS} decimal digits")
+        return v
+    for a in v.atoms(sympy.Integer):
+        if int(a).bit_length() > _MAX_BITS:
+            p.fail(f"an integer of {int(a).bit_length()} bits exceeds the limit of {MAX_DIGITS} decimal digits")
+    return v
 
 
 class _Parser:
@@ -60,18 +175,22 @@ class _Parser:
                 pos += 1
                 continue
             m = _TOKEN.match(text, pos)
-            if not m or m.end() == pos:
+            if m is None or m.end() == pos or m.lastgroup is None:
                 self.fail(f"unexpected character {text[pos]!r}", pos)
+                raise AssertionError  # unreachable: fail raises
             kind = m.lastgroup
             start = m.start(kind)
-            self.toks.append((kind, m.group(kind), start))
+            val = m.group(kind)
+            if kind in ("num", "static") and len(val.lstrip("_-")) > MAX_DIGITS:
+                self.fail(f"an integer of {len(val.lstrip('_-'))} digits exceeds the limit of {MAX_DIGITS} digits", start)
+            self.toks.append((kind, val, start))
             pos = m.end()
         self.i = 0
 
     def fail(self, msg: str, col: int | None = None) -> None:
         if col is None:
             col = self.toks[self.i][2] if self.i < len(self.toks) else len(self.text)
-        raise LayoutError(f"parse: {msg} at column {col + 1} of {self.text!r}")
+        raise LayoutError(f"parse: {msg} at column {col + 1} of {_clip(self.text)}")
 
     def peek(self) -> tuple[str, str, int] | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -86,11 +205,10 @@ class _Parser:
     def expect(self, value: str) -> None:
         if not self.accept(value):
             t = self.peek()
-            got = "end of text" if t is None else repr(t[1])
-            self.fail(f"expected {value!r}" + ("" if t is None else f", found {got}"))
+            self.fail(f"expected {value!r}" + ("" if t is None else f", found {t[1]!r}"))
 
     # --- components ---------------------------------------------------------------------------
-    def composed(self) -> Any:
+    def composed(self) -> Parsed:
         parts = [self.component()]
         while True:
             t = self.peek()
@@ -99,13 +217,27 @@ class _Parser:
                 parts.append(self.component())
             else:
                 break
-        if self.peek() is not None:
-            self.fail(f"unexpected {self.peek()[1]!r}")
+        t = self.peek()
+        if t is not None:
+            self.fail(f"unexpected {t[1]!r}")
         if len(parts) == 1:
-            return parts[0]
+            only = parts[0]
+            if isinstance(only, _Offset):
+                v = only.value
+                raise LayoutError(
+                    f"parse: {_clip(self.text)} is an integer alone, not a layout: write {_fmt_leaf(v)}:1 for "
+                    f"the layout, ({_fmt_leaf(v)}) for a rank-1 shape, or put an offset between two 'o'"
+                )
+            return only
         return _build_composed(parts, self)
 
-    def component(self) -> Any:
+    def layout(self, shp: Any, strd: Any) -> Layout:
+        try:
+            return Layout(shp, strd)
+        except LayoutError as e:
+            raise LayoutError(f"parse: {e} in {_clip(self.text)}") from None
+
+    def component(self) -> Layout | Swizzle | _Offset:
         t = self.peek()
         if t is not None and t[0] == "ident" and t[1] in ("Swizzle", "Sw"):
             col = t[2]
@@ -116,33 +248,30 @@ class _Parser:
                 self.expect(",")
                 vals.append(self.signed_int())
             self.expect(">")
-            from .swizzle import Swizzle
-
             try:
                 return Swizzle(*vals)
             except LayoutError as e:
-                raise LayoutError(f"parse: {e} (at column {col + 1} of {self.text!r})") from None
+                raise LayoutError(f"parse: {e} (at column {col + 1} of {_clip(self.text)})") from None
+        if t is not None and t[0] == "flag":  # CuTe's print of smem_ptr_flag_bits<E>: E-bit elements
+            self.i += 1
+            return _Offset(("flag", int(t[1][9:t[1].index("b")])))
         shp = self.tuple_()
         if self.accept(":"):
-            strd = self.tuple_()
-            try:
-                return Layout(shp, strd)
-            except LayoutError as e:
-                raise LayoutError(f"parse: {e} in {self.text!r}") from None
-        if type(shp) is not tuple and (self.peek() is None or self.peek()[1] == "o"):
-            return _Offset(shp)
-        try:
-            return Layout(shp)
-        except LayoutError as e:
-            raise LayoutError(f"parse: {e} in {self.text!r}") from None
+            return self.layout(shp, self.tuple_())
+        if type(shp) is not tuple:
+            nxt = self.peek()
+            if nxt is None or nxt[1] == "o":
+                return _Offset(shp)
+        return self.layout(shp, None)
 
     def signed_int(self) -> int:
         neg = self.accept("-")
         t = self.peek()
         if t is None or t[0] not in ("num", "static"):
             self.fail("expected an integer")
+            raise AssertionError  # unreachable
         self.i += 1
-        v = int(t[1].lstrip("_"))
+        v = int(t[1][1:] if t[1][0] == "_" else t[1])
         return -v if neg else v
 
     def tuple_(self) -> Any:
@@ -165,21 +294,39 @@ class _Parser:
                 v = v - self.term()
             else:
                 break
-        return _norm(v)
+            _check_magnitude(v, self)
+        return _check_magnitude(_norm(v), self)
 
     def term(self) -> Any:
-        v = self.factor()
+        v = self.power()
         while True:
             t = self.peek()
             if t is None:
                 break
             if t[0] == "op" and t[1] == "*":
                 self.i += 1
-                v = v * self.factor()
+                v = v * self.power()
             elif t[0] in ("num", "static") or (t[0] == "ident" and t[1] not in ("o", "Sw", "Swizzle")):
-                v = v * self.factor()
+                v = v * self.power()
             else:
                 break
+            _check_magnitude(v, self)
+        return v
+
+    def power(self) -> Any:
+        v = self.factor()
+        if self.accept("**"):
+            t = self.peek()
+            if t is None or t[0] != "num":
+                self.fail("expected a non-negative integer exponent after '**'")
+                raise AssertionError  # unreachable
+            e = int(t[1])
+            if e > _MAX_EXPONENT:
+                self.fail(f"exponent {e} exceeds the limit of {_MAX_EXPONENT}")
+            self.i += 1
+            if type(v) is int and v.bit_length() * e > _MAX_BITS:
+                self.fail(f"{v}**{e} exceeds the limit of {MAX_DIGITS} decimal digits")
+            v = v**e
         return v
 
     def factor(self) -> Any:
@@ -188,22 +335,42 @@ class _Parser:
         t = self.peek()
         if t is None:
             self.fail("expected a number or a symbol")
+            raise AssertionError  # unreachable
         kind, val, _ = t
         if kind == "num":
             self.i += 1
             return int(val)
         if kind == "static":
             self.i += 1
-            return int(val[1:])
-        if kind == "ident" and val not in ("o",):
+            return int(val[1:])  # _8 and _-8
+        if kind == "ident" and val not in ("o", "Sw", "Swizzle"):
             self.i += 1
             return symbol(val)
         self.fail(f"expected a number or a symbol, found {val!r}")
+        raise AssertionError  # unreachable
 
 
-class _Offset:
-    def __init__(self, value: Any):
-        self.value = value
+def _swizzle_on_elements(sw: Swizzle, bits: int, fail: Any) -> Swizzle:
+    """A swizzle of byte addresses as the same permutation of ``bits``-bit element offsets (CuTe's
+    ``as_position_independent_swizzle_layout``: ``recast_layout<uint8_t, uint_bit_t<bits>>``)."""
+    if bits < 1 or bits & (bits - 1):
+        fail(f"smem_ptr_flag_bits<{bits}>: the element width must be a power of two")
+    try:
+        return sw.upcast(bits // 8) if bits >= 8 else sw.downcast(8 // bits)
+    except LayoutError as e:
+        fail(str(e))
+        raise AssertionError from e  # unreachable
+
+
+def _fmt_leaf(v: Any) -> str:
+    if type(v) is tuple:
+        return "(...)"
+    s = str(v).replace(" ", "")
+    return s if len(s) <= 40 else s[:40] + "..."
+
+
+def _clip(text: str, n: int = 80) -> str:
+    return repr(text) if len(text) <= n else repr(text[:n]) + f"... ({len(text)} characters)"
 
 
 def _norm(v: Any) -> Any:
@@ -212,11 +379,8 @@ def _norm(v: Any) -> Any:
     return v
 
 
-def _build_composed(parts: list, p: _Parser) -> Any:
+def _build_composed(parts: list, p: _Parser) -> ComposedLayout:
     """``outer o [offset o] inner...``, nesting chains to the right."""
-    from .composed import ComposedLayout
-    from .swizzle import Swizzle
-
     outer = parts[0]
     if isinstance(outer, _Offset):
         p.fail("a composed layout cannot start with an offset", 0)
@@ -224,31 +388,401 @@ def _build_composed(parts: list, p: _Parser) -> Any:
         offset, rest = parts[1].value, parts[2:]
     else:
         offset, rest = 0, parts[1:]
-    if any(isinstance(x, _Offset) for x in rest[:1]) or not rest:
+    if not rest or isinstance(rest[0], _Offset) and len(rest) == 1:
         p.fail("an offset must stand between two parts", 0)
     inner = rest[0] if len(rest) == 1 else _build_composed(rest, p)
+    if isinstance(inner, _Offset):
+        p.fail("an offset must stand between two parts", 0)
     if isinstance(inner, Swizzle):
-        raise LayoutError(f"parse: {p.text!r} ends in a swizzle; the innermost part must be a layout")
-    return ComposedLayout(outer, offset, inner)
+        raise LayoutError(f"parse: {_clip(p.text)} ends in a swizzle; the innermost part must be a layout")
+    if type(offset) is tuple:  # smem_ptr[Eb](unset): the swizzle acts on byte addresses of E-bit elements
+        if not isinstance(outer, Swizzle):
+            p.fail("smem_ptr[..b](unset) needs a swizzle as the outer function", 0)
+        outer, offset = _swizzle_on_elements(outer, offset[1], p.fail), 0
+    try:
+        return ComposedLayout(outer, offset, inner)
+    except LayoutError as e:
+        raise LayoutError(f"parse: {e} in {_clip(p.text)}") from None
 
 
-def parse(text: str) -> Any:
-    """parse(text) -> Layout or ComposedLayout, the inverse of ``str``: ``parse(str(L)) == L``."""
-    if not isinstance(text, str):
-        raise LayoutError(f"parse: expected a string, got {text!r}")
+# ---------------------------------------------------------------------------------------------
+# the C++ spellings (CUTLASS sources, CuTe's types and expressions)
+# ---------------------------------------------------------------------------------------------
+
+_CPP_MARK = re.compile(r"[{}]|::|\b(?:Layout|Shape|Stride|ComposedLayout|Int|C|make_\w+|composition|decltype|using)\s*[<(=]")
+_CPP_TOKEN = re.compile(
+    r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|\d+)[uUlL]*|(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\s*::\s*[A-Za-z_][A-Za-z0-9_]*)*)"
+    r"|(?P<op>::|[<>,(){}\-;=]))"
+)
+_TUPLE_TYPES = {"Shape", "Stride", "Step", "Coord", "Tile", "tuple", "IntTuple"}
+_TUPLE_MAKERS = {"make_shape", "make_stride", "make_step", "make_coord", "make_tuple", "make_tile"}
+_DYNAMIC = {"int", "int32_t", "int64_t", "uint32_t", "uint64_t", "size_t", "long", "unsigned", "short", "uint16_t",
+            "int16_t", "int8_t", "uint8_t", "auto"}
+
+
+def _cute_compact(shape: Any, right: bool = False) -> Layout:
+    """CuTe's compact layout of a static shape (``LayoutLeft``, or ``LayoutRight``): running products of
+    the extents, and stride 0 for an extent of 1 (CuTe's ``compact_major``)."""
+    leaves = flatten(shape)
+    strides = [0] * len(leaves)
+    p = 1
+    for k in (range(len(leaves) - 1, -1, -1) if right else range(len(leaves))):
+        s = leaves[k]
+        if type(s) is not int:
+            raise LayoutError(f"parse: extent {s!r} of {shape!r} is not an integer")
+        if s != 1:
+            strides[k] = p
+            p *= s
+    return Layout(shape, unflatten(strides, shape))
+
+
+_CPP_INT = re.compile(r"(?:Int|C)<(-?\d+)>(?:\{\})?|(?<!\w)_(\d+)(?:\{\})?")
+_CPP_SWIZZLE = re.compile(r"composition\(Swizzle<(\d+),(\d+),(-?\d+)>(?:\{\})?,(.*)\)")
+_CPP_LETTER = re.compile(r"[A-Za-z_]").search
+
+
+def _cpp_int(m: re.Match) -> str:
+    return m.group(1) if m.group(1) is not None else m.group(2)
+
+
+def _cpp_layout_fast(t: str) -> Layout | None:
+    """A static ``Layout<Shape<..>,Stride<..>>`` / ``make_layout(make_shape(..), make_stride(..))`` /
+    ``Shape<..>`` (spaces and ``cute::`` already removed, integers already plain) through the JSON reader."""
+    if t.startswith("Layout<") and t.endswith(">"):
+        body = t[7:-1].replace("Shape<", "[").replace("Stride<", "[").replace(">", "]")
+    elif t.startswith("make_layout(") and t.endswith(")"):
+        body = t[12:-1].replace("make_shape(", "[").replace("make_stride(", "[").replace(")", "]")
+    elif t.startswith("Shape<") and t.endswith(">"):
+        body = t.replace("Shape<", "[").replace(">", "]")
+    elif t.startswith("make_shape(") and t.endswith(")"):
+        body = t.replace("make_shape(", "[").replace(")", "]")
+    else:
+        return None
+    if _CPP_LETTER(body) is not None:  # LayoutRight{}, int, a run-time name: the full reader explains
+        return None
+    try:
+        v = _loads("[" + body + "]")
+        if not t.startswith(("Layout<", "make_layout(")):  # a bare shape: compact column-major
+            if len(v) != 1 or type(v[0]) is not list:
+                return None
+            return _cute_compact(_tup(v[0]))
+        if len(v) == 1:
+            s = v[0]
+            return _cute_compact(_tup(s) if type(s) is list else s)
+        if len(v) != 2:
+            return None
+        s, d = v
+        return Layout(_tup(s) if type(s) is list else s, _tup(d) if type(d) is list else d)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def _cpp_fast(text: str) -> Parsed | None:
+    """The common static C++ spellings without the full reader; None when anything is unusual."""
+    t = _CPP_INT.sub(_cpp_int, text.replace(" ", "").replace("cute::", ""))
+    m = _CPP_SWIZZLE.fullmatch(t)
+    if m is not None:
+        inner = _cpp_layout_fast(m.group(4))
+        if inner is None:
+            return None
+        try:
+            return ComposedLayout(Swizzle(int(m.group(1)), int(m.group(2)), int(m.group(3))), 0, inner)
+        except LayoutError:
+            return None
+    return _cpp_layout_fast(t)
+
+
+class _Cpp:
+    """A small recursive-descent reader of CuTe's C++ types and expressions (static values only)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        body = text.strip()
+        m = re.match(r"using\s+[A-Za-z_]\w*\s*=", body)
+        if m:
+            body = body[m.end():]
+        body = body.rstrip().rstrip(";")
+        self.toks: list[tuple[str, str, int]] = []
+        pos, n = 0, len(body)
+        while pos < n:
+            if body[pos].isspace():
+                pos += 1
+                continue
+            m2 = _CPP_TOKEN.match(body, pos)
+            if m2 is None or m2.lastgroup is None:
+                self.fail(f"unexpected character {body[pos]!r}")
+                raise AssertionError  # unreachable
+            kind = m2.lastgroup
+            val = m2.group(kind)
+            if kind == "name":
+                val = re.sub(r"\s+", "", val)
+                for prefix in ("cute::", "std::", "cutlass::"):
+                    while val.startswith(prefix):
+                        val = val[len(prefix):]
+                if val.startswith("::"):
+                    val = val[2:]
+            if kind == "num" and len(val) > MAX_DIGITS:
+                self.fail(f"an integer of {len(val)} digits exceeds the limit of {MAX_DIGITS} digits")
+            self.toks.append((kind, val, m2.start(kind)))
+            pos = m2.end()
+        self.i = 0
+
+    def fail(self, msg: str) -> None:
+        raise LayoutError(f"parse: {msg} (C++ spelling {_clip(self.text)})")
+
+    def peek(self) -> tuple[str, str, int] | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def accept(self, v: str) -> bool:
+        t = self.peek()
+        if t is not None and t[0] == "op" and t[1] == v:
+            self.i += 1
+            return True
+        return False
+
+    def expect(self, v: str) -> None:
+        if not self.accept(v):
+            t = self.peek()
+            self.fail(f"expected {v!r}, found {'end of text' if t is None else repr(t[1])}")
+
+    def name(self) -> str:
+        t = self.peek()
+        if t is None or t[0] != "name":
+            self.fail(f"expected a name, found {'end of text' if t is None else repr(t[1])}")
+            raise AssertionError  # unreachable
+        self.i += 1
+        return t[1]
+
+    def value_braces(self) -> None:
+        """``{}`` after a type makes a value of it (``Int<8>{}``); optional."""
+        if self.accept("{"):
+            self.expect("}")
+
+    def args(self, close: str) -> list[Any]:
+        out: list[Any] = []
+        if self.accept(close):
+            return out
+        out.append(self.item())
+        while self.accept(","):
+            out.append(self.item())
+        self.expect(close)
+        return out
+
+    def integer(self) -> int:
+        neg = self.accept("-")
+        t = self.peek()
+        if t is None or t[0] != "num":
+            self.fail(f"expected an integer, found {'end of text' if t is None else repr(t[1])}")
+            raise AssertionError  # unreachable
+        self.i += 1
+        v = int(t[1], 0) if t[1][:2].lower() == "0x" else int(t[1])
+        return -v if neg else v
+
+    def item(self) -> Any:
+        """One C++ entity: an int (static or literal), a tuple, a Layout, a Swizzle, a ComposedLayout,
+        or the markers ``("order", "left"|"right")`` and ``("flag", bits)``."""
+        t = self.peek()
+        if t is None:
+            self.fail("unexpected end of text")
+            raise AssertionError  # unreachable
+        if t[0] == "num" or t[0] == "op" and t[1] == "-":
+            return self.integer()
+        if t[0] == "op" and t[1] == "(":
+            self.i += 1
+            v = self.item()
+            self.expect(")")
+            return v
+        n = self.name()
+        if re.fullmatch(r"_\d+", n):
+            self.value_braces()
+            return int(n[1:])
+        if n in ("Int", "C", "integral_constant"):
+            self.expect("<")
+            if n == "integral_constant":
+                self.name()
+                self.expect(",")
+            v = self.integer()
+            self.expect(">")
+            self.value_braces()
+            return v
+        if n in _DYNAMIC:
+            self.fail(f"a type with dynamic extents ({n}) has no value; give static extents (_8, Int<8>)")
+        if n in _TUPLE_TYPES:
+            self.expect("<")
+            vals = self.args(">")
+            self.value_braces()
+            return tuple(self.extent(v) for v in vals)
+        if n in _TUPLE_MAKERS:
+            self.expect("(")
+            return tuple(self.extent(v) for v in self.args(")"))
+        if n in ("LayoutLeft", "LayoutRight", "GenColMajor", "GenRowMajor"):
+            self.value_braces()
+            return ("order", "left" if n in ("LayoutLeft", "GenColMajor") else "right")
+        if n == "Swizzle":
+            self.expect("<")
+            b = self.integer()
+            self.expect(",")
+            m = self.integer()
+            self.expect(",")
+            s = self.integer()
+            self.expect(">")
+            self.value_braces()
+            return self.guard(lambda: Swizzle(b, m, s))
+        if n in ("smem_ptr_flag_bits", "smem_ptr_flag"):
+            bits = 1
+            if n == "smem_ptr_flag_bits":
+                self.expect("<")
+                bits = self.integer()
+                self.expect(">")
+            self.value_braces()
+            return ("flag", bits)
+        if n == "Layout":
+            self.expect("<")
+            vals = self.args(">")
+            self.value_braces()
+            if len(vals) not in (1, 2):
+                self.fail(f"Layout<...> takes a shape and a stride, found {len(vals)} arguments")
+            return self.make_layout(vals)
+        if n == "make_layout":
+            self.expect("(")
+            return self.make_layout(self.args(")"))
+        if n == "ComposedLayout":
+            self.expect("<")
+            vals = self.args(">")
+            self.value_braces()
+            return self.composed(vals)
+        if n in ("composition", "make_composed_layout"):
+            self.expect("(")
+            vals = self.args(")")
+            if len(vals) == 3 or n == "make_composed_layout":
+                return self.composed(vals)
+            if len(vals) != 2:
+                self.fail(f"composition takes two (or three) arguments, found {len(vals)}")
+            a, b = vals
+            if isinstance(a, Swizzle) and isinstance(b, (Layout, ComposedLayout)):
+                return self.guard(lambda: ComposedLayout(a, 0, b))
+            if isinstance(a, Layout) and isinstance(b, Layout):
+                return self.guard(lambda: composition(a, b))
+            self.fail(f"composition of {a!r} and {b!r} is not supported")
+        if n == "decltype":
+            self.expect("(")
+            v = self.item()
+            self.expect(")")
+            return v
+        if re.fullmatch(r"[A-Za-z_]\w*", n) and not self.peek_is("<", "("):
+            self.fail(f"{n!r} is a run-time value (a dynamic extent) and has no value here")
+        self.fail(f"unknown C++ name {n!r}")
+        raise AssertionError  # unreachable
+
+    def peek_is(self, *ops: str) -> bool:
+        t = self.peek()
+        return t is not None and t[0] == "op" and t[1] in ops
+
+    def guard(self, build: Any) -> Any:
+        try:
+            return build()
+        except LayoutError as e:
+            self.fail(str(e))
+
+    def extent(self, v: Any) -> Any:
+        """An element of a shape or stride: an int or a tuple of them."""
+        if type(v) is int or type(v) is tuple and not (len(v) == 2 and v[0] in ("order", "flag")):
+            return v
+        self.fail(f"{v} is not an integer or a tuple of integers")
+
+    def make_layout(self, vals: list[Any]) -> Layout:
+        if vals and all(isinstance(v, Layout) for v in vals):
+            return make_layout(*vals)
+        if len(vals) not in (1, 2):
+            self.fail(f"make_layout takes a shape and a stride (or an order), found {len(vals)} arguments")
+        shp = self.extent(vals[0])
+        if len(vals) == 1:
+            return self.guard(lambda: _cute_compact(shp))
+        d = vals[1]
+        if type(d) is tuple and len(d) == 2 and d[0] == "order":
+            return self.guard(lambda: _cute_compact(shp, d[1] == "right"))
+        return self.guard(lambda: Layout(shp, self.extent(d)))
+
+    def composed(self, vals: list[Any]) -> ComposedLayout:
+        if len(vals) != 3:
+            self.fail(f"a composed layout takes (outer, offset, inner), found {len(vals)} arguments")
+        outer, off, inner = vals
+        if type(off) is tuple and len(off) == 2 and off[0] == "flag":
+            # the swizzle of a GMMA atom acts on byte addresses of `bits`-bit elements
+            # (cute::as_position_independent_swizzle_layout recasts it to element units)
+            bits = off[1]
+            if not isinstance(outer, Swizzle):
+                self.fail("smem_ptr_flag_bits needs a Swizzle as the outer function")
+            outer, off = _swizzle_on_elements(outer, bits, self.fail), 0
+        if type(off) is not int:
+            self.fail(f"the offset of a composed layout must be an integer, found {off!r}")
+        if not isinstance(outer, (Swizzle, Layout, ComposedLayout)) or not isinstance(inner, (Layout, ComposedLayout)):
+            self.fail(f"a composed layout needs a swizzle or layout outside and a layout inside, found {outer!r}, {inner!r}")
+        return self.guard(lambda: ComposedLayout(outer, off, inner))
+
+    def parse(self) -> Parsed:
+        v = self.item()
+        if self.peek() is not None:
+            self.fail(f"unexpected {self.peek()[1]!r}")  # type: ignore[index]
+        if type(v) is int:
+            self.fail(f"the integer {v} alone is not a layout (Layout<_{v},_1> is)")
+        if type(v) is tuple and not (len(v) == 2 and v[0] in ("order", "flag")):
+            return self.guard(lambda: _cute_compact(v))  # a bare Shape<...>: compact column-major
+        if isinstance(v, (Layout, ComposedLayout, Swizzle)):
+            return v
+        self.fail(f"{v!r} is not a layout")
+        raise AssertionError  # unreachable
+
+
+# ---------------------------------------------------------------------------------------------
+# entry points
+# ---------------------------------------------------------------------------------------------
+
+
+def parse(text: str) -> Parsed:
+    """parse(text) -> Layout, ComposedLayout or Swizzle, the inverse of ``str``: ``parse(str(L)) == L``.
+
+    Reads CuTe notation (``(4,2):(2,1)``, ``Sw<3,4,3> o _0 o (8,64):(64,1)``, symbols) and the C++
+    spellings of CUTLASS (``Layout<Shape<_8,_64>,Stride<_64,_1>>``, ``make_layout(...)``); see the
+    module docstring. Anything else is a LayoutError naming the column where reading stopped.
+
+    >>> parse("(4,2):(2,1)")(5)
+    3
+    """
+    if type(text) is not str:
+        raise LayoutError(f"parse: expected a string, got {text!r}"[:200])
+    r = _fast(text)
+    if r is not None:
+        return r
     if not text.strip():
         raise LayoutError("parse: empty text")
     try:
+        if _CPP_MARK.search(text):
+            return _cpp_fast(text) or _Cpp(text).parse()
         return _Parser(text).composed()
     except RecursionError:
-        raise LayoutError(f"parse: {text[:40]!r}... is nested too deeply") from None
+        raise LayoutError(f"parse: {_clip(text, 40)} is nested too deeply") from None
 
 
-def as_concrete_layout(x: Any, op: str, what: str = "layout") -> Any:
+def parse_composed(text: str) -> Parsed:
+    """Parse a layout, a swizzle or a composed layout in either spelling (the same as :func:`parse`).
+
+    ``Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))`` (the PTX ISA), ``Sw<1,4,3> o _0 o ...``
+    (CuTe's print) and ``A o O o B`` with a layout ``A``; chains nest to the right. Round-trips
+    ``str`` and ``.ptx`` exactly.
+
+    >>> C = parse_composed("Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))")
+    >>> print(C)
+    Sw<1,4,3> o _0 o ((8,2),(4,4)):((8,64),(1,4))
+    >>> parse_composed(str(C)) == C, C.ptx
+    (True, 'Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))')
+    """
+    return parse(text)
+
+
+def as_concrete_layout(x: Any, op: str, what: str = "layout") -> Layout | ComposedLayout:
     """``x`` as a Layout or ComposedLayout with concrete entries: layout text is parsed; anything else,
     or a layout with symbols, is a LayoutError naming ``op``."""
-    from .composed import ComposedLayout
-
     if isinstance(x, str):
         x = parse(x)
     if not isinstance(x, (Layout, ComposedLayout)):
@@ -256,3 +790,6 @@ def as_concrete_layout(x: Any, op: str, what: str = "layout") -> Any:
     if not x.is_static:
         raise LayoutError(f"{op}: {what} {x} has symbolic entries; substitute values first (subs)")
     return x
+
+
+provide("parse", parse)

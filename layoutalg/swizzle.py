@@ -37,8 +37,9 @@ from typing import Any
 import numpy as np
 import sympy
 
-from layoutalg.errors import LayoutError
-from layoutalg.symbolic import bitand, bitxor, shl, shr
+from .errors import LayoutError
+from .hooks import service
+from .symbolic import bitand, bitxor, shl, shr
 
 __all__ = ["Swizzle", "make_swizzle", "parse_swizzle"]
 
@@ -235,9 +236,11 @@ class Swizzle:
 
     # -- algebra dispatch --------------------------------------------------------------
     def _algebra_(self, opname: str, *args: Any) -> Any:
-        """Algebra with a swizzle on the left (see docs/architecture.md, dispatch protocol)."""
-        from layoutalg.composed import ComposedLayout
+        """Algebra with a swizzle on the left (see docs/architecture.md, dispatch protocol).
 
+        Composition with a layout builds a composed layout, which :mod:`layoutalg.composed` (a
+        layer above this one) provides as the ``compose_swizzle`` hook.
+        """
         if opname == "composition":
             if len(args) != 1:
                 return NotImplemented
@@ -246,14 +249,7 @@ class Swizzle:
                 return compose_swizzles(self, rhs)
             if self.is_identity:
                 return rhs
-            if isinstance(rhs, ComposedLayout) and isinstance(rhs.outer, Swizzle) and rhs.offset == 0:
-                try:
-                    merged = compose_swizzles(self, rhs.outer)
-                except LayoutError:
-                    merged = None
-                if merged is not None:
-                    return ComposedLayout(merged, 0, rhs.inner) if not merged.is_identity else rhs.inner
-            return ComposedLayout(self, 0, rhs)
+            return service("compose_swizzle")(self, rhs)
         if opname in ("right_inverse", "left_inverse") and not args:
             return self
         if opname in ("upcast", "downcast") and len(args) == 1:

@@ -17,10 +17,14 @@ expressions, so one formula can be evaluated, enumerated and reasoned about::
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import sympy
+
+from .errors import LayoutError
 
 __all__ = ["bitand", "bitor", "bitxor", "shr", "shl"]
 
@@ -120,3 +124,288 @@ def lambdify_numpy(inputs, exprs):
 
 
 __all__ += ["BIT_FUNCTIONS", "NUMPY_FUNCTIONS", "lambdify_numpy"]
+
+
+# ---------------------------------------------------------------------------------------------
+# exact vectorized evaluation of formulas (what verify compares a layout against)
+# ---------------------------------------------------------------------------------------------
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+#: what :func:`exact_evaluator` evaluates; anything else in a formula is a LayoutError naming it
+SUPPORTED = ("integers and rationals, +, *, ** (integer exponents), Mod (%), floor (//), ceiling, Min, Max, Abs, "
+             "sign, Piecewise, comparisons, And/Or/Not/Xor, bitand, bitor, bitxor, shr, shl")
+
+
+class ExactValues:
+    """A formula's values at many points, exactly: ``num / den`` (``den > 0``), undefined where ``bad``."""
+
+    __slots__ = ("num", "den", "bad")
+
+    def __init__(self, num: Any, den: Any = 1, bad: Any = None):
+        self.num, self.den, self.bad = num, den, bad
+
+    def integers(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(values as int64, mask of the points where the value is a defined integer), both of length n."""
+        num = np.broadcast_to(np.asarray(self.num, dtype=np.int64), (n,))
+        ok = np.ones(n, dtype=bool) if self.bad is None else ~np.broadcast_to(self.bad, (n,))
+        if type(self.den) is not int or self.den != 1:
+            den = np.broadcast_to(np.asarray(self.den, dtype=np.int64), (n,))
+            ok = ok & (den == 1)
+        return num, ok
+
+    def at(self, k: int) -> Any:
+        """The value at point k: an int, a Fraction, or 'undefined'."""
+        if self.bad is not None and _item(self.bad, k):
+            return "undefined"
+        num, den = int(_item(self.num, k)), int(_item(self.den, k))
+        return num if den == 1 else Fraction(num, den)
+
+
+def _item(x: Any, k: int) -> Any:
+    a = np.asarray(x)
+    return a.item() if a.ndim == 0 else a[k].item()
+
+
+def _or(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a | b
+
+
+def _reduce(num: Any, den: Any, bad: Any) -> ExactValues:
+    if type(den) is int and den == 1:
+        return ExactValues(num, 1, bad)
+    g = np.gcd(num, den)
+    g = np.where(g == 0, 1, g)
+    return ExactValues(num // g, den // g, bad)
+
+
+def _unsupported(e: Any, why: str = "") -> LayoutError:
+    return LayoutError(
+        f"verify: the formula uses {type(e).__name__} ({e}){why}, which verify does not evaluate; supported: {SUPPORTED}"
+    )
+
+
+def _compile_bool(e: Any, pos: dict) -> Callable[[Sequence[np.ndarray]], tuple[Any, Any]]:
+    """A closure computing (truth values, undefined mask) of a condition."""
+    if e is sympy.true or e is True:
+        return lambda env: (True, None)
+    if e is sympy.false or e is False:
+        return lambda env: (False, None)
+    rel = {sympy.StrictLessThan: np.less, sympy.LessThan: np.less_equal, sympy.StrictGreaterThan: np.greater,
+           sympy.GreaterThan: np.greater_equal, sympy.Equality: np.equal, sympy.Unequality: np.not_equal}
+    for cls, op in rel.items():
+        if isinstance(e, cls):
+            fa, fb = _compile(e.args[0], pos), _compile(e.args[1], pos)
+
+            def compare(env: Sequence[np.ndarray], fa: Any = fa, fb: Any = fb, op: Any = op) -> tuple[Any, Any]:
+                a, b = fa(env), fb(env)
+                return op(a.num * b.den, b.num * a.den), _or(a.bad, b.bad)
+
+            return compare
+    if isinstance(e, (sympy.And, sympy.Or, sympy.Xor)):
+        parts = [_compile_bool(a, pos) for a in e.args]
+        op2 = {sympy.And: np.logical_and, sympy.Or: np.logical_or, sympy.Xor: np.logical_xor}[type(e)]
+
+        def combine(env: Sequence[np.ndarray]) -> tuple[Any, Any]:
+            v, bad = parts[0](env)
+            for p in parts[1:]:
+                w, b2 = p(env)
+                v, bad = op2(v, w), _or(bad, b2)
+            return v, bad
+
+        return combine
+    if isinstance(e, sympy.Not):
+        inner = _compile_bool(e.args[0], pos)
+
+        def negate(env: Sequence[np.ndarray]) -> tuple[Any, Any]:
+            v, bad = inner(env)
+            return np.logical_not(v), bad
+
+        return negate
+    raise _unsupported(e, " as a condition")
+
+
+def _compile(e: Any, pos: dict) -> Callable[[Sequence[np.ndarray]], ExactValues]:
+    """A closure computing the exact values of ``e`` from the input arrays (``pos``: symbol -> index)."""
+    if isinstance(e, (bool, sympy.logic.boolalg.Boolean)) and not isinstance(e, sympy.Symbol):
+        cond = _compile_bool(e, pos)
+
+        def as_int(env: Sequence[np.ndarray]) -> ExactValues:
+            v, bad = cond(env)
+            return ExactValues(np.asarray(v, dtype=np.int64), 1, bad)
+
+        return as_int
+    if e.is_Integer:
+        v = int(e)
+        if not _INT64[0] <= v <= _INT64[1]:
+            raise LayoutError(f"verify: the constant {v} in the formula does not fit in 64 bits")
+        return lambda env: ExactValues(v, 1, None)
+    if e.is_Rational:
+        p, q = int(e.p), int(e.q)
+        return lambda env: ExactValues(p, q, None)
+    if e.is_Number or e.is_NumberSymbol:
+        raise _unsupported(e, " (not an exact integer or rational)")
+    if e.is_Symbol:
+        if e not in pos:
+            names = ", ".join(str(s) for s in pos)
+            raise LayoutError(f"verify: symbol {e} in the formula is not one of the inputs ({names}); "
+                              "give it as an input or substitute a value")
+        k = pos[e]
+        return lambda env: ExactValues(env[k], 1, None)
+    args = [_compile(a, pos) for a in e.args] if not isinstance(e, sympy.Piecewise) else []
+    if e.is_Add or e.is_Mul:
+        add = e.is_Add
+
+        def fold(env: Sequence[np.ndarray]) -> ExactValues:
+            acc = args[0](env)
+            for f in args[1:]:
+                b = f(env)
+                bad = _or(acc.bad, b.bad)
+                if type(acc.den) is int and acc.den == 1 and type(b.den) is int and b.den == 1:
+                    acc = ExactValues(acc.num + b.num if add else acc.num * b.num, 1, bad)
+                elif add:
+                    acc = _reduce(acc.num * b.den + b.num * acc.den, acc.den * b.den, bad)
+                else:
+                    acc = _reduce(acc.num * b.num, acc.den * b.den, bad)
+            return acc
+
+        return fold
+    if e.is_Pow:
+        fb, fx = args
+        ex = e.args[1]
+        if ex.is_Integer:
+            n = int(ex)
+
+            def power(env: Sequence[np.ndarray]) -> ExactValues:
+                b = fb(env)
+                if n >= 0:
+                    return ExactValues(b.num**n, b.den**n if not (type(b.den) is int and b.den == 1) else 1, b.bad)
+                zero = np.asarray(b.num) == 0
+                sgn = np.where(np.asarray(b.num) < 0, -1, 1)
+                num = np.where(zero, 0, (sgn**-n) * np.asarray(b.den) ** -n)
+                den = np.where(zero, 1, np.abs(np.asarray(b.num)) ** -n)
+                return _reduce(num, den, _or(b.bad, zero if zero.any() else None))
+
+            return power
+
+        def int_power(env: Sequence[np.ndarray]) -> ExactValues:
+            b, x = fb(env), fx(env)
+            bn, bok = b.num, b.den
+            neg = np.asarray(x.num) < 0
+            exp = np.where(neg, 0, x.num)
+            bad = _or(_or(b.bad, x.bad), neg | (np.asarray(x.den) != 1) | (np.asarray(bok) != 1))
+            return ExactValues(np.power(np.asarray(bn, dtype=np.int64), exp), 1, bad)
+
+        return int_power
+    if isinstance(e, sympy.Mod):
+        fa, fm = args
+
+        def mod(env: Sequence[np.ndarray]) -> ExactValues:
+            a, m = fa(env), fm(env)
+            an, mn = a.num * m.den, m.num * a.den
+            zero = np.asarray(mn) == 0
+            r = np.mod(an, np.where(zero, 1, mn))
+            bad = _or(a.bad, m.bad)
+            if np.any(zero):
+                bad = _or(bad, zero)
+            return _reduce(r, a.den * m.den, bad)
+
+        return mod
+    if isinstance(e, (sympy.floor, sympy.ceiling)):
+        (fa,) = args
+        up = isinstance(e, sympy.ceiling)
+
+        def rnd(env: Sequence[np.ndarray]) -> ExactValues:
+            a = fa(env)
+            if type(a.den) is int and a.den == 1:
+                return a
+            return ExactValues(-((-a.num) // a.den) if up else a.num // a.den, 1, a.bad)
+
+        return rnd
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        pick = np.less_equal if isinstance(e, sympy.Min) else np.greater_equal
+
+        def extreme(env: Sequence[np.ndarray]) -> ExactValues:
+            acc = args[0](env)
+            for f in args[1:]:
+                b = f(env)
+                keep = pick(acc.num * b.den, b.num * acc.den)
+                acc = ExactValues(np.where(keep, acc.num, b.num), np.where(keep, acc.den, b.den), _or(acc.bad, b.bad))
+            return acc
+
+        return extreme
+    if isinstance(e, sympy.Abs):
+        (fa,) = args
+        return lambda env: (lambda a: ExactValues(np.abs(a.num), a.den, a.bad))(fa(env))
+    if isinstance(e, sympy.sign):
+        (fa,) = args
+        return lambda env: (lambda a: ExactValues(np.sign(a.num), 1, a.bad))(fa(env))
+    if isinstance(e, sympy.Piecewise):
+        branches = [(_compile(v, pos), _compile_bool(c, pos)) for v, c in e.args]
+
+        def piecewise(env: Sequence[np.ndarray]) -> ExactValues:
+            num: Any = 0
+            den: Any = 1
+            bad: Any = True  # no condition holds: undefined (as sympy's nan)
+            for fv, fc in reversed(branches):
+                c, cbad = fc(env)
+                v = fv(env)
+                vb = False if v.bad is None else v.bad
+                num, den = np.where(c, v.num, num), np.where(c, v.den, den)
+                bad = np.where(c, vb, bad)
+                if cbad is not None:
+                    bad = bad | cbad
+            return _reduce(num, den, np.asarray(bad))
+
+        return piecewise
+    name = type(e).__name__
+    if name in BIT_FUNCTIONS and isinstance(e, _BitFunction):
+        fa, fb = args
+        op = BIT_FUNCTIONS[name].numpy_function  # type: ignore[attr-defined]
+        shift = name in ("shr", "shl")
+
+        def bits(env: Sequence[np.ndarray]) -> ExactValues:
+            a, b = fa(env), fb(env)
+            bad = _or(a.bad, b.bad)
+            for x in (a, b):
+                if not (type(x.den) is int and x.den == 1):
+                    bad = _or(bad, np.asarray(x.den) != 1)
+            bn = np.asarray(b.num, dtype=np.int64)
+            if shift:
+                neg = (bn < 0) | (bn > 63)
+                if np.any(neg):
+                    bad = _or(bad, neg)
+                bn = np.where(neg, 0, bn)
+            return ExactValues(op(np.asarray(a.num, dtype=np.int64), bn), 1, bad)
+
+        return bits
+    raise _unsupported(e)
+
+
+def exact_evaluator(inputs: Sequence[Any], exprs: Sequence[Any]) -> Callable[..., list[ExactValues]]:
+    """f(*arrays) -> [ExactValues] for each expression: exact rational arithmetic on int64 arrays.
+
+    Every operation of :data:`SUPPORTED` is evaluated exactly (``floor(i/4)`` is integer division,
+    ``Mod`` has the sign of the divisor, ``Piecewise`` without a matching branch is undefined);
+    anything else is a LayoutError naming it, raised here, before any point is evaluated.
+
+    >>> lane = sympy.Symbol("lane", integer=True, nonnegative=True)
+    >>> f = exact_evaluator((lane,), [shr(lane, 2) + sympy.Min(lane, 3), sympy.floor(lane / 4) * 4])
+    >>> [v.integers(6)[0].tolist() for v in f(np.arange(6))]
+    [[0, 1, 2, 3, 4, 4], [0, 0, 0, 0, 4, 4]]
+    """
+    pos = {s: k for k, s in enumerate(inputs)}
+    compiled = [_compile(sympy.sympify(e), pos) for e in exprs]
+
+    def run(*arrays: np.ndarray) -> list[ExactValues]:
+        with np.errstate(all="ignore"):
+            return [c(arrays) for c in compiled]
+
+    return run
+
+
+__all__ += ["exact_evaluator", "ExactValues", "SUPPORTED"]

@@ -47,9 +47,14 @@ from collections.abc import Sequence
 import numpy as np
 import sympy
 
-from layoutalg.errors import LayoutError
-from layoutalg.layout import Layout
-from layoutalg.symbolic import BIT_FUNCTIONS, lambdify_numpy
+from . import algebra as alg
+from .composed import ComposedLayout
+from .errors import LayoutError
+from .inttuple import flatten
+from .layout import Layout
+from .linear import to_linear
+from .swizzle import Swizzle
+from .symbolic import BIT_FUNCTIONS, ExactValues, exact_evaluator
 
 __all__ = ["verify", "equivalent", "Verdict", "Counterexample"]
 
@@ -114,9 +119,14 @@ class Verdict:
 # ---------------------------------------------------------------------------------------
 
 
+#: the most points verify enumerates (in chunks of _CHUNK); a larger domain needs a symbolic proof
+MAX_ENUMERATION = 1 << 24
+_CHUNK = 1 << 20
+
+
 @functools.lru_cache(maxsize=256)
-def _lambdify(inputs: tuple, exprs: tuple):
-    return lambdify_numpy(inputs, exprs)
+def _evaluator(inputs: tuple, exprs: tuple) -> Any:
+    return exact_evaluator(inputs, exprs)
 
 
 def _as_exprs(expected: Any) -> tuple:
@@ -125,32 +135,12 @@ def _as_exprs(expected: Any) -> tuple:
     return (sympy.sympify(expected),)
 
 
-def _eval_exprs(inputs: tuple, exprs: tuple, arrays: Sequence[np.ndarray], n: int) -> list[np.ndarray]:
-    fn = _lambdify(inputs, exprs)
-    with np.errstate(all="ignore"):
-        outs = fn(*arrays)
-    res = []
-    for o in outs:
-        o = np.broadcast_to(np.asarray(o), (n,))
-        if o.dtype.kind == "f":
-            ok = np.isfinite(o)
-            r = np.where(ok, np.round(np.where(ok, o, 0)), 0)
-            bad = ok & (np.abs(r - np.where(ok, o, 0)) > 1e-9)
-            o = np.where(ok & ~bad, r, np.nan)
-        elif o.dtype.kind == "b":
-            o = o.astype(np.int64)
-        res.append(o)
-    return res
-
-
 # ---------------------------------------------------------------------------------------
 # the mapping side
 # ---------------------------------------------------------------------------------------
 
 
 def _is_layoutish(x: Any) -> bool:
-    from layoutalg.composed import ComposedLayout
-
     return isinstance(x, (Layout, ComposedLayout))
 
 
@@ -186,13 +176,12 @@ def _eval_mapping(mapping: Any, arrays: Sequence[np.ndarray]) -> list[np.ndarray
 
 
 def _fmt_value(vals: list, k: int) -> Any:
-    out = []
-    for v in vals:
-        x = v[k]
-        if isinstance(x, (float, np.floating)):
-            out.append(int(x) if np.isfinite(x) else "undefined")
-        else:
-            out.append(int(x))
+    out = [int(v[k]) for v in vals]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _fmt_expected(vals: list[ExactValues], k: int) -> Any:
+    out = [v.at(k) for v in vals]
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -257,27 +246,39 @@ def verify(mapping: Any, expected: Any, inputs: Sequence[sympy.Symbol], *, symbo
 
 
 def _verify_finite(mapping: Any, exprs: tuple, inputs: tuple, extents: list[int], symbolic: bool) -> Verdict:
+    evaluate = _evaluator(inputs, exprs)  # refuses an unsupported formula before any work
     n = math.prod(extents)
-    grids = np.indices(extents, dtype=np.int64).reshape(len(extents), -1) if n else np.zeros((len(extents), 0), np.int64)
-    arrays = [grids[k] for k in range(len(extents))]
-    got = _eval_mapping(mapping, arrays)
-    if len(got) != len(exprs):
+    if n > MAX_ENUMERATION:
+        if symbolic and _all_pow2(extents):
+            try:
+                if _bit_proof(mapping, exprs, inputs, extents):
+                    return Verdict(True, "symbolic", 0, note=f"{n} points, proven without enumerating them")
+            except _NoProof:
+                pass
         raise LayoutError(
-            f"verify: {mapping!r} gives {len(got)} outputs but {len(exprs)} expected expressions were given"
+            f"verify: the domain {tuple(extents)} of {mapping!r} has {n} points, more than the limit of "
+            f"{MAX_ENUMERATION} that verify enumerates, and no symbolic proof applies"
         )
-    want = _eval_exprs(inputs, exprs, arrays, n)
-    diff = np.zeros(n, dtype=bool)
-    for g, w in zip(got, want):
-        g = np.broadcast_to(g, (n,))
-        diff |= ~(g == w)
-    bad = np.flatnonzero(diff)
-    if bad.size:
-        k = int(bad[0])
-        ce = Counterexample(
-            tuple((str(s), int(a[k])) for s, a in zip(inputs, arrays)), _fmt_value([np.broadcast_to(g, (n,)) for g in got], k),
-            _fmt_value(want, k),
-        )
-        return Verdict(False, "exhaustive", n, ce)
+    for start in range(0, n, _CHUNK):
+        idx = np.arange(start, min(n, start + _CHUNK), dtype=np.int64)
+        m = idx.size
+        arrays = [np.asarray(a, dtype=np.int64) for a in np.unravel_index(idx, extents)] if extents else []
+        got = [np.broadcast_to(g, (m,)) for g in _eval_mapping(mapping, arrays)]
+        if len(got) != len(exprs):
+            raise LayoutError(
+                f"verify: {mapping!r} gives {len(got)} outputs but {len(exprs)} expected expressions were given"
+            )
+        want = evaluate(*arrays)
+        diff = np.zeros(m, dtype=bool)
+        for g, w in zip(got, want):
+            values, ok = w.integers(m)
+            diff |= ~ok | (g != values)
+        bad = np.flatnonzero(diff)
+        if bad.size:
+            k = int(bad[0])
+            ce = Counterexample(tuple((str(s), int(a[k])) for s, a in zip(inputs, arrays)), _fmt_value(got, k),
+                                _fmt_expected(want, k))
+            return Verdict(False, "exhaustive", start + k + 1, ce)
     if symbolic and _all_pow2(extents):
         try:
             if _bit_proof(mapping, exprs, inputs, extents):
@@ -301,7 +302,7 @@ class _NoProof(Exception):
     """The expression is outside what the normal form handles; fall back to enumeration."""
 
 
-_ONE = frozenset()
+_ONE: frozenset = frozenset()
 _MAX_COND_BITS = 12
 
 
@@ -515,16 +516,16 @@ class _BitConverter:
             q = _Val(_p_scale(a.poly, den))
             return _shift(q, den.bit_length() - 1)
         if isinstance(e, sympy.Piecewise):
-            acc: dict = {}
+            total: dict = {}
             rest = _p_const(1)
             for value, cond in e.args:
                 ind = self.indicator(cond)
                 take = _p_mul(rest, ind)
-                acc = _p_add(acc, _p_mul(take, self.val(value).poly))
+                total = _p_add(total, _p_mul(take, self.val(value).poly))
                 rest = _p_add(rest, take, -1)
                 if not rest:
                     break
-            return _Val(acc)
+            return _Val(total)
         if isinstance(e, (sympy.Min, sympy.Max)):
             vals = [self.val(a) for a in e.args]
             cur = vals[0]
@@ -579,8 +580,6 @@ class _BitConverter:
 
 def _layout_bits_val(L: Layout, coord_bits: list[list[tuple]], one_d: bool) -> _Val:
     """The value of a static power-of-two layout with each mode's coordinate given by bit variables."""
-    from layoutalg.inttuple import flatten
-
     modes = [L] if one_d else [L[k] for k in range(len(L))]
     poly: dict = {}
     for mode, vars_ in zip(modes, coord_bits):
@@ -599,9 +598,6 @@ def _layout_bits_val(L: Layout, coord_bits: list[list[tuple]], one_d: bool) -> _
 
 
 def _mapping_val(mapping: Any, coord_bits: list[list[tuple]], one_d: bool) -> _Val:
-    from layoutalg.composed import ComposedLayout
-    from layoutalg.swizzle import Swizzle
-
     if isinstance(mapping, Layout):
         if not mapping.is_static:
             raise _NoProof
@@ -697,14 +693,31 @@ def _reduce(e: sympy.Expr, bounds: dict) -> sympy.Expr:
             if up is not None and (den - up).is_positive:
                 return q
             return q + sympy.floor(r / den)
+        if isinstance(x, (sympy.Min, sympy.Max)) and len(args) == 2:
+            # Min/Max of a digit sum and a digit-free bound decided by the sum's range [lo, up]
+            for p, c in ((args[0], args[1]), (args[1], args[0])):
+                if c.free_symbols & bounds.keys():
+                    continue
+                up, lo = upper(p), lower(p)
+                p_below = up is not None and (c - up).is_nonnegative is True  # p <= c everywhere
+                p_above = lo is not None and (lo - c).is_nonnegative is True  # p >= c everywhere
+                if p_below:
+                    return p if isinstance(x, sympy.Min) else c
+                if p_above:
+                    return c if isinstance(x, sympy.Min) else p
         return x.func(*args)
+
+    def lower(r: sympy.Expr) -> sympy.Expr | None:
+        # min of a sum of (non-negative coefficient) * digit: its constant part
+        if upper(r) is None:
+            return None
+        return sum((t for t in sympy.Add.make_args(sympy.expand(r)) if not (t.free_symbols & bounds.keys())),
+                   sympy.Integer(0))
 
     return go(e)
 
 
 def _digit_proof(L: Any, exprs: tuple, inputs: tuple) -> bool:
-    from layoutalg.inttuple import flatten
-
     if not isinstance(L, Layout) or len(exprs) != 1:
         return False
     one_d = len(inputs) == 1
@@ -764,8 +777,10 @@ def _verify_symbolic_size(mapping: Any, exprs: tuple, inputs: tuple, instances: 
         tried.append(key)
         total += v.checked
         if not v:
-            return Verdict(False, "exhaustive", total, v.counterexample, True, (key,),
-                           note=f"counterexample at {dict(key)}")
+            ce = v.counterexample
+            if ce is not None:  # the sizes belong to the counterexample: with them it can be reproduced
+                ce = Counterexample(ce.inputs + key, ce.got, ce.expected)
+            return Verdict(False, "exhaustive", total, ce, True, (key,), note=f"counterexample at {dict(key)}")
     return Verdict(True, "instances", total, None, False, tuple(tried),
                    note="held on the listed instances only")
 
@@ -789,9 +804,6 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
     >>> equivalent(Layout((4, 4), (1, 4)), Layout((4, 4), (4, 1)))
     Verdict(NOT equal, method=linear, checked=1, Counterexample(i=1: got 1, expected 4))
     """
-    from layoutalg import algebra as alg
-    from layoutalg.composed import ComposedLayout
-
     for x in (A, B):
         if not _is_layoutish(x):
             raise LayoutError(f"equivalent: {x!r} is not a Layout or ComposedLayout")
@@ -814,18 +826,23 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
             return Verdict(True, "coalesce")
     except LayoutError:
         pass
-    from layoutalg.linear import to_linear
-
+    la: tuple[int, ...] | None
+    lb: tuple[int, ...] | None
     try:
         la, lb = to_linear(A).flat_bases(), to_linear(B).flat_bases()
     except LayoutError:
         la = lb = None
-    if la is not None and len(la) == len(lb):
+    if la is not None and lb is not None and len(la) == len(lb):
         if la == lb:
             return Verdict(True, "linear")
         j = next(k for k in range(len(la)) if la[k] != lb[k])
         i = 1 << j
         return Verdict(False, "linear", 1, Counterexample((("i", i),), int(A(i)), int(B(i))))
+    if na > MAX_ENUMERATION:
+        raise LayoutError(
+            f"equivalent: {A} and {B} have {na} points, more than the limit of {MAX_ENUMERATION} that equivalent "
+            "enumerates, and no fast path (structure, coalescing, F2 bases) decides them"
+        )
     checked = 0
     for start in range(0, na, chunk):
         idx = np.arange(start, min(na, start + chunk), dtype=np.int64)

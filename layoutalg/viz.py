@@ -41,11 +41,21 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Sequence
-from xml.sax.saxutils import escape
 
 import numpy as np
 
+from .banks import BankReport, phases
+from .composed import ComposedLayout
 from .errors import LayoutError
+from .hooks import register_svg
+from .layout import MAX_TABLE, Layout, check_table_size
+from .parse import as_concrete_layout
+from .swizzle import Swizzle
+
+
+def escape(text: str) -> str:
+    """Text safe inside SVG markup (``&``, ``<``, ``>``)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 __all__ = [
     "Scene",
@@ -299,25 +309,43 @@ def _header(scene: Scene, title: str, notes: Sequence[str], width_needed: float)
 # ---------------------------------------------------------------------------------------------
 # Layouts
 # ---------------------------------------------------------------------------------------------
-def _as_layoutish(x: Any, op: str) -> Any:
-    from .parse import as_concrete_layout
+#: The most elements a shared-memory picture enumerates (it visits every element in Python; shared
+#: memory holds at most 228 KiB, i.e. 233472 one-byte elements).
+MAX_SMEM_PICTURE = 1 << 20
 
-    return as_concrete_layout(x, op)
+
+def _as_layoutish(x: Any, op: str, limit: int = MAX_TABLE) -> Any:
+    """A concrete Layout or ComposedLayout of at most ``limit`` entries (a LayoutError names both)."""
+    L = as_concrete_layout(x, op)
+    n = check_table_size(L, op)
+    if n > limit:
+        raise LayoutError(f"{op}: {L} has {n} entries, more than the limit of {limit} this picture draws")
+    return L
 
 
-def _layout_matrix(L: Any) -> tuple[np.ndarray, str]:
-    """Offsets as a 2-D array: rank 2 -> grid; rank 1 -> one row; rank > 2 -> mode 0 x rest."""
+def _layout_dims(L: Any) -> tuple[int, int, str]:
+    """(rows, columns, note) of the picture of L: rank 2 -> mode 0 x mode 1; rank 1 -> one row;
+    rank > 2 -> mode 0 x the other modes flattened."""
     r = len(L)
     if r == 2:
-        return np.asarray(L.grid(), dtype=np.int64), ""
-    t = np.asarray(L.table(), dtype=np.int64)
+        return int(L[0].size()), int(L[1].size()), ""
+    n = int(L.size())
     if r <= 1:
-        return t.reshape(1, -1), "rank-1 layout drawn as one row"
+        return 1, n, "rank-1 layout drawn as one row"
     s0 = int(L[0].size())
-    return (
-        t.reshape(-1, s0).T,
-        f"rank-{r} layout drawn as mode 0 (rows) x modes 1..{r - 1} flattened (columns)",
-    )
+    return s0, n // s0, f"rank-{r} layout drawn as mode 0 (rows) x modes 1..{r - 1} flattened (columns)"
+
+
+def _layout_window(L: Any, r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
+    """The offsets of rows r0..r1-1 and columns c0..c1-1 of L's picture (only those are computed)."""
+    rr = np.arange(r0, r1, dtype=np.int64)[:, None]
+    cc = np.arange(c0, c1, dtype=np.int64)[None, :]
+    r = len(L)
+    if r == 2:
+        return np.asarray(L(rr + 0 * cc, cc + 0 * rr), dtype=np.int64)
+    if r <= 1:
+        return np.asarray(L(cc + 0 * rr), dtype=np.int64)
+    return np.asarray(L(rr + int(L[0].size()) * cc), dtype=np.int64)
 
 
 def layout_scene(layout: Any, *, max_rows: int = 64, max_cols: int = 64, title: str | None = None) -> Scene:
@@ -330,13 +358,13 @@ def layout_scene(layout: Any, *, max_rows: int = 64, max_cols: int = 64, title: 
     (32, ('5',))
     """
     L = _as_layoutish(layout, "layout_scene")
-    M, note = _layout_matrix(L)
-    R, C = M.shape
+    R, C, note = _layout_dims(L)
     r0, r1 = _window(R, None, max_rows, "rows")
     c0, c1 = _window(C, None, max_cols, "cols")
+    M = _layout_window(L, r0, r1, c0, c1)  # only the cells drawn are computed
     notes = [note] if note else []
     notes += _cut_note(R, C, r0, r1, c0, c1)
-    maxlen = max(len(str(int(v))) for v in M[r0:r1, c0:c1].ravel())
+    maxlen = max(len(str(int(v))) for v in M.ravel())
     cw, ch, font = max(26.0, 7.0 * maxlen + 10), 22.0, 10.0
     scene = Scene()
     lw = 10 + 7 * len(str(R))
@@ -348,7 +376,7 @@ def layout_scene(layout: Any, *, max_rows: int = 64, max_cols: int = 64, title: 
         y = y0 + (r - r0) * ch
         scene.text(lw - 5, y + ch / 2, str(r), 9, "end")
         for c in range(c0, c1):
-            v = int(M[r, c])
+            v = int(M[r - r0, c - c0])
             scene.cell(f"cell-{r}-{c}", lw + (c - c0) * cw, y, cw, ch, _GREYS[v % 8], (str(v),), font)
     scene.height = y0 + (r1 - r0) * ch + 10
     return scene
@@ -526,12 +554,7 @@ def fragment_svg(fragment: Any, **kwargs: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 def _smem_bytes(layout: Any, element_bytes: int, swizzle_unit: str) -> tuple[np.ndarray, np.ndarray]:
     """(address after the swizzle, address before it), in bytes, for every 1-D coordinate."""
-    from .composed import ComposedLayout
-    from .swizzle import Swizzle
-
     if isinstance(layout, ComposedLayout) and isinstance(layout.outer, Swizzle):
-        from .layout import Layout
-
         inner = layout.inner
         if not isinstance(inner, Layout):
             post = np.asarray(layout.table(), dtype=np.int64) * element_bytes
@@ -570,7 +593,7 @@ def swizzle_scene(
     >>> [c[6][0] for c in s.cells[8:16]]    # memory line 1: logical chunks 1 0 3 2 5 4 7 6
     ['1', '0', '3', '2', '5', '4', '7', '6']
     """
-    L = _as_layoutish(layout, "swizzle_scene")
+    L = _as_layoutish(layout, "swizzle_scene", MAX_SMEM_PICTURE)
     if element_bytes not in (1, 2, 4, 8, 16):
         raise LayoutError(f"swizzle_scene: element_bytes={element_bytes} is not 1, 2, 4, 8 or 16")
     post, pre = _smem_bytes(L, element_bytes, swizzle_unit)
@@ -730,8 +753,6 @@ def banks_scene(
 
 
 def _phase_of_lanes(ins: Any) -> dict:
-    from .banks import phases
-
     return {ln: p for p, ls in enumerate(phases(ins.access_bytes, len(ins.addresses))) for ln in ls}
 
 
@@ -852,8 +873,6 @@ def scene_of(obj: Any, **kwargs: Any) -> Scene:
     Layout / ComposedLayout / text -> layout_scene."""
     if isinstance(obj, Scene):
         return obj
-    from .banks import BankReport
-
     if isinstance(obj, BankReport):
         return banks_scene(obj, **kwargs)
     if all(hasattr(obj, a) for a in ("layout", "codomain", "operand", "num_threads")):
@@ -892,3 +911,10 @@ def save(obj: Any, path: str | os.PathLike, *, dpi: int = 100, **kwargs: Any) ->
     else:
         scene.to_figure().savefig(path, dpi=dpi)
     return path
+
+
+# the notebook pictures of the lower layers' objects (their _repr_svg_ asks layoutalg.hooks)
+register_svg(Layout, layout_svg)
+register_svg(ComposedLayout, layout_svg)
+register_svg(BankReport, banks_svg)
+register_svg("layoutalg.nvidia.fragment.Fragment", fragment_svg)

@@ -19,6 +19,7 @@ import platform
 import subprocess
 import time
 import traceback
+from typing import Any
 
 __all__ = ["environment", "run_all", "table", "write_recording", "load_recording", "DEFAULT_DIR"]
 
@@ -42,7 +43,7 @@ def nvcc_cubin(source: str, name: str, workdir: str) -> str:
 
 def environment() -> dict:
     """GPU name, compute capability, driver, CUDA, Triton, torch, CuPy versions, host, UTC date."""
-    env = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    env: dict[str, Any] = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "python": platform.python_version(), "host": platform.node()}
     try:
         import torch
@@ -182,6 +183,7 @@ def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks", 
     for name in checks:
         t = time.time()
         try:
+            mod: Any
             if name == "mma":
                 from . import mma_check as mod
             elif name == "smem":

@@ -39,6 +39,7 @@ import base64
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, cast
 
 import numpy as np
 
@@ -347,7 +348,7 @@ def plan(v: MmaVariant, seed: int = 0) -> Plan:
     clo = 0 if v.ctype == "s32" and v.dtype == "b1" else -3
     C = rng.integers(clo, 4, (nb, M, N)).astype(float)
     add(_fill(fa, A, v.dtype, scols), _fill(fb, B, v.dtype), _fill(fd, C, v.ctype), "e2e")
-    extra = {"A": A, "B": B, "C": C}
+    extra: dict[str, Any] = {"A": A, "B": B, "C": C}
 
     if not v.sparse:
         Ad, Bd = _d_code(v)
@@ -387,7 +388,7 @@ def _set_one(words: np.ndarray, lane: int, i: int, dtype: str, one: int | None) 
         return
     per = 32 // enc.BITS[dtype]
     reg, pos = divmod(i, per)
-    words[lane, reg] |= np.uint32((one << (pos * enc.BITS[dtype])) & 0xFFFFFFFF)
+    words[lane, reg] |= np.uint32((cast(int, one) << (pos * enc.BITS[dtype])) & 0xFFFFFFFF)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,7 +422,7 @@ def analyze(p: Plan, dwords: np.ndarray) -> dict:
         idx = [j for j, k in enumerate(kinds) if k == op]
         if not idx:
             continue
-        runs = len(codes)
+        runs = len(cast(list, codes))
         obs = np.full((32, f.num_values, 3), -1, np.int64)
         per_slot: dict = {}
         for j in idx:
@@ -596,6 +597,8 @@ def _load_kernel(src: str, name: str, workdir: str):
     with open(path, "w") as fh:
         fh.write(src)
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the generated kernel {path}")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.kernel

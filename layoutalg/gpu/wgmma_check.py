@@ -47,6 +47,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -360,7 +361,7 @@ def _run_negatives(cubin: str) -> dict:
             p.kill()
             so, se = "", "timeout"
         line = [x for x in so.splitlines() if x.startswith("RESULT ")]
-        res = json.loads(line[-1][7:]) if line else {"ok": False, "cuda_error": f"child died: {se[-300:]}"}
+        res: dict[str, Any] = json.loads(line[-1][7:]) if line else {"ok": False, "cuda_error": f"child died: {se[-300:]}"}
         caught = not res.get("ok", False)
         out[name] = {"mode": mode_name, "corruption": how, "caught": caught,
                      "how_caught": ("CUDA error" if res.get("cuda_error") else "wrong D") if caught else "NOT CAUGHT",
@@ -425,12 +426,12 @@ def run_offsets(cubin: str, log=print) -> dict:
         nxt = None
         for line in p.stdout.splitlines():
             if line.startswith("RESULT "):
-                _, idx, js = line.split(" ", 2)
-                got[int(idx)] = json.loads(js)
+                _, pos, js = line.split(" ", 2)
+                got[int(pos)] = json.loads(js)
             elif line.startswith("CRASH "):
-                _, idx, js = line.split(" ", 2)
-                got[int(idx)] = {"ok": False, "mismatched": None, "cuda_error": json.loads(js)}
-                nxt = int(idx) + 1
+                _, pos, js = line.split(" ", 2)
+                got[int(pos)] = {"ok": False, "mismatched": None, "cuda_error": json.loads(js)}
+                nxt = int(pos) + 1
         if nxt is None:
             done = max(got) + 1 if got else start
             if done == start or done >= len(items):
@@ -443,7 +444,7 @@ def run_offsets(cubin: str, log=print) -> dict:
             else:
                 nxt = done
         start = nxt
-    cases = {}
+    cases: dict[str, Any] = {}
     for idx, (c, placement, bo) in enumerate(items):
         rec = cases.get(c["name"])
         if rec is None:
@@ -542,8 +543,8 @@ def replay(recording: dict) -> list[str]:
     for name, rec in recording["results"].items():
         if rec.get("status") != "pass":
             continue
-        m = {k: rec[k] for k in ("name", "dtype", "major", "swizzle", "KT", "K", "N")}
-        d = descriptors(m)
+        case = {k: rec[k] for k in ("name", "dtype", "major", "swizzle", "KT", "K", "N")}
+        d = descriptors(case)
         for op in ("A", "B"):
             now = [hex(w) for w in d[op]]
             if now != rec[f"descriptors_{op}"]:
@@ -552,7 +553,7 @@ def replay(recording: dict) -> list[str]:
     for name, neg in recording.get("negatives", {}).items():
         if not neg.get("caught"):
             continue
-        m = next((x for x in modes() if x["name"] == neg["mode"]), None)
+        m: dict[str, Any] | None = next((x for x in modes() if x["name"] == neg["mode"]), None)
         if m is None:
             continue
         if [hex(w) for w in descriptors(m)["A"]] == neg["words_A"]:

@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any
-from collections.abc import Sequence
+from typing import Any, cast
+from collections.abc import Mapping, Sequence
 
 from ..errors import LayoutError
 
@@ -267,7 +267,7 @@ class _LL:
         return _LL({ind: [(0,)] * n}, [(outd, 1)])
 
     @staticmethod
-    def from_bases(bases: dict[str, Sequence[Sequence[int]]], names: Sequence[str]) -> _LL:
+    def from_bases(bases: Mapping[str, Sequence[Sequence[int]]], names: Sequence[str]) -> _LL:
         """Out sizes inferred as Triton does: the smallest power of two above every component."""
         vecs = {k: [tuple(int(c) for c in v) for v in vs] for k, vs in bases.items()}
         outs = []
@@ -601,12 +601,13 @@ def linear_bases(layout: Any, shape: Sequence[int]) -> dict[str, list[list[int]]
     """
     op = "linear_bases"
     g = gluon_layout(layout)
-    shape = [int(s) for s in shape] if isinstance(shape, (list, tuple)) else None
-    if not shape:
+    dims = [int(s) for s in shape] if isinstance(shape, (list, tuple)) else None
+    if not dims:
         raise LayoutError(f"{op}: shape must be a non-empty list of ints, got {shape!r}")
-    for s in shape:
-        _log2(s, op, f"shape entry of {shape}")
-    ll = _shared(g, shape, op) if g.is_shared else _distributed(g, shape, op)
+    for s in dims:
+        _log2(s, op, f"shape entry of {dims}")
+    shape = dims
+    ll = _shared(g, dims, op) if g.is_shared else _distributed(g, dims, op)
     keys = ("offset", "block") if g.is_shared else ("register", "lane", "warp", "block")
     return {k: [list(v) for v in ll.bases.get(k, [])] for k in keys}
 
@@ -1133,6 +1134,7 @@ def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_b
         kind = _guess_kind(x, shape)
     if kind not in ("shared", "distributed"):
         raise LayoutError(f"{op}: kind={kind!r} is not 'shared' or 'distributed'")
+    g: GluonLayout | None
     if kind == "shared":
         target, pairs = _shared_bases(x, shape, op)
         g = _recognize_shared(target, shape, element_bitwidth, pairs)
@@ -1164,10 +1166,10 @@ def _guess_kind(x: Any, shape: list[int]) -> str:
     if not isinstance(inner, Layout):
         return "shared"
     if inner.rank() == 2:
-        thr = inner.shape[0]
+        thr = cast(tuple, inner.shape)[0]
         if isinstance(thr, tuple) and len(thr) == 3 and int(product(thr[0])) == 32:
             return "distributed"
-    if inner.rank() == len(shape) and all(int(product(inner.shape[i] if inner.rank() > 1 else inner.shape)) == s
+    if inner.rank() == len(shape) and all(int(product(cast(tuple, inner.shape)[i] if inner.rank() > 1 else inner.shape)) == s
                                         for i, s in enumerate(shape)):
         return "shared"
     return "distributed"

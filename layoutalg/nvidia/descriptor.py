@@ -42,9 +42,9 @@ Every field is range- and alignment-checked at construction; a violation raises
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import ClassVar, cast
 
-from layoutalg.errors import LayoutError
+from ..errors import LayoutError
 
 __all__ = [
     "MatrixDescriptor",
@@ -345,6 +345,6 @@ class Tcgen05Descriptor(MatrixDescriptor):
             leading_byte_offset=((word >> 16) & 0x3FFF) << 4,
             stride_byte_offset=((word >> 32) & 0x3FFF) << 4,
             base_offset=(word >> 49) & 7,
-            swizzle=_SM100_SWIZZLE_FROM_CODE[code],
+            swizzle=cast(int, _SM100_SWIZZLE_FROM_CODE[code]),  # or the one str mode, '128B_base32B'
             lbo_mode=(word >> 52) & 1,
         )

@@ -34,12 +34,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy
 
 from ..errors import LayoutError
+from ..hooks import svg_of
 from ..inttuple import flatten
 from ..layout import Layout
 from .ptx_formulas import FORMULAS, PtxFormula
@@ -119,12 +120,12 @@ class Fragment:
     @property
     def num_threads(self) -> int:
         """Threads that hold the fragment: 32 (warp) or 128 (warpgroup)."""
-        return int(np.prod(flatten(self.layout.shape[0])))
+        return int(np.prod(flatten(cast(tuple, self.layout.shape)[0])))
 
     @property
     def num_values(self) -> int:
         """Elements each thread holds."""
-        return int(np.prod(flatten(self.layout.shape[1])))
+        return int(np.prod(flatten(cast(tuple, self.layout.shape)[1])))
 
     @property
     def mnk(self) -> tuple:
@@ -181,7 +182,7 @@ class Fragment:
         """``layout(lane, i)``: the element's index in the (stacked, column-major) operand matrix."""
         return self._table[np.asarray(lane) + self.num_threads * np.asarray(i)]
 
-    def _decode(self, idx: np.ndarray) -> tuple:
+    def _decode(self, idx: Any) -> tuple:
         d0, d1 = self.codomain
         x, y, b = idx % d0, (idx // d0) % d1, idx // (d0 * d1)
         if self.operand in ("B", "SFB"):
@@ -279,9 +280,8 @@ class Fragment:
                 pre *= s
             return acc
 
-        idx = mode_expr(self.layout.shape[0], self.layout.stride[0], lane) + mode_expr(
-            self.layout.shape[1], self.layout.stride[1], i
-        )
+        shape, stride = cast(tuple, self.layout.shape), cast(tuple, self.layout.stride)
+        idx = mode_expr(shape[0], stride[0], lane) + mode_expr(shape[1], stride[1], i)
         d0, d1 = self.codomain
         x, y, b = sympy.Mod(idx, d0), sympy.Mod(sympy.floor(idx / d0), d1), sympy.floor(idx / (d0 * d1))
         if self.operand in ("B", "SFB"):
@@ -310,13 +310,8 @@ class Fragment:
                 )
 
     def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks display it
-        """The picture a notebook shows (layoutalg.viz, imported on first use); None if it cannot draw."""
-        try:
-            from layoutalg.viz import fragment_svg
-
-            return fragment_svg(self)
-        except Exception:
-            return None
+        """The picture a notebook shows (drawn by layoutalg.viz through :mod:`layoutalg.hooks`)."""
+        return svg_of(self)
 
     def __repr__(self) -> str:
         return f"Fragment({self.instruction!r}, {self.name}, layout={self.layout})"
@@ -328,4 +323,5 @@ def _parse_mnk(shape: str) -> tuple[int, int, int]:
     m = re.fullmatch(r"m(\d+)n(\d+)k(\d+)", shape)
     if not m:
         raise LayoutError(f"fragment: shape {shape!r} is not of the form 'm<M>n<N>k<K>' (e.g. 'm16n8k16')")
-    return tuple(int(g) for g in m.groups())
+    M, N, K = (int(g) for g in m.groups())
+    return M, N, K

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, cast
 from collections.abc import Iterable
 
 import numpy as np
@@ -181,7 +181,7 @@ class CatalogEntry:
     def fragment(self):
         """Build this entry's fragment."""
         if self.operand in ("SFA", "SFB"):
-            return scale_fragment(self.shape, self.kind, self.operand[-1], scale_vec=self.scale_vec, stype=self.stype)
+            return scale_fragment(self.shape, cast(str, self.kind), self.operand[-1], scale_vec=self.scale_vec, stype=self.stype)
         if self.sparse:
             return sparse_fragment(self.shape, self.dtype, self.operand, ctype=self.ctype, kind=self.kind)
         return fragment(
@@ -321,7 +321,7 @@ def catalog() -> tuple:
                                                                          scale_vec=vec0),
                                                 **acc_common))
                 for vec in vecs:
-                    for stype in _STYPES[(kind, vec)]:
+                    for stype in _STYPES[(cast(str, kind), vec)]:
                         v_isa = "9.1" if (kind == "mxf4nvf4" and vec == 4 and stype == "ue8m0") else isa
                         for op in ("SFA", "SFB"):
                             out.append(CatalogEntry(
@@ -400,8 +400,8 @@ def _resolve(shape, dtype, operand, alayout, blayout, ctype, kind, sparse, op_na
         )
     if operand in ("C", "D"):
         if ctype is None:
-            accs = [e.ctype for e in cands]
-            ctype = "f32" if "f32" in accs else (accs[0] if accs else None)
+            acc_types = [e.ctype for e in cands]
+            ctype = "f32" if "f32" in acc_types else (acc_types[0] if acc_types else None)
         cands = [e for e in cands if e.ctype == ctype]
     if not cands:
         raise LayoutError(
@@ -425,9 +425,9 @@ def _build(entry: CatalogEntry, operand: str) -> Fragment:
     elif operand == "B":
         codomain, bits = (N, K), element_bits(dtype, kind)
     else:
-        codomain, bits = (M, N), element_bits(entry.ctype)
+        codomain, bits = (M, N), element_bits(cast(str, entry.ctype))
     batch, batch_name = (4, "computation") if (shape == "m8n8k4" and dtype == "f16") else (1, None)
-    variant = []
+    variant: list[tuple[str, Any]] = []
     if shape == "m8n8k4" and dtype == "f16":
         variant += [("alayout", entry.alayout), ("blayout", entry.blayout)]
     if entry.ctype:
@@ -441,7 +441,7 @@ def _build(entry: CatalogEntry, operand: str) -> Fragment:
         instruction=entry.instruction,
         shape=shape,
         operand=operand,
-        dtype=entry.ctype if operand in ("C", "D") else dtype,
+        dtype=cast(str, entry.ctype) if operand in ("C", "D") else dtype,
         layout=layout,
         codomain=codomain,
         formula_key=fkey,
@@ -570,6 +570,7 @@ class SparseMetadata(Fragment):
         """
         pos = sorted(int(p) for p in positions)
         w = self.chunk
+        idx: tuple[int, ...]
         if w == 2 and len(pos) == 1 and pos[0] in (0, 1):
             idx = (2 * pos[0], 2 * pos[0] + 1)
         elif w == 4 and len(pos) == 2 and pos[0] != pos[1] and pos[0] >= 0 and pos[1] < 4:
@@ -689,7 +690,7 @@ def scale_fragment(shape: str, kind: str, operand: str, *, scale_vec: int | None
     if scale_vec is None:
         scale_vec = {"mxf8f6f4": 1, "mxf4": 2}.get(kind)
     stypes = [s for (sh, k, v, s) in valid if (sh, k, v) == (shape, kind, scale_vec)]
-    if not stypes or (stype is not None and stype not in stypes):
+    if scale_vec is None or not stypes or (stype is not None and stype not in stypes):
         raise LayoutError(
             f"scale_fragment: no block-scaled mma.sync {shape} kind::{kind} scale_vec={scale_vec} stype={stype}; "
             f"valid (shape, kind, scale_vec, stype): {sorted(valid, key=str)}"

@@ -60,10 +60,10 @@ from typing import Any
 
 import numpy as np
 
-from layoutalg.composed import ComposedLayout, parse_composed
-from layoutalg.errors import LayoutError
-from layoutalg.layout import Layout
-from layoutalg.swizzle import Swizzle
+from ..composed import ComposedLayout, parse_composed
+from ..errors import LayoutError
+from ..layout import Layout
+from ..swizzle import Swizzle
 
 __all__ = [
     "DATA_TYPES",
@@ -824,6 +824,8 @@ def _split_smem(layout: Any, nb: int, swizzle_unit: str, op: str) -> tuple[Swizz
 
 
 def _global(gtensor: Any, op: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    shape: Any
+    stride: Any
     if isinstance(gtensor, str):
         gtensor = parse_composed(gtensor)
     if isinstance(gtensor, Layout):

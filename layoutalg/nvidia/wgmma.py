@@ -52,16 +52,19 @@ See docs/wgmma.md for the seed's quirks and inconsistencies.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy
 
-from layoutalg.composed import ComposedLayout, parse_composed
-from layoutalg.errors import LayoutError
-from layoutalg.layout import Layout
-from layoutalg.swizzle import Swizzle
+from ..algebra import tile_to_shape
+from ..composed import ComposedLayout
+from ..errors import LayoutError, LayoutWarning
+from ..layout import Layout
+from ..parse import parse_composed
+from ..swizzle import Swizzle
 
 from .descriptor import MatrixDescriptor, Tcgen05Descriptor, base_offset_for
 
@@ -301,8 +304,6 @@ def tile(major: str, swizzle: int, dtype: str, shape: tuple[int, int], *, swizzl
     >>> print(tile("MN", 128, "bf16", (128, 32)))
     Sw<3,3,3> o _0 o ((64,2),(8,4)):((1,512),(64,1024))
     """
-    from layoutalg.algebra import tile_to_shape
-
     a = atom(major, swizzle, dtype, swizzle_unit=swizzle_unit)
     if not (isinstance(shape, tuple) and len(shape) == 2 and all(isinstance(s, int) and s > 0 for s in shape)):
         raise LayoutError(f"tile: shape {shape!r} is not a pair (MN, K) of positive ints")
@@ -686,10 +687,6 @@ def descriptor_from_layout(
         msg = f"descriptor_from_layout: {inner} matches the canonical form but " + "; ".join(issues)
         if strict:
             raise LayoutError(msg)
-        import warnings
-
-        from layoutalg.errors import LayoutWarning
-
         warnings.warn(msg, LayoutWarning, stacklevel=2)
     return DescriptorDerivation(desc, params, start_address, tuple(issues), tuple(notes))
 
@@ -855,23 +852,19 @@ def seed_examples() -> list[SeedExample]:
     >>> [ex.figure for ex in seed_examples() if not all(v in (True, None) for v in ex.agrees.values())]
     []
     """
-    import warnings
-
-    from layoutalg.errors import LayoutWarning
-
     out = []
     for fig, title, dt, exact, canon, seed in _SEED_002:
         with warnings.catch_warnings():  # the flaw of Figure 167 is recorded in ``issues`` instead
             warnings.simplefilter("ignore", LayoutWarning)
             d = descriptor_from_layout(exact, dt, strict=False)
         p = d.params
-        derived = dict(
+        derived: dict[str, Any] = dict(
             T=p.T, m=p.m, k=p.k,
             LBO="NA" if p.lbo is None else p.lbo_bytes, SBO=p.sbo_bytes,
             LBO_encoded=d.lbo_encoded, SBO_encoded=d.sbo_encoded,
             word=d.encode(), issues=d.issues,
         )
-        out.append(SeedExample(fig, title, dt, exact, canon, dict(seed), derived, d))
+        out.append(SeedExample(fig, title, dt, exact, canon, dict(cast(dict, seed)), derived, d))
     return out
 
 
