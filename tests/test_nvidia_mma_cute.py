@@ -77,7 +77,7 @@ def _all_requests() -> set[str]:
             if t == "SM120_16x8x32_TN" and w.startswith("SF"):
                 continue
             reqs.add(_trait_expr(t, w))
-    for name, spelling in ALIASES.items():
+    for spelling in ALIASES.values():
         if "{}" in spelling:
             for n in (8, 16, 24, 64, 96, 128, 192, 256):
                 reqs.add(spelling.format(n))
