@@ -55,7 +55,7 @@ from typing import Any, Union
 
 import sympy
 
-from .algebra import composition
+from .algebra import composition, tile_to_shape
 from .composed import ComposedLayout
 from .errors import LayoutError
 from .hooks import provide
@@ -409,13 +409,24 @@ def _build_composed(parts: list, p: _Parser) -> ComposedLayout:
 # the C++ spellings (CUTLASS sources, CuTe's types and expressions)
 # ---------------------------------------------------------------------------------------------
 
-_CPP_MARK = re.compile(r"[{}]|::|\b(?:Layout|Shape|Stride|ComposedLayout|Int|C|make_\w+|composition|decltype|using)\s*[<(=]")
+_CPP_MARK = re.compile(
+    r"[{}]|::|\b(?:Layout|Shape|Stride|ComposedLayout|Int|C|make_\w+|composition|decltype|using|tile_to_shape)\s*[<(=]"
+    r"|\bLayout_(?:MN|K)_\w+_Atom<"
+)
 _CPP_TOKEN = re.compile(
     r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|\d+)[uUlL]*|(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\s*::\s*[A-Za-z_][A-Za-z0-9_]*)*)"
     r"|(?P<op>::|[<>,(){}\-;=]))"
 )
 _TUPLE_TYPES = {"Shape", "Stride", "Step", "Coord", "Tile", "tuple", "IntTuple"}
 _TUPLE_MAKERS = {"make_shape", "make_stride", "make_step", "make_coord", "make_tuple", "make_tile"}
+#: bits of the element types CuTe instantiates its GMMA atoms with (``Layout_K_SW128_Atom<half_t>``)
+_CPP_TYPE_BITS = {
+    "half_t": 16, "bfloat16_t": 16, "tfloat32_t": 32, "float": 32, "float_e4m3_t": 8, "float_e5m2_t": 8,
+    "int8_t": 8, "uint8_t": 8, "int16_t": 16, "uint16_t": 16, "int32_t": 32, "uint32_t": 32, "double": 64,
+}
+#: CuTe's GMMA smem atoms in bits (cute/atom/mma_traits_sm90_gmma.hpp): (MN-major?, swizzle B)
+_GMMA_ATOM = re.compile(r"(?:SM90::)?(?:GMMA::)?Layout_(MN|K)_(INTER|SW32|SW64|SW128)_Atom")
+_GMMA_SWIZZLE_B = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 _DYNAMIC = {"int", "int32_t", "int64_t", "uint32_t", "uint64_t", "size_t", "long", "unsigned", "short", "uint16_t",
             "int16_t", "int8_t", "uint8_t", "auto"}
 
@@ -593,9 +604,9 @@ class _Cpp:
             self.expect(")")
             return v
         n = self.name()
-        if re.fullmatch(r"_\d+", n):
+        if re.fullmatch(r"_m?\d+", n):  # CuTe's _8, and _m2 for Int<-2>
             self.value_braces()
-            return int(n[1:])
+            return -int(n[2:]) if n[1] == "m" else int(n[1:])
         if n in ("Int", "C", "integral_constant"):
             self.expect("<")
             if n == "integral_constant":
@@ -669,10 +680,36 @@ class _Cpp:
             v = self.item()
             self.expect(")")
             return v
+        m_atom = _GMMA_ATOM.fullmatch(n)
+        if m_atom:
+            return self.gmma_atom(m_atom.group(1), _GMMA_SWIZZLE_B[m_atom.group(2)])
+        if n == "tile_to_shape":
+            self.expect("(")
+            vals = self.args(")")
+            if len(vals) not in (2, 3) or not isinstance(vals[0], (Layout, ComposedLayout)):
+                self.fail("tile_to_shape takes a layout, a target shape and optionally an order")
+            order = vals[2] if len(vals) == 3 else None
+            if type(order) is tuple and len(order) == 2 and order[0] == "order":
+                order = order[1]
+            return self.guard(lambda: tile_to_shape(vals[0], self.extent(vals[1]), order))
         if re.fullmatch(r"[A-Za-z_]\w*", n) and not self.peek_is("<", "("):
             self.fail(f"{n!r} is a run-time value (a dynamic extent) and has no value here")
         self.fail(f"unknown C++ name {n!r}")
         raise AssertionError  # unreachable
+
+    def gmma_atom(self, major: str, b: int) -> ComposedLayout:
+        """``GMMA::Layout_{MN,K}_{INTER,SW32,SW64,SW128}_Atom<T>``: CuTe's bit-unit atom, a
+        ``Swizzle<B,4,3>`` of byte addresses over 8 rows of ``128 << B`` bits, upcast to T's width."""
+        self.expect("<")
+        t = self.name()
+        self.expect(">")
+        self.value_braces()
+        if t not in _CPP_TYPE_BITS:
+            self.fail(f"GMMA atom element type {t!r} is not one of {sorted(_CPP_TYPE_BITS)}")
+        bits = _CPP_TYPE_BITS[t]
+        w = (128 << b) // bits  # elements in one row of the pattern
+        inner = Layout((w, 8), (1, w)) if major == "MN" else Layout((8, w), (w, 1))
+        return self.composed([Swizzle(b, 4, 3), ("flag", bits), inner])
 
     def peek_is(self, *ops: str) -> bool:
         t = self.peek()
