@@ -45,6 +45,7 @@ from typing import Any, cast
 from collections.abc import Mapping, Sequence
 
 from ..errors import LayoutError
+from ..linear import _flat, _unflat, invert_f2
 
 __all__ = [
     "GluonLayout",
@@ -627,76 +628,6 @@ def padded_offset(offset: Any, interval_padding_pairs: Sequence[Sequence[int]]) 
 # ---------------------------------------------------------------------------------------------
 # Gluon -> layoutalg
 # ---------------------------------------------------------------------------------------------
-def _flat(v: Sequence[int], shape: Sequence[int]) -> int:
-    """Column-major index of coordinate v: v[0] + shape[0]*v[1] + ..."""
-    x, m = 0, 1
-    for c, s in zip(v, shape):
-        x += c * m
-        m *= s
-    return x
-
-
-def _unflat(x: int, shape: Sequence[int]) -> list[int]:
-    out = []
-    for s in shape:
-        out.append(x % s)
-        x //= s
-    return out
-
-
-def _tv_layout(bases: dict[str, list[list[int]]], shape: Sequence[int], op: str) -> Any:
-    """((lane, warp, block), register) -> column-major element index, from Triton's bases."""
-    from ..composed import ComposedLayout
-    from ..layout import Layout
-    from ..linear import _disjoint, _find_swizzle, _mode_layout
-
-    levels = {k: [_flat(v, shape) for v in bases[k]] for k in ("register", "lane", "warp", "block")}
-    flat = [v for vs in levels.values() for v in vs if v]
-
-    def build(f: Any) -> Layout:
-        thr = [_mode_layout([f(v) for v in levels[k]]) for k in ("lane", "warp", "block")]
-        val = _mode_layout([f(v) for v in levels["register"]])
-        return Layout((tuple(t.shape for t in thr), val.shape), (tuple(t.stride for t in thr), val.stride))
-
-    if _disjoint(flat):
-        return build(lambda v: v)
-    sw = _find_swizzle(flat)
-    if sw is None:
-        raise LayoutError(f"{op}: bases {bases} overlap (the sum of two differs from their XOR) and no single swizzle "
-                          "separates them; this layout is F2-linear but not a CuTe layout")
-    return ComposedLayout(sw, 0, build(sw))
-
-
-def _invert_f2(cols: list[int], op: str, what: str) -> list[int]:
-    """Given the images cols[j] of input bit j of a bijective F2-linear map, the preimage of each output bit."""
-    n = len(cols)
-    rows = [(c, 1 << j) for j, c in enumerate(cols)]  # (image, preimage) pairs, reduced to echelon form
-    pivots: dict[int, tuple[int, int]] = {}
-    for img, pre in rows:
-        for bit in sorted(pivots, reverse=True):
-            if img >> bit & 1:
-                img ^= pivots[bit][0]
-                pre ^= pivots[bit][1]
-        if img == 0:
-            raise LayoutError(f"{op}: {what} is not injective (two offsets name the same element)")
-        top = img.bit_length() - 1
-        for bit in list(pivots):
-            if pivots[bit][0] >> top & 1:
-                pivots[bit] = (pivots[bit][0] ^ img, pivots[bit][1] ^ pre)
-        pivots[top] = (img, pre)
-    if sorted(pivots) != list(range(n)):
-        raise LayoutError(f"{op}: {what} does not cover the tile (its offsets reach outside {1 << n} elements)")
-    # back-substitute so each pivot row is a single output bit
-    for bit in sorted(pivots):
-        img, pre = pivots[bit]
-        for low in range(bit):
-            if img >> low & 1:
-                img ^= pivots[low][0]
-                pre ^= pivots[low][1]
-        pivots[bit] = (img, pre)
-    return [pivots[b][1] for b in range(n)]
-
-
 def _shared_layout(g: GluonLayout, offsets: list[list[int]], shape: Sequence[int], op: str) -> Any:
     """(d0, d1, ...) -> element offset: the inverse of Triton's offset -> coordinate bases."""
     from ..layout import Layout
@@ -705,7 +636,7 @@ def _shared_layout(g: GluonLayout, offsets: list[list[int]], shape: Sequence[int
     nbits = sum(s.bit_length() - 1 for s in shape)
     if len(offsets) != nbits:
         raise LayoutError(f"{op}: {g.kind} has {len(offsets)} offset bases; a {list(shape)} tile needs {nbits}")
-    pre = _invert_f2([_flat(v, shape) for v in offsets], op, g.source)
+    pre = invert_f2([_flat(v, list(shape)) for v in offsets], f"{op}: {g.source}")
     per_dim, k = [], 0
     for s in shape:
         n = s.bit_length() - 1
@@ -880,7 +811,7 @@ def _shared_bases(x: Any, shape: list[int], op: str) -> tuple[dict[str, list[lis
         images = [_unpad(v, pairs) for v in images]
         if not np.array_equal(np.asarray([padded_offset(_xor_of(images, i), pairs) for i in range(total)]), table):
             raise LayoutError(f"{op}: {x} is neither F2-linear nor a padded linear layout") from None
-    pre = _invert_f2(images, op, str(x))
+    pre = invert_f2(images, f"{op}: {x}")
     return {"offset": [_unflat(p, shape) for p in pre], "block": []}, pairs
 
 
