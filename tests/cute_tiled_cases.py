@@ -1,0 +1,543 @@
+"""Tiled MMA / tiled copy configurations, written once, emitted both as CuTe C++ and as layoutalg calls.
+
+Each case becomes one C++ snippet (run by :func:`layoutalg.interop.cutecpp.run_snippets`) that
+prints, line by line, ``key=value`` records: the TV layouts, the tile sizes, and for a few threads
+the partition of real tensors (layout, engine offset and every element's address). The same case
+is then computed with layoutalg and the records compared. The C++ is generated from the same
+Python description, so a case cannot describe different things on the two sides.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from layoutalg import ComposedLayout, Layout, Swizzle, parse
+from layoutalg.nvidia.atoms import copy_atom, mma_atom
+from layoutalg.tensor import _, make_tensor
+from layoutalg.tiled import (
+    make_tiled_copy,
+    make_tiled_copy_A,
+    make_tiled_copy_B,
+    make_tiled_copy_C,
+    make_tiled_mma,
+)
+
+HEADERS = (
+    "cute/tensor.hpp",
+    "cute/swizzle_layout.hpp",
+    "cute/atom/mma_atom.hpp",
+    "cute/atom/copy_atom.hpp",
+    "cute/atom/mma_traits_sm80.hpp",
+    "cute/atom/mma_traits_sm90_gmma.hpp",
+    "cute/atom/copy_traits_sm75.hpp",
+    "cute/atom/copy_traits_sm80.hpp",
+    "cute/atom/copy_traits_sm90.hpp",
+    "cute/util/print_latex.hpp",
+    "cutlass/version.h",
+)
+
+#: helpers every program gets: one static, 1024-byte aligned buffer per operand, and printers
+PRELUDE = r"""
+alignas(1024) static unsigned char buf_s[1 << 18];
+alignas(1024) static unsigned char buf_d[1 << 18];
+template <class P, class T>
+void pr_part(char const* key, P const& p, T const* base) {
+  printf("%s.layout=", key); print(p.layout()); printf("\n");
+  printf("%s.addr=", key);
+  for (int i = 0; i < int(size(p)); ++i) printf("%d ", int(&p(i) - base));
+  printf("\n");
+}
+"""
+
+#: CuTe C++ element types of the operands (sub-byte operands are addressed through int8_t)
+CPP_TYPE = {"f16": "half_t", "bf16": "bfloat16_t", "tf32": "tfloat32_t", "f32": "float", "f64": "double",
+            "s8": "int8_t", "u8": "uint8_t", "e4m3": "float_e4m3_t", "e5m2": "float_e5m2_t", "s32": "int32_t",
+            "s4": "int8_t", "u4": "int8_t", "b1": "int8_t"}
+
+
+# ---------------------------------------------------------------------------------------------
+# C++ spelling of static layouts
+# ---------------------------------------------------------------------------------------------
+def cpp_tuple(t: Any, kind: str = "Shape") -> str:
+    if isinstance(t, tuple):
+        return f"{kind}<" + ",".join(cpp_tuple(x, kind) for x in t) + ">"
+    return f"Int<{int(t)}>"
+
+
+def cpp_layout(L: Any) -> str:
+    """A C++ *expression* for a static layout (or a swizzled composed layout)."""
+    if isinstance(L, ComposedLayout):
+        sw = L.outer
+        assert isinstance(sw, Swizzle) and L.offset == 0
+        return f"composition(Swizzle<{sw.B},{sw.M},{sw.S}>{{}}, {cpp_layout(L.inner)})"
+    return f"Layout<{cpp_tuple(L.shape, 'Shape')},{cpp_tuple(L.stride, 'Stride')}>{{}}"
+
+
+def cpp_perm_entry(p: Any) -> str:
+    if p is None or p is _:
+        return "Underscore"
+    if isinstance(p, Layout):
+        return f"Layout<{cpp_tuple(p.shape, 'Shape')},{cpp_tuple(p.stride, 'Stride')}>"
+    return f"Int<{int(p)}>"
+
+
+def norm(text: str) -> str:
+    """CuTe's printed static integers ``_8`` / ``_-16`` as plain numbers."""
+    return re.sub(r"_(?=-?\d)", "", text.strip())
+
+
+def records(text: str) -> dict:
+    out = {}
+    for line in text.splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# cases
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class CopySpec:
+    """A tiled copy derived from a case's MMA: ``make_tiled_copy_<operand>(atom, mma)``."""
+
+    operand: str  # "A", "B", "C"
+    atom: str
+    swizzle: tuple | None = None  # (B, M, S) on the smem operand tile, or None
+    major: str = "K"  # majorness of the tensor partitioned (K: row-major MxK for A)
+
+
+@dataclass
+class MMACase:
+    key: str
+    atom: str
+    atom_layout: Any = (1, 1, 1)  # shape or Layout
+    perm: tuple | None = None
+    copies: list = field(default_factory=list)
+    threads: tuple | None = None
+    latex: bool = False
+
+    @property
+    def cpp_atom(self) -> str:
+        if self.atom.startswith("SM90_64"):
+            if "_TN" in self.atom:  # K-major only; integer RS atoms are not templates
+                args = "" if ("_RS" in self.atom and self.atom.split("_")[2].startswith("S32")) else "<>"
+            else:
+                args = "<GMMA::Major::K,GMMA::Major::K>"
+            return f"{self.atom}{args}{{}}"
+        return f"{self.atom}{{}}"
+
+    def tiled_mma(self):
+        return make_tiled_mma(mma_atom(self.atom), self.atom_layout, self.perm)
+
+
+def _layout_expr(al: Any) -> str:
+    if isinstance(al, Layout):
+        return cpp_layout(al)
+    return f"Layout<{cpp_tuple(tuple(al))}>{{}}"
+
+
+MMA_CASES: list[MMACase] = [
+    # --- Ampere / Turing mma.sync ---------------------------------------------------------------
+    MMACase("sm80_16x8x16_f16_1x1", "SM80_16x8x16_F32F16F16F32_TN", latex=True),
+    MMACase("sm80_16x8x16_f16_2x2", "SM80_16x8x16_F32F16F16F32_TN", (2, 2, 1),
+            copies=[CopySpec("A", "SM75_U32x4_LDSM_N", (3, 3, 3))]),
+    MMACase("sm80_16x8x16_f16_2x2_t32x32x16", "SM80_16x8x16_F32F16F16F32_TN", (2, 2, 1), (32, 32, 16),
+            copies=[CopySpec("A", "SM75_U32x4_LDSM_N", (2, 3, 3)), CopySpec("B", "SM75_U32x4_LDSM_N"),
+                    CopySpec("B", "SM75_U16x8_LDSM_T", None, "MN")], latex=True),
+    MMACase("sm80_16x8x16_f16_2x2_permN", "SM80_16x8x16_F32F16F16F32_TN", (2, 2, 1),
+            (32, Layout((8, 2, 2), (1, 16, 8)), 16), copies=[CopySpec("B", "SM75_U32x4_LDSM_N", (3, 3, 3))]),
+    MMACase("sm80_16x8x16_f16_4x1", "SM80_16x8x16_F32F16F16F32_TN", (4, 1, 1),
+            copies=[CopySpec("A", "SM75_U32x2_LDSM_N")]),
+    MMACase("sm80_16x8x16_f16_1x4_n64", "SM80_16x8x16_F32F16F16F32_TN", (1, 4, 1), (_, 64, _),
+            copies=[CopySpec("B", "SM75_U32x2_LDSM_N")]),
+    MMACase("sm80_16x8x16_f16_2x2_t64x64x32", "SM80_16x8x16_F32F16F16F32_TN", (2, 2, 1), (64, 64, 32),
+            copies=[CopySpec("A", "SM75_U32x4_LDSM_N", (3, 3, 3))]),
+    MMACase("sm80_16x8x16_f16_rowmajor_warps", "SM80_16x8x16_F32F16F16F32_TN", Layout((2, 2, 1), (2, 1, 0)),
+            (32, 32, 16)),
+    MMACase("sm80_16x8x16_f16_2x2x2", "SM80_16x8x16_F32F16F16F32_TN", (2, 2, 2)),
+    MMACase("sm80_16x8x8_f16_2x2", "SM80_16x8x8_F32F16F16F32_TN", (2, 2, 1),
+            copies=[CopySpec("A", "SM75_U32x2_LDSM_N")]),
+    MMACase("sm80_16x8x8_f16acc_2x1_t32x16x16", "SM80_16x8x8_F16F16F16F16_TN", (2, 1, 1), (32, 16, 16),
+            copies=[CopySpec("C", "SM90_U32x4_STSM_N"), CopySpec("A", "SM75_U32x4_LDSM_N")]),
+    MMACase("sm80_16x8x16_bf16_permM", "SM80_16x8x16_F32BF16BF16F32_TN", (2, 2, 1),
+            (Layout((2, 8, 2), (1, 4, 2)), 32, 16), copies=[CopySpec("A", "SM75_U16x8_LDSM_T", None, "MN")]),
+    MMACase("sm80_16x8x8_tf32_2x2", "SM80_16x8x8_F32TF32TF32F32_TN", (2, 2, 1)),
+    MMACase("sm80_16x8x4_tf32_1x2", "SM80_16x8x4_F32TF32TF32F32_TN", (1, 2, 1)),
+    MMACase("sm80_16x8x32_s8_t32x32x32", "SM80_16x8x32_S32S8S8S32_TN", (2, 2, 1), (32, 32, 32),
+            copies=[CopySpec("A", "SM75_U32x4_LDSM_N", (2, 4, 3))]),
+    MMACase("sm80_16x8x16_s8_2x1", "SM80_16x8x16_S32S8S8S32_TN", (2, 1, 1)),
+    MMACase("sm80_8x8x16_s8_2x4", "SM80_8x8x16_S32S8S8S32_TN", (2, 4, 1)),
+    MMACase("sm80_8x8x4_f64_2x2", "SM80_8x8x4_F64F64F64F64_TN", (2, 2, 1)),
+    MMACase("sm90_16x8x16_f64_n32", "SM90_16x8x16_F64F64F64F64_TN", (1, 2, 1), (_, 32, _)),
+    MMACase("sm89_16x8x32_e4m3_2x2", "SM89_16x8x32_F32E4M3E4M3F32_TN", (2, 2, 1)),
+    MMACase("sm80_16x8x64_s4_2x2", "SM80_16x8x64_S32S4S4S32_TN", (2, 2, 1)),
+    MMACase("sm80_16x8x256_b1", "SM80_16x8x256_S32U1U1S32_TN_XORPOPC"),
+    MMACase("sm70_8x8x4_f32_2x2", "SM70_8x8x4_F32F16F16F32_TN", (2, 2, 1)),
+    MMACase("sm70_8x8x4_f16_nt_t16x16x4", "SM70_8x8x4_F16F16F16F16_NT", (2, 2, 1), (16, 16, 4)),
+    # --- Hopper wgmma ---------------------------------------------------------------------------
+    MMACase("sm90_64x64x16_f16_ss", "SM90_64x64x16_F32F16F16_SS"),
+    MMACase("sm90_64x64x16_f16_ss_2wg", "SM90_64x64x16_F32F16F16_SS", (2, 1, 1)),
+    MMACase("sm90_64x128x16_bf16_ss_2wg", "SM90_64x128x16_F32BF16BF16_SS", (2, 1, 1)),
+    MMACase("sm90_64x128x16_bf16_rs", "SM90_64x128x16_F32BF16BF16_RS",
+            copies=[CopySpec("A", "SM75_U32x4_LDSM_N", (3, 3, 3)), CopySpec("C", "SM90_U32x4_STSM_N")]),
+    MMACase("sm90_64x64x8_tf32_ss_1x2", "SM90_64x64x8_F32TF32TF32_SS_TN", (1, 2, 1)),
+    MMACase("sm90_64x128x32_e4m3_ss_2wg", "SM90_64x128x32_F32E4M3E4M3_SS_TN", (2, 1, 1)),
+    MMACase("sm90_64x96x16_f16acc_rs_2wg", "SM90_64x96x16_F16F16F16_RS", (2, 1, 1),
+            copies=[CopySpec("A", "SM75_U32x4_LDSM_N")]),
+    MMACase("sm90_64x64x16_f16_ss_2wg_k32", "SM90_64x64x16_F32F16F16_SS", (2, 1, 1), (128, 64, 32)),
+    MMACase("sm90_64x64x32_s8_rs", "SM90_64x64x32_S32S8S8_RS_TN"),
+    MMACase("sm90_64x32x16_f16_rs_2x1x1_permM", "SM90_64x32x16_F32F16F16_RS", (2, 1, 1),
+            (Layout((64, 2), (2, 1)), _, _)),
+]
+
+_THREAD_SETS = {32: (0, 13, 31), 64: (0, 37, 63), 128: (0, 37, 101), 256: (0, 101, 230), 8: (0, 3, 7)}
+
+
+def threads_of(n: int) -> tuple:
+    return _THREAD_SETS.get(n, (0, n // 2 + 1, n - 1))
+
+
+def value_type_of(case: MMACase, operand: str) -> str:
+    d, a, b, c = mma_atom(case.atom).value_types
+    return {"A": a, "B": b, "C": c}[operand]
+
+
+def tensor_layout(case: MMACase, operand: str, major: str = "K", scale: int = 2) -> Layout:
+    """The tensor a case partitions: twice the MMA tile in each mode, K-major (row-major) by default."""
+    mma = case.tiled_mma()
+    M, N, K = mma.tile_size_mnk
+    if operand == "A":
+        R, C = M * scale, K * scale
+    elif operand == "B":
+        R, C = N * scale, K * scale
+    else:
+        R, C = M * scale, N * scale
+    if operand == "C" or major == "MN":
+        return Layout((R, C), (1, R))
+    return Layout((R, C), (C, 1))
+
+
+def smem_tensor(case: MMACase, operand: str, swizzle: tuple | None, major: str = "K") -> Any:
+    L = tensor_layout(case, operand, major)
+    if swizzle:
+        return ComposedLayout(Swizzle(*swizzle), 0, L)
+    return L
+
+
+def is_gmma_tile(case: MMACase, operand: str) -> bool:
+    return operand != "C" and case.atom.startswith("SM90_64")
+
+
+def smem_desc(case: MMACase, operand: str) -> bool:
+    """An operand CuTe keeps in shared memory (its fragment is GMMA descriptors, built on the device only)."""
+    a = mma_atom(case.atom)
+    return (operand == "A" and a.frg_a == "smem_desc") or (operand == "B" and a.frg_b == "smem_desc")
+
+
+def operand_tensor(case: MMACase, operand: str) -> tuple[Any, str]:
+    """(layoutalg layout, C++ expression) of the tensor a case's partition_<operand> cuts.
+
+    wgmma A/B tiles are CuTe's canonical K-major GMMA tiles (``tile_to_shape`` of
+    ``GMMA::Layout_K_SW{32,64,128}_Atom``; the widest swizzle whose row fits the K extent), which
+    CuTe needs to build the descriptors of an SS fragment; the others are row-major (K-major).
+    """
+    L = tensor_layout(case, operand)
+    if operand != "C" and case.atom.startswith("SM90_64"):
+        from layoutalg.nvidia import wgmma
+
+        dt = value_type_of(case, operand)
+        R, C = (int(L.shape[0]), int(L.shape[1]))
+        row_bytes = C * {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1}[dt]
+        sw = max(x for x in (32, 64, 128) if row_bytes % x == 0)
+        T = wgmma.tile("K", sw, dt, (R, C))
+        return T, (f"tile_to_shape(GMMA::Layout_K_SW{sw}_Atom<{CPP_TYPE[dt]}>{{}}, "
+                   f"make_shape(Int<{R}>{{}}, Int<{C}>{{}}))")
+    return L, cpp_layout(L)
+
+
+def _cpp_value(case: MMACase, operand: str) -> str:
+    return CPP_TYPE[value_type_of(case, operand)]
+
+
+def mma_snippet(case: MMACase) -> str:
+    """C++ body printing the case's records."""
+    mma = case.tiled_mma()
+    T = mma.num_threads
+    lines = [f"auto mma = make_tiled_mma({case.cpp_atom}, {_layout_expr(case.atom_layout)}"
+             + (", Tile<" + ",".join(cpp_perm_entry(p) for p in mma.permutation) + ">{}" if case.perm is not None else "")
+             + ");"]
+    lines.append('printf("A_TV="); print(mma.get_layoutA_TV()); printf("\\n");')
+    lines.append('printf("B_TV="); print(mma.get_layoutB_TV()); printf("\\n");')
+    lines.append('printf("C_TV="); print(mma.get_layoutC_TV()); printf("\\n");')
+    lines.append('printf("tile=%d,%d,%d\\n", int(tile_size<0>(mma)), int(tile_size<1>(mma)), int(tile_size<2>(mma)));')
+    lines.append('printf("vmnk="); print(mma.get_thr_layout_vmnk()); printf("\\n");')
+    for op in ("A", "B", "C"):
+        ty = _cpp_value(case, op)
+        _L, expr = operand_tensor(case, op)
+        ptr = "make_smem_ptr" if op != "C" else "make_gmem_ptr"
+        buf = "buf_s" if op != "C" else "buf_d"
+        lines.append(f"{{ auto t = make_tensor({ptr}(({ty}*){buf}), {expr});")
+        for thr in threads_of(T):
+            lines.append(f"  {{ auto th = mma.get_slice({thr}); auto p = th.partition_{op}(t);"
+                         f" pr_part(\"{op}.{thr}\", p, ({ty}*){buf});")
+            if thr == threads_of(T)[1] and not smem_desc(case, op):
+                lines.append(f'    printf("{op}.frg="); print(th.partition_fragment_{op}(t).layout()); printf("\\n");')
+            lines.append("  }")
+        lines.append("}")
+    for k, cs in enumerate(case.copies):
+        lines += copy_lines(case, k, cs)
+    if case.latex:
+        lines.append('printf("LATEX_BEGIN\\n"); print_latex(mma); printf("LATEX_END\\n");')
+    return "\n".join(lines)
+
+
+def copy_lines(case: MMACase, k: int, cs: CopySpec) -> list:
+    op = cs.operand
+    ty = _cpp_value(case, op)
+    out = [f"{{ auto tc = make_tiled_copy_{op}(Copy_Atom<{cs.atom}, {ty}>{{}}, mma);",
+           f'  printf("cp{k}.tiler="); print(typename decltype(tc)::Tiler_MN{{}}); printf("\\n");',
+           f'  printf("cp{k}.tv="); print(typename decltype(tc)::TiledLayout_TV{{}}); printf("\\n");',
+           f'  printf("cp{k}.S_TV="); print(tc.get_layoutS_TV()); printf("\\n");',
+           f'  printf("cp{k}.D_TV="); print(tc.get_layoutD_TV()); printf("\\n");']
+    smem = smem_tensor(case, op, cs.swizzle, cs.major)
+    reg_side = "D" if cs.atom.startswith("SM75") else "S"
+    mem_side = "S" if reg_side == "D" else "D"
+    out.append(f"  auto t = make_tensor(make_smem_ptr(({ty}*)buf_s), {cpp_layout(smem)});")
+    T = case.tiled_mma().num_threads
+    for thr in threads_of(T):
+        out.append(f"  {{ auto th = tc.get_slice({thr}); pr_part(\"cp{k}.{mem_side}.{thr}\", th.partition_{mem_side}(t), ({ty}*)buf_s);")
+        if thr == threads_of(T)[1]:
+            src = "t" if op != "C" else f"make_tensor(make_gmem_ptr(({ty}*)buf_d), {cpp_layout(tensor_layout(case, 'C'))})"
+            out.append(f"    auto frg = mma.get_slice({thr}).partition_fragment_{op}({src});")
+            out.append(f'    printf("cp{k}.retile.{thr}="); print(th.retile_{reg_side}(frg).layout()); printf("\\n");')
+        out.append("  }")
+    out.append("}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Stand-alone tiled copies: make_tiled_copy(atom, thr_layout, val_layout)
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class CopyCase:
+    key: str
+    atom: str
+    value: str  # CuTe value type
+    thr: Layout
+    val: Layout
+    src: Layout  # tensor partitioned by partition_S (gmem)
+    dst: Any  # tensor partitioned by partition_D (smem, maybe swizzled)
+
+    def tiled_copy(self):
+        from layoutalg.nvidia.atoms import value_bits
+
+        return make_tiled_copy(copy_atom(self.atom, value_bits(self.value)), self.thr, self.val)
+
+
+COPY_CASES: list[CopyCase] = [
+    CopyCase("cpasync16_f16_k_major", "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", "half_t", Layout((16, 8), (8, 1)),
+             Layout((1, 8)), Layout((64, 128), (128, 1)), ComposedLayout(Swizzle(3, 3, 3), 0, Layout((64, 64), (64, 1)))),
+    CopyCase("cpasync8_f16", "SM80_CP_ASYNC_CACHEALWAYS<uint64_t>", "half_t", Layout((32, 4), (4, 1)),
+             Layout((1, 4)), Layout((64, 32), (32, 1)), Layout((64, 32), (32, 1))),
+    CopyCase("cpasync4_f32", "SM80_CP_ASYNC_CACHEALWAYS<uint32_t>", "float", Layout((32, 4), (4, 1)),
+             Layout((1, 1)), Layout((64, 8), (8, 1)), Layout((64, 8), (8, 1))),
+    CopyCase("cpasync16_f16_mn_major", "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", "half_t", Layout((8, 16), (1, 8)),
+             Layout((8, 1)), Layout((128, 32), (1, 128)), ComposedLayout(Swizzle(3, 3, 3), 0, Layout((64, 32), (1, 64)))),
+    CopyCase("universal128_f16_colmajor_thr", "UniversalCopy<uint128_t>", "half_t", Layout((8, 16), (1, 8)),
+             Layout((8, 1)), Layout((64, 64)), Layout((64, 64))),
+    CopyCase("universal32_bf16", "UniversalCopy<uint32_t>", "bfloat16_t", Layout((16, 16), (16, 1)),
+             Layout((1, 2)), Layout((32, 64), (64, 1)), Layout((32, 64), (64, 1))),
+    CopyCase("universal64_f32_m", "UniversalCopy<uint64_t>", "float", Layout((4, 32), (32, 1)),
+             Layout((2, 1)), Layout((16, 64)), Layout((16, 64))),
+    CopyCase("universal128_f16_2x4_vals", "UniversalCopy<uint128_t>", "half_t", Layout((16, 8), (8, 1)),
+             Layout((2, 4), (4, 1)), Layout((64, 64), (64, 1)), Layout((64, 64), (64, 1))),
+    CopyCase("universal16_f16_32thr", "UniversalCopy<uint16_t>", "half_t", Layout((32, 1)),
+             Layout((1, 1)), Layout((64, 4), (4, 1)), Layout((64, 4), (4, 1))),
+]
+
+
+def copy_snippet(case: CopyCase) -> str:
+    ty = case.value
+    lines = [f"auto tc = make_tiled_copy(Copy_Atom<{case.atom}, {ty}>{{}}, {cpp_layout(case.thr)}, {cpp_layout(case.val)});",
+             'printf("tiler="); print(typename decltype(tc)::Tiler_MN{}); printf("\\n");',
+             'printf("tv="); print(typename decltype(tc)::TiledLayout_TV{}); printf("\\n");',
+             f"auto s = make_tensor(make_gmem_ptr(({ty}*)buf_s), {cpp_layout(case.src)});",
+             f"auto d = make_tensor(make_smem_ptr(({ty}*)buf_d), {cpp_layout(case.dst)});"]
+    n = int(case.thr.size())
+    for thr in threads_of(n):
+        lines.append(f"{{ auto th = tc.get_slice({thr}); pr_part(\"S.{thr}\", th.partition_S(s), ({ty}*)buf_s);"
+                     f" pr_part(\"D.{thr}\", th.partition_D(d), ({ty}*)buf_d); }}")
+    return "\n".join(lines)
+
+
+def all_snippets() -> tuple[list, list]:
+    return [mma_snippet(c) for c in MMA_CASES], [copy_snippet(c) for c in COPY_CASES]
+
+
+def addresses(T: Any) -> list:
+    return [int(x) for x in T.addresses()]
+
+
+def latex_cells(text: str) -> dict:
+    """{(x, y): (thread, value)} of CuTe's print_latex nodes (x down, y across, as CuTe places them)."""
+    cells = {}
+    for m in re.finditer(r"\\node\[fill=[^\]]*\] at \((-?\d+),(-?\d+)\) \{\\shortstack\{T(\d+) \\\\ V(\d+)\}\};", text):
+        cells[(int(m.group(1)), int(m.group(2)))] = (int(m.group(3)), int(m.group(4)))
+    return cells
+
+
+def parse_cute(text: str) -> Any:
+    return parse(norm(text))
+
+
+def same_function(a: Any, b: Any) -> bool:
+    """Two layouts of the same size that agree at every index."""
+    if int(a.size()) != int(b.size()):
+        return False
+    return bool(np.array_equal(np.asarray(a.table()), np.asarray(b.table())))
+
+
+__all__ = ["MMA_CASES", "COPY_CASES", "HEADERS", "PRELUDE", "all_snippets", "records", "norm", "make_tensor",
+           "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C"]
+
+
+# ---------------------------------------------------------------------------------------------
+# layoutalg's side of the same records
+# ---------------------------------------------------------------------------------------------
+def _thr_str(t: Any) -> str:
+    if isinstance(t, (tuple, list)):
+        return "(" + ",".join(_thr_str(x) for x in t) + ")"
+    return str(t)
+
+
+def py_mma_records(case: MMACase) -> dict:
+    mma = case.tiled_mma()
+    rec: dict = {"A_TV": str(mma.get_layoutA_TV()), "B_TV": str(mma.get_layoutB_TV()),
+                 "C_TV": str(mma.get_layoutC_TV()), "tile": ",".join(map(str, mma.tile_size_mnk)),
+                 "vmnk": str(mma.thr_layout_vmnk)}
+    T = mma.num_threads
+    for op in ("A", "B", "C"):
+        L, _expr = operand_tensor(case, op)
+        t = make_tensor(L, swizzle_ptr=is_gmma_tile(case, op))
+        for thr in threads_of(T):
+            th = mma.get_slice(thr)
+            p = getattr(th, f"partition_{op}")(t)
+            rec[f"{op}.{thr}.layout"] = str(p.layout)
+            rec[f"{op}.{thr}.addr"] = addresses(p)
+            if thr == threads_of(T)[1] and not smem_desc(case, op):
+                rec[f"{op}.frg"] = str(getattr(th, f"partition_fragment_{op}")(t).layout)
+    for k, cs in enumerate(case.copies):
+        op = cs.operand
+        from layoutalg.nvidia.atoms import value_bits
+
+        vt = value_type_of(case, op)
+        atom = copy_atom(cs.atom, value_bits(vt))
+        tc = {"A": make_tiled_copy_A, "B": make_tiled_copy_B, "C": make_tiled_copy_C}[op](atom, mma)
+        rec[f"cp{k}.tiler"] = _thr_str(tc.tiler)
+        rec[f"cp{k}.tv"] = str(tc.layout_tv)
+        rec[f"cp{k}.S_TV"] = str(tc.get_layoutS_TV())
+        rec[f"cp{k}.D_TV"] = str(tc.get_layoutD_TV())
+        reg_side = "D" if cs.atom.startswith("SM75") else "S"
+        mem_side = "S" if reg_side == "D" else "D"
+        t = make_tensor(smem_tensor(case, op, cs.swizzle, cs.major))
+        for thr in threads_of(T):
+            th = tc.get_slice(thr)
+            p = getattr(th, f"partition_{mem_side}")(t)
+            rec[f"cp{k}.{mem_side}.{thr}.layout"] = str(p.layout)
+            rec[f"cp{k}.{mem_side}.{thr}.addr"] = addresses(p)
+            if thr == threads_of(T)[1]:
+                src = t if op != "C" else make_tensor(tensor_layout(case, "C"))
+                frg = getattr(mma.get_slice(thr), f"partition_fragment_{op}")(src)
+                rec[f"cp{k}.retile.{thr}"] = str(getattr(th, f"retile_{reg_side}")(frg).layout)
+    return rec
+
+
+def py_copy_records(case: CopyCase) -> dict:
+    tc = case.tiled_copy()
+    rec: dict = {"tiler": _thr_str(tc.tiler), "tv": str(tc.layout_tv)}
+    s, d = make_tensor(case.src), make_tensor(case.dst)
+    for thr in threads_of(int(case.thr.size())):
+        th = tc.get_slice(thr)
+        for side, t in (("S", s), ("D", d)):
+            p = getattr(th, f"partition_{side}")(t)
+            rec[f"{side}.{thr}.layout"] = str(p.layout)
+            rec[f"{side}.{thr}.addr"] = addresses(p)
+    return rec
+
+
+def digest(values: list) -> dict:
+    import hashlib
+
+    text = " ".join(map(str, values))
+    return {"n": len(values), "sha1": hashlib.sha1(text.encode()).hexdigest(), "head": values[:16]}
+
+
+def cute_records(text: str) -> dict:
+    """CuTe's printed records, addresses digested, the LaTeX picture reduced to its cells."""
+    out: dict = {}
+    if "LATEX_BEGIN" in text:
+        head, rest = text.split("LATEX_BEGIN", 1)
+        latex, tail = rest.split("LATEX_END", 1)
+        out["latex_cells"] = sorted([*k, *v] for k, v in latex_cells(latex).items())
+        text = head + tail
+    for k, v in records(text).items():
+        if k.endswith(".addr"):
+            out[k] = digest([int(x) for x in v.split()])
+        else:
+            out[k] = norm(v)
+    return out
+
+
+def swizzled_keys(case: Any) -> set:
+    """Record keys whose CuTe layout text is not comparable (swizzled tensors print dynamic strides)."""
+    keys = set()
+    if isinstance(case, MMACase):
+        T = case.tiled_mma().num_threads
+        # (GMMA tiles are swizzle_ptr tensors: their partitions are plain layouts, compared as text)
+        for k, cs in enumerate(case.copies):
+            if cs.swizzle:
+                keys |= {f"cp{k}.{side}.{thr}.layout" for side in "SD" for thr in threads_of(T)}
+    else:
+        for side, L in (("S", case.src), ("D", case.dst)):
+            if isinstance(L, ComposedLayout):
+                keys |= {f"{side}.{thr}.layout" for thr in threads_of(int(case.thr.size()))}
+    return keys
+
+
+def compare(case: Any, cute: dict, mine: dict, *, text: bool = True) -> list:
+    """Mismatches between CuTe's records and layoutalg's: addresses and layouts as functions always,
+    layout text where ``text`` (and the tensor is not swizzled)."""
+    bad = []
+    skip_text = swizzled_keys(case)
+    for k, v in mine.items():
+        if k not in cute:
+            bad.append(f"{k}: missing from CuTe's output")
+            continue
+        c = cute[k]
+        if k.endswith(".addr"):
+            if digest(v) != c:
+                bad.append(f"{k}: addresses differ: CuTe {c['head']}... layoutalg {v[:16]}...")
+            continue
+        if k in ("tile", "tiler") or k.endswith("tiler"):
+            if c != v:
+                bad.append(f"{k}: CuTe {c} layoutalg {v}")
+            continue
+        if k in skip_text:
+            continue
+        try:
+            fc, fm = parse(c), parse(v)
+            func_ok = same_function(fc, fm)
+        except Exception as e:  # noqa: BLE001 - report, do not crash the comparison
+            func_ok = False
+            c = f"{c} ({type(e).__name__})"
+        if not func_ok:
+            bad.append(f"{k}: not the same function: CuTe {c} layoutalg {v}")
+        elif text and c != v:
+            bad.append(f"{k}: text differs: CuTe {c} layoutalg {v}")
+    return bad
