@@ -51,7 +51,7 @@ void pr_part(char const* key, P const& p, T const* base) {
   for (int i = 0; i < int(size(p)); ++i) printf("%d ", int(&p(i) - base));
   printf("\n");
 }
-"""
+""".replace("\n", " ")  # one line: run_snippets counts the prelude as one line when it names failing snippets
 
 #: CuTe C++ element types of the operands (sub-byte operands are addressed through int8_t)
 CPP_TYPE = {"f16": "half_t", "bf16": "bfloat16_t", "tf32": "tfloat32_t", "f32": "float", "f64": "double",
@@ -125,8 +125,8 @@ class MMACase:
     @property
     def cpp_atom(self) -> str:
         if self.atom.startswith("SM90_64"):
-            if "_TN" in self.atom:  # K-major only; integer RS atoms are not templates
-                args = "" if ("_RS" in self.atom and self.atom.split("_")[2].startswith("S32")) else "<>"
+            if "_TN" in self.atom:  # K-major only; the integer atoms are not templates
+                args = "" if self.atom.split("_")[2].startswith("S32") else "<>"
             else:
                 args = "<GMMA::Major::K,GMMA::Major::K>"
             return f"{self.atom}{args}{{}}"
@@ -541,3 +541,196 @@ def compare(case: Any, cute: dict, mine: dict, *, text: bool = True) -> list:
         elif text and c != v:
             bad.append(f"{k}: text differs: CuTe {c} layoutalg {v}")
     return bad
+
+
+# ---------------------------------------------------------------------------------------------
+# Atoms as CuTe prints them, and constructions CuTe refuses at compile time
+# ---------------------------------------------------------------------------------------------
+#: CuTe's own spellings that differ from layoutalg's only in writing, or CuTe layouts that are wrong:
+#: (atom name, operand) -> reason. Compared as functions where CuTe's text parses.
+CUTE_ATOM_QUIRKS = {
+    ("SM80_8x8x32_S32S4S4S32_TN", "A"): "CuTe writes the value mode as the 1-tuple (_8)",
+    ("SM80_8x8x32_S32S4S4S32_TN", "B"): "CuTe writes the value mode as the 1-tuple (_8)",
+    ("SM80_8x8x32_S32U4U4S32_TN", "A"): "CuTe writes the value mode as the 1-tuple (_8)",
+    ("SM80_8x8x32_S32U4U4S32_TN", "B"): "CuTe writes the value mode as the 1-tuple (_8)",
+    ("SM80_16x8x32_S32S4S4S32_TN", "B"): "CuTe's BLayout ((_4,_8),(_8)):((_32,_1),(_8)) is not injective "
+                                         "(see tests/test_nvidia_mma_cute.py)",
+    ("SM80_16x8x32_S32U4U4S32_TN", "B"): "CuTe's BLayout ((_4,_8),(_8)):((_32,_1),(_8)) is not injective",
+    ("SM80_16x8x128_S32U1U1S32_TN_XORPOPC", "A"): "CuTe's stride ((_16,_8)) is not congruent with its shape (_32,_2)",
+}
+
+
+def cute_atom_names() -> list:
+    """layoutalg's MMA atom names that CuTe 4.2 defines too (mma.sync, and wgmma of N in {8, 64, 128, 256})."""
+    import os
+
+    from layoutalg.interop.cutecpp import include_dirs
+    from layoutalg.nvidia.atoms import mma_atom_names
+
+    known: set = set()
+    for d in include_dirs():
+        folder = os.path.join(d, "cute", "atom")
+        if not os.path.isdir(folder):
+            continue
+        for f in os.listdir(folder):
+            if f.startswith("mma_traits_sm") and "sparse" not in f and "sm100" not in f and "sm120" not in f:
+                with open(os.path.join(folder, f)) as fh:
+                    known |= set(re.findall(r"struct MMA_Traits<([A-Za-z0-9_]+)", fh.read()))
+    out = []
+    for n in mma_atom_names():
+        if n not in known:
+            continue
+        if n.startswith("SM90_64") and not re.match(r"SM90_64x(8|64|128|256)x", n):
+            continue
+        out.append(n)
+    return out
+
+
+def cpp_atom_expr(name: str) -> str:
+    if name.startswith("SM90_64"):
+        if "_TN" in name:  # K-major only; the integer atoms are not templates
+            return name + ("" if name.split("_")[2].startswith("S32") else "<>")
+        return name + "<GMMA::Major::K,GMMA::Major::K>"
+    return name
+
+
+COPY_ATOM_CASES = [("SM75_U32x1_LDSM_N", "half_t"), ("SM75_U32x2_LDSM_N", "half_t"), ("SM75_U32x4_LDSM_N", "half_t"),
+                   ("SM75_U16x2_LDSM_T", "half_t"), ("SM75_U16x4_LDSM_T", "half_t"), ("SM75_U16x8_LDSM_T", "half_t"),
+                   ("SM75_U32x4_LDSM_N", "int8_t"), ("SM75_U32x4_LDSM_N", "float"),
+                   ("SM90_U32x1_STSM_N", "half_t"), ("SM90_U32x2_STSM_N", "half_t"), ("SM90_U32x4_STSM_N", "half_t"),
+                   ("SM90_U16x2_STSM_T", "half_t"), ("SM90_U16x4_STSM_T", "half_t"), ("SM90_U16x8_STSM_T", "half_t"),
+                   ("SM80_CP_ASYNC_CACHEALWAYS<uint32_t>", "half_t"), ("SM80_CP_ASYNC_CACHEALWAYS<uint64_t>", "float"),
+                   ("SM80_CP_ASYNC_CACHEALWAYS<uint128_t>", "bfloat16_t"), ("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", "half_t"),
+                   ("UniversalCopy<uint128_t>", "half_t"), ("UniversalCopy<uint32_t>", "float"),
+                   ("UniversalCopy<uint64_t>", "int8_t"), ("UniversalCopy<uint16_t>", "half_t")]
+
+
+def atom_snippets() -> tuple[list, list]:
+    mma = [f"print(MMA_Atom<{cpp_atom_expr(n)}>{{}});" for n in cute_atom_names()]
+    cp = [f"print(Copy_Atom<{n}, {t}>{{}});" for n, t in COPY_ATOM_CASES]
+    return mma, cp
+
+
+def _neg_ldsm_16x8x8():
+    make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", 16), make_tiled_mma(mma_atom("SM80_16x8x8_F32F16F16F32_TN"), (2, 2, 1)))
+
+
+def _neg_ldsm_b_noperm():
+    make_tiled_copy_B(copy_atom("SM75_U32x4_LDSM_N", 16), make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 2, 1)))
+
+
+def _neg_cpasync_strided():
+    from layoutalg.tiled import copy
+
+    tc = make_tiled_copy(copy_atom("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", 16), Layout((16, 8), (8, 1)), Layout((1, 8)))
+    th = tc.get_slice(3)
+    copy(tc, th.partition_S(make_tensor(Layout((64, 64)))), th.partition_D(make_tensor(Layout((64, 64), (64, 1)))))
+
+
+def _neg_ldsm_mn_major():
+    from layoutalg.tiled import copy
+
+    mma = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 2, 1))
+    tc = make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", 16), mma)
+    s = make_tensor(Layout((64, 32)))
+    frg = mma.get_slice(3).partition_fragment_A(s)
+    th = tc.get_slice(3)
+    copy(tc, th.partition_S(s), th.retile_D(frg))
+
+
+_GUARD = "volatile bool never = false; if (never) "
+#: key -> (C++ snippet CuTe must refuse, the assertion it must name, the layoutalg call that must raise LayoutError)
+NEGATIVE_CASES = {
+    "ldsm_x4_on_16x8x8_A": (
+        "auto mma = make_tiled_mma(SM80_16x8x8_F32F16F16F32_TN{}, Layout<Shape<_2,_2,_1>>{});"
+        " auto tc = make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, mma); print(tc);",
+        "TiledCopy uses too few vals for selected CopyAtom", _neg_ldsm_16x8x8),
+    "ldsm_x4_on_16x8x16_B_without_permutation": (
+        "auto mma = make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN{}, Layout<Shape<_2,_2,_1>>{});"
+        " auto tc = make_tiled_copy_B(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, mma); print(tc);",
+        "TiledCopy uses too few vals for selected CopyAtom", _neg_ldsm_b_noperm),
+    "cp_async_16B_over_strided_source": (
+        "auto tc = make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, half_t>{},"
+        " Layout<Shape<_16,_8>,Stride<_8,_1>>{}, Layout<Shape<_1,_8>>{});"
+        " auto s = make_tensor(make_gmem_ptr((half_t*)buf_s), Layout<Shape<_64,_64>>{});"
+        " auto d = make_tensor(make_smem_ptr((half_t*)buf_d), Layout<Shape<_64,_64>,Stride<_64,_1>>{});"
+        " auto th = tc.get_slice(3); " + _GUARD + "copy(tc, th.partition_S(s), th.partition_D(d));",
+        "src failed to vectorize into registers", _neg_cpasync_strided),
+    "ldsm_N_over_M_major_tile": (
+        "auto mma = make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN{}, Layout<Shape<_2,_2,_1>>{});"
+        " auto tc = make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, mma);"
+        " auto s = make_tensor(make_smem_ptr((half_t*)buf_s), Layout<Shape<_64,_32>>{});"
+        " auto frg = mma.get_slice(3).partition_fragment_A(s); auto th = tc.get_slice(3); "
+        + _GUARD + "copy(tc, th.partition_S(s), th.retile_D(frg));",
+        "src failed to vectorize into registers", _neg_ldsm_mn_major),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The recording: CuTe's answers for every case, kept in tests/data/cute/tiled.json
+# ---------------------------------------------------------------------------------------------
+RECORDING = __import__("os").path.join(__import__("os").path.dirname(__file__), "data", "cute", "tiled.json")
+
+
+def sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def record(path: str = RECORDING) -> dict:
+    """Run every case through CuTe C++ (a few minutes) and write the recording."""
+    import datetime
+    import json
+    import os
+    import subprocess
+
+    from layoutalg.interop.cutecpp import compiler, cute_version, run_snippets
+
+    ms, cs = all_snippets()
+    am, ac = atom_snippets()
+    snips = ms + cs + am + ac
+    res = run_snippets(snips, headers=HEADERS, prelude=PRELUDE, chunk=max(1, (len(snips) + 1) // 2))
+    neg_src = [v[0] for v in NEGATIVE_CASES.values()]
+    neg = run_snippets(neg_src, headers=HEADERS, prelude=PRELUDE)
+    it = iter(res)
+    data: dict = {
+        "cute_version": cute_version(),
+        "compiler": subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout.splitlines()[0],
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "how": "python tests/cute_tiled_cases.py --record",
+        "mma": {}, "copy": {}, "mma_atoms": {}, "copy_atoms": {}, "negative": {},
+    }
+    for case, src in zip(MMA_CASES, ms):
+        out = next(it)
+        if not isinstance(out, str):
+            raise RuntimeError(f"{case.key}: CuTe refused it: {out.message}")
+        data["mma"][case.key] = {"sha1": sha(src), "records": cute_records(out)}
+    for case, src in zip(COPY_CASES, cs):
+        out = next(it)
+        if not isinstance(out, str):
+            raise RuntimeError(f"{case.key}: CuTe refused it: {out.message}")
+        data["copy"][case.key] = {"sha1": sha(src), "records": cute_records(out)}
+    for name, src in zip(cute_atom_names(), am):
+        out = next(it)
+        data["mma_atoms"][name] = {"sha1": sha(src), "print": out if isinstance(out, str) else None}
+    for (name, t), src in zip(COPY_ATOM_CASES, ac):
+        out = next(it)
+        data["copy_atoms"][f"{name}|{t}"] = {"sha1": sha(src), "print": out if isinstance(out, str) else None}
+    for key, src, out in zip(NEGATIVE_CASES, neg_src, neg):
+        data["negative"][key] = {"sha1": sha(src), "compiled": isinstance(out, str),
+                                 "error": None if isinstance(out, str) else out.message}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as fh:
+        json.dump(data, fh, indent=0, sort_keys=True)
+        fh.write("\n")
+    return data
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    if "--record" in sys.argv:
+        d = record()
+        print(f"recorded {len(d['mma'])} tiled MMAs, {len(d['copy'])} tiled copies, {len(d['mma_atoms'])} MMA atoms, "
+              f"{len(d['copy_atoms'])} copy atoms, {len(d['negative'])} refusals -> {RECORDING}")

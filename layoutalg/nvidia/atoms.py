@@ -382,7 +382,7 @@ def copy_atom(name: str, value_type: Any = "f16") -> CopyAtom:
         if m.group(1) == "CACHEGLOBAL" and s != 128:
             raise LayoutError(f"copy_atom: {name!r}: cp.async.cg moves 16 bytes only (uint128_t)")
         L = Layout((1, s), (0, 1))
-        return CopyAtom(name, Layout(1), L, Layout((1, d), (0, 1)), L, vb, s, d, "D", vt,
+        return CopyAtom(name, Layout(1, 0), L, Layout((1, d), (0, 1)), L, vb, s, d, "D", vt,
                         notes=f"cp.async.{'ca' if m.group(1) == 'CACHEALWAYS' else 'cg'}.shared.global [{s // 8} bytes]")
     m = _UNIVERSAL.match(name)
     if m:
@@ -390,7 +390,7 @@ def copy_atom(name: str, value_type: Any = "f16") -> CopyAtom:
         d = _UINT_BITS.get(m.group(2) or m.group(1))
         if s is None or d is None:
             raise LayoutError(f"copy_atom: {name!r}: UniversalCopy takes uint8_t .. uint128_t")
-        return CopyAtom(name, Layout(1), Layout((1, s), (0, 1)), Layout((1, d), (0, 1)), Layout((1, s), (0, 1)),
+        return CopyAtom(name, Layout(1, 0), Layout((1, s), (0, 1)), Layout((1, d), (0, 1)), Layout((1, s), (0, 1)),
                         vb, s, d, "", vt, notes=f"one {s}-bit vector load and {d}-bit store per thread")
     raise LayoutError(f"copy_atom: unknown copy atom {name!r}; known: {', '.join(copy_atom_names())}")
 
