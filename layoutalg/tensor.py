@@ -237,7 +237,9 @@ def _swizzle_slice_and_offset(coord: Any, C: ComposedLayout) -> tuple[Any, int]:
     the remaining layout touches only one of each Y/Z pair of bits, the swizzle acts on it as a
     sign flip of some strides, and CuTe *decays* the result to a plain layout with those strides
     (e.g. ``-16``) -- so a thread's slice of a swizzled tile is an ordinary layout. Otherwise the
-    result stays composed with the new offset.
+    result stays composed with the new offset. CuTe assumes the kept and the sliced-away bits never
+    carry into each other; where they do (a composed offset overlapping the kept bits) CuTe's form
+    would be another function, and the exact ``Sw o (offset + L(c0)) o slice(L)`` is returned instead.
     """
     sw, L = C.outer, C.inner
     B, M, S = sw.B, sw.M, abs(sw.S)
@@ -256,8 +258,10 @@ def _swizzle_slice_and_offset(coord: Any, C: ComposedLayout) -> tuple[Any, int]:
     offset_anti_zy = int(_eval(d_anti, dcoord))
     s_only = composition(only_zy, sliced)
     active = int(s_only(int(s_only.size()) - 1))
+    exact: tuple[Any, int] = (ComposedLayout(sw, int(C.offset) + int(_eval(L, _zero_underscores(coord))), sliced), 0)
     if active & ~sw(active):  # the slice still hits a Y bit and its Z bit: not reducible
-        return ComposedLayout(sw, offset_only_zy, sliced), offset_anti_zy
+        kept: tuple[Any, int] = (ComposedLayout(sw, offset_only_zy, sliced), offset_anti_zy)
+        return kept if _same_addresses(kept, exact) else exact
     zzz, yyy = sw.zzz_mask, sw.yyy_mask
     Z, Y = zzz & -zzz, yyy & -yyy
 
@@ -275,7 +279,16 @@ def _swizzle_slice_and_offset(coord: Any, C: ComposedLayout) -> tuple[Any, int]:
     R, flags = _decayed(B, M, S, sliced, dynamic)
     sub = {f"lo{i}": lo[i] for i in range(B)} | {f"hi{i}": hi[i] for i in range(B)}
     out = Layout(R.shape, _subs_stride(R.stride, sub))
-    return _Decayed(out, flags), int(sw(offset_only_zy)) + offset_anti_zy
+    decayed: tuple[Any, int] = (_Decayed(out, flags), int(sw(offset_only_zy)) + offset_anti_zy)
+    # CuTe assumes the bits it slices away and the bits it keeps never carry into each other; where a
+    # layout breaks that (an offset overlapping the kept bits), keep the exact composed form instead
+    return decayed if _same_addresses(decayed, exact) else exact
+
+
+def _same_addresses(a: tuple, b: tuple) -> bool:
+    ta = a[1] + np.asarray(a[0].table(), dtype=np.int64)
+    tb = b[1] + np.asarray(b[0].table(), dtype=np.int64)
+    return bool(np.array_equal(ta, tb))
 
 
 class _Decayed(Layout):

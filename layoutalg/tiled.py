@@ -921,12 +921,18 @@ def _atom_calls(S: Tensor, D: Tensor, nvs: int, nvd: int, op: str) -> list:
             raise LayoutError(f"{op}: source {s} and destination {d} have {int(rest_s.size())} and "
                               f"{int(rest_d.size())} instruction repeats")
         for i in range(int(rest_s.size())):
-            cs = (_,) + tuple(it.idx2crd(i, rest_s.shape) if type(rest_s.shape) is tuple else (i,))
-            cd = (_,) + tuple(it.idx2crd(i, rest_d.shape) if type(rest_d.shape) is tuple else (i,))
-            call(s(*cs), d(*cd))
+            call(s(_, *_crd(i, rest_s.shape)), d(_, *_crd(i, rest_d.shape)))
 
     group(S, D)
     return out
+
+
+def _crd(i: int, shape: Any) -> tuple:
+    """The per-mode coordinates of 1-D index ``i`` in ``shape`` (one entry per top-level mode)."""
+    if type(shape) is tuple:
+        c = it.idx2crd(i, shape)
+        return tuple(c) if isinstance(c, tuple) else (c,)
+    return (i,)
 
 
 def _check_vector(T: Tensor, nvals: int, reg_bits: int, value_bits: int, side: str, op: str, k: int) -> None:

@@ -109,7 +109,8 @@ class CopySpec:
     operand: str  # "A", "B", "C"
     atom: str
     swizzle: tuple | None = None  # (B, M, S) on the smem operand tile, or None
-    major: str = "K"  # majorness of the tensor partitioned (K: row-major MxK for A)
+    major: str = "K"  # majorness of the tensor partitioned (K: row-major MxK for A; for C: N-contiguous)
+    vectorizes: bool = True  # whether copy() of these partitions vectorises (CuTe compiles the copy)
 
 
 @dataclass
@@ -164,9 +165,10 @@ MMA_CASES: list[MMACase] = [
     MMACase("sm80_16x8x8_f16_2x2", "SM80_16x8x8_F32F16F16F32_TN", (2, 2, 1),
             copies=[CopySpec("A", "SM75_U32x2_LDSM_N")]),
     MMACase("sm80_16x8x8_f16acc_2x1_t32x16x16", "SM80_16x8x8_F16F16F16F16_TN", (2, 1, 1), (32, 16, 16),
-            copies=[CopySpec("C", "SM90_U32x4_STSM_N"), CopySpec("A", "SM75_U32x4_LDSM_N")]),
+            copies=[CopySpec("C", "SM90_U32x4_STSM_N", None, "N"), CopySpec("A", "SM75_U32x4_LDSM_N")]),
     MMACase("sm80_16x8x16_bf16_permM", "SM80_16x8x16_F32BF16BF16F32_TN", (2, 2, 1),
-            (Layout((2, 8, 2), (1, 4, 2)), 32, 16), copies=[CopySpec("A", "SM75_U16x8_LDSM_T", None, "MN")]),
+            (Layout((2, 8, 2), (1, 4, 2)), 32, 16),
+            copies=[CopySpec("A", "SM75_U16x8_LDSM_T", None, "MN", vectorizes=False)]),
     MMACase("sm80_16x8x8_tf32_2x2", "SM80_16x8x8_F32TF32TF32F32_TN", (2, 2, 1)),
     MMACase("sm80_16x8x4_tf32_1x2", "SM80_16x8x4_F32TF32TF32F32_TN", (1, 2, 1)),
     MMACase("sm80_16x8x32_s8_t32x32x32", "SM80_16x8x32_S32S8S8S32_TN", (2, 2, 1), (32, 32, 32),
@@ -185,7 +187,9 @@ MMA_CASES: list[MMACase] = [
     MMACase("sm90_64x64x16_f16_ss_2wg", "SM90_64x64x16_F32F16F16_SS", (2, 1, 1)),
     MMACase("sm90_64x128x16_bf16_ss_2wg", "SM90_64x128x16_F32BF16BF16_SS", (2, 1, 1)),
     MMACase("sm90_64x128x16_bf16_rs", "SM90_64x128x16_F32BF16BF16_RS",
-            copies=[CopySpec("A", "SM75_U32x4_LDSM_N", (3, 3, 3)), CopySpec("C", "SM90_U32x4_STSM_N")]),
+            # f32 accumulators through stmatrix (a b16 instruction): CuTe builds the TiledCopy, the copy cannot vectorise
+            copies=[CopySpec("A", "SM75_U32x4_LDSM_N", (3, 3, 3)),
+                    CopySpec("C", "SM90_U32x4_STSM_N", None, "N", vectorizes=False)]),
     MMACase("sm90_64x64x8_tf32_ss_1x2", "SM90_64x64x8_F32TF32TF32_SS_TN", (1, 2, 1)),
     MMACase("sm90_64x128x32_e4m3_ss_2wg", "SM90_64x128x32_F32E4M3E4M3_SS_TN", (2, 1, 1)),
     MMACase("sm90_64x96x16_f16acc_rs_2wg", "SM90_64x96x16_F16F16F16_RS", (2, 1, 1),
@@ -218,7 +222,7 @@ def tensor_layout(case: MMACase, operand: str, major: str = "K", scale: int = 2)
         R, C = N * scale, K * scale
     else:
         R, C = M * scale, N * scale
-    if operand == "C" or major == "MN":
+    if major == "MN" or (operand == "C" and major != "N"):
         return Layout((R, C), (1, R))
     return Layout((R, C), (C, 1))
 

@@ -351,8 +351,8 @@ def copy_atom(name: str, value_type: Any = "f16") -> CopyAtom:
     ``"UniversalCopy<uint8_t..uint128_t>"`` (a plain vectorised load/store). ``value_type`` names
     the element type (``"f16"``, ``"half_t"``, ``"bf16"``, ``"f32"``, ...) or its bits.
 
-    >>> str(copy_atom("SM75_U16x8_LDSM_T", "f16").val_layout_dst)
-    '((4,8),(2,4)):((16,1),(8,64))'
+    >>> str(copy_atom("SM75_U16x8_LDSM_T", "f16").val_layout_dst)   # the (1):(1) is the 16 bits of a value
+    '((4,8),(1,2,4)):((16,1),(1,8,64))'
     >>> copy_atom("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", "bf16").num_val_src
     8
     """
