@@ -72,6 +72,7 @@ __all__ = [
     "ptx_figure",
     "PTX_FIGURES",
     "scene_of",
+    "register_scene",
     "save",
     "render_png",
 ]
@@ -868,11 +869,25 @@ def ptx_figure(number: int) -> Scene:
 # ---------------------------------------------------------------------------------------------
 # Output
 # ---------------------------------------------------------------------------------------------
+#: class -> function(obj, **kwargs) -> Scene, filled by the picture modules above this one
+_SCENES: dict[Any, Any] = {}
+
+
+def register_scene(cls: type, draw: Any) -> None:
+    """Make ``draw(obj, **kwargs) -> Scene`` the picture :func:`scene_of` (and :func:`save`) gives ``cls``."""
+    _SCENES[cls] = draw
+
+
 def scene_of(obj: Any, **kwargs: Any) -> Scene:
     """The default picture of ``obj``: Scene as is; Fragment -> fragment_scene; BankReport -> banks_scene;
-    Layout / ComposedLayout / text -> layout_scene."""
+    a registered class (TiledMMA, TiledCopy: :mod:`layoutalg.viz_tiled`) -> its picture; Layout / ComposedLayout /
+    text -> layout_scene."""
     if isinstance(obj, Scene):
         return obj
+    for klass in type(obj).__mro__:  # pictures of higher layers (layoutalg.viz_tiled registers its own)
+        draw = _SCENES.get(klass)
+        if draw is not None:
+            return draw(obj, **kwargs)
     if isinstance(obj, BankReport):
         return banks_scene(obj, **kwargs)
     if all(hasattr(obj, a) for a in ("layout", "codomain", "operand", "num_threads")):
