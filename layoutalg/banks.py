@@ -65,6 +65,8 @@ __all__ = [
     "address_report",
     "analyze",
     "access_addresses",
+    "analyze_copy",
+    "FirstConflict",
 ]
 
 #: Banks of shared memory.
@@ -129,6 +131,30 @@ class Instruction:
     def conflict_free(self) -> bool:
         """wavefronts == ideal."""
         return self.wavefronts == self.ideal
+
+    @property
+    def first_conflict(self) -> FirstConflict | None:
+        """The first bank asked for two distinct words in one phase, and the first lane of each word."""
+        for c in self.conflicts:
+            (w0, l0), (w1, l1) = c.words[0], c.words[1]
+            return FirstConflict(self.label, c.bank, l0[0], l1[0], 4 * w0, 4 * w1)
+        return None
+
+
+@dataclass(frozen=True)
+class FirstConflict:
+    """Two lanes of one instruction that collide: same bank, different 4-byte words (byte addresses)."""
+
+    instruction: str
+    bank: int
+    lane_a: int
+    lane_b: int
+    address_a: int
+    address_b: int
+
+    def __str__(self) -> str:
+        return (f"{self.instruction}: lanes {self.lane_a} and {self.lane_b} both hit bank {self.bank} "
+                f"(bytes {self.address_a} and {self.address_b})")
 
 
 def _instruction(addresses: Sequence[Any], access_bytes: int, label: str = "") -> Instruction:
@@ -198,6 +224,15 @@ class BankReport:
     def conflicts(self) -> tuple:
         """All BankConflict records, instruction after instruction."""
         return tuple(c for i in self.instructions for c in i.conflicts)
+
+    @property
+    def first_conflict(self) -> FirstConflict | None:
+        """The first conflicting pair of lanes of the first instruction that has one (None if conflict-free)."""
+        for ins in self.instructions:
+            fc = ins.first_conflict
+            if fc is not None:
+                return fc
+        return None
 
     def summary(self, max_conflicts: int = 4) -> str:
         """A few lines of text: totals, then per instruction its wavefronts and its worst conflicts."""
@@ -356,4 +391,76 @@ def analyze(
             instrs.append(_instruction(lanes, vb, label))
     if not description:
         description = f"{access} reading {smem}, {element_bytes}-byte elements"
+    return BankReport(tuple(instrs), vb, description)
+
+
+def analyze_copy(
+    tiled_copy: Any, smem: Any, *, side: str | None = None, element_bytes: int | None = None, description: str = ""
+) -> BankReport:
+    """Banks of every shared-memory instruction a :class:`~layoutalg.tiled.TiledCopy` issues over ``smem``.
+
+    ``smem`` is the shared-memory tile the copy partitions (a Tensor, a Layout or a swizzled
+    ComposedLayout: coordinate -> element offset from a 1024-byte aligned base); ``side`` the side
+    of the copy in shared memory (default: the atom's, ``"S"`` for ldmatrix, ``"D"`` for stmatrix
+    and cp.async). Every thread's partition is split into instructions as CuTe's ``copy`` does;
+    instruction ``k`` of warp ``w`` is the ``k``-th of each of its 32 lanes, one vector per lane
+    (a 16-byte row address for ``ldmatrix``; lanes whose address an ``.x1``/``.x2`` ignores are
+    inactive). The report has one entry per (warp, instruction) of the whole CTA / warp-group.
+
+    By hand, ldmatrix.x4 of the A operand of a 2x2-warp m16n8k16 tiling over a row-major 64x32 f16
+    tile: each lane's 16-byte row starts at ``64*row`` bytes, so the 8 rows of one matrix fall in
+    banks ``16*row mod 32``: two distinct banks, a 4-way conflict per matrix -- 16 wavefronts where
+    4 would do. ``Swizzle<2,3,3>`` (XOR of row bits into the 16-byte chunk) spreads them::
+
+        >>> from layoutalg import Layout, ComposedLayout, Swizzle
+        >>> from layoutalg.nvidia.atoms import copy_atom, mma_atom
+        >>> from layoutalg.tiled import make_tiled_mma, make_tiled_copy_A
+        >>> mma = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 2, 1), (32, 32, 16))
+        >>> tc = make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", "f16"), mma)
+        >>> r = analyze_copy(tc, Layout((64, 32), (32, 1)))
+        >>> r.instructions[0].wavefronts, r.instructions[0].ideal
+        (16, 4)
+        >>> str(r.first_conflict)
+        'warp 0 instruction 0: lanes 0 and 2 both hit bank 0 (bytes 0 and 128)'
+        >>> analyze_copy(tc, ComposedLayout(Swizzle(2, 3, 3), 0, Layout((64, 32), (32, 1)))).conflict_free
+        True
+    """
+    from .tensor import Tensor, make_tensor
+    from .tiled import TiledCopy, copy_instructions
+
+    op = "analyze_copy"
+    if not isinstance(tiled_copy, TiledCopy):
+        raise LayoutError(f"{op}: {tiled_copy!r} is not a TiledCopy")
+    atom = tiled_copy.atom
+    side = side or atom.smem_side
+    if side not in ("S", "D"):
+        raise LayoutError(f"{op}: the copy {atom.name} does not say which side is shared memory; pass side='S' or 'D'")
+    eb = element_bytes if element_bytes is not None else max(1, atom.value_bits // 8)
+    if atom.value_bits % 8 and element_bytes is None:
+        raise LayoutError(f"{op}: {atom.value_bits}-bit values are not whole bytes; pass element_bytes")
+    reg_bits = atom.src_register_bits if side == "S" else atom.dst_register_bits
+    vb = max(eb, reg_bits // 8) if reg_bits else eb
+    if vb not in _ACCESS_BYTES:
+        raise LayoutError(f"{op}: {atom.name} moves {vb} bytes per lane on its shared-memory side; "
+                          f"shared-memory accesses are {_ACCESS_BYTES} bytes")
+    T = smem if isinstance(smem, Tensor) else make_tensor(_as_layout(smem, op, "shared-memory layout"))
+    val = atom.val_layout_src if side == "S" else atom.val_layout_dst
+    nthr_atom = atom.num_threads
+    # lanes of an atom whose values repeat an earlier lane's (ldmatrix .x1/.x2 address lanes >= 8*num)
+    rows = np.asarray(val.table(), dtype=np.int64).reshape(-1, nthr_atom).T
+    inactive = {j for j in range(nthr_atom) if any(np.array_equal(rows[j], rows[i]) for i in range(j))}
+    per_thread = []
+    for t in range(tiled_copy.num_threads):
+        th = tiled_copy.get_slice(t)
+        part = th.partition_S(T) if side == "S" else th.partition_D(T)
+        per_thread.append([int(c.addresses()[0]) * eb for c in copy_instructions(tiled_copy, part, side)])
+    ncalls = len(per_thread[0])
+    instrs = []
+    for w in range(0, tiled_copy.num_threads, 32):
+        lanes = range(w, min(w + 32, tiled_copy.num_threads))
+        for k in range(ncalls):
+            addrs = [None if (t % nthr_atom) in inactive else per_thread[t][k] for t in lanes]
+            instrs.append(_instruction(_check_addresses(addrs, vb, op), vb, f"warp {w // 32} instruction {k}"))
+    if not description:
+        description = f"{atom.name} ({'source' if side == 'S' else 'destination'} in shared memory) over {T.layout}"
     return BankReport(tuple(instrs), vb, description)

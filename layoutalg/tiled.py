@@ -85,6 +85,7 @@ __all__ = [
     "make_tiled_copy_S",
     "make_tiled_copy_D",
     "copy",
+    "copy_instructions",
     "partition_shape_A",
     "partition_shape_B",
     "partition_shape_C",
@@ -925,6 +926,29 @@ def _atom_calls(S: Tensor, D: Tensor, nvs: int, nvd: int, op: str) -> list:
 
     group(S, D)
     return out
+
+
+def copy_instructions(tiled_copy: Any, part: Tensor, side: str) -> list:
+    """One thread's ``partition_S`` (``side="S"``) or ``partition_D`` split as CuTe's ``copy`` issues it:
+    a list of rank-1 tensors, one per instruction, each of ``NumValSrc`` / ``NumValDst`` values, each
+    checked to vectorise into the instruction's registers (LayoutError otherwise).
+
+    >>> from layoutalg import Layout
+    >>> u64 = CopyAtom("UniversalCopy<uint64_t>", Layout(1), Layout((1, 64)), Layout((1, 64)), Layout((1, 64)), 16, 64, 64)
+    >>> tc = make_tiled_copy(u64, Layout((4, 1)), Layout((1, 4)))
+    >>> [p.addresses().tolist() for p in copy_instructions(tc, tc.get_slice(1).partition_S(make_tensor(Layout((4, 8), (8, 1)))), "S")]
+    [[8, 9, 10, 11], [12, 13, 14, 15]]
+    """
+    atom = tiled_copy.atom if isinstance(tiled_copy, TiledCopy) else tiled_copy
+    if side not in ("S", "D"):
+        raise LayoutError(f"copy_instructions: side {side!r} is not 'S' or 'D'")
+    nv = atom.num_val_src if side == "S" else atom.num_val_dst
+    rb = atom.src_register_bits if side == "S" else atom.dst_register_bits
+    T = part if isinstance(part, Tensor) else make_tensor(part)
+    calls = [s for s, _d in _atom_calls(T, T, nv, nv, "copy_instructions")]
+    for k, c in enumerate(calls):
+        _check_vector(c, nv, rb, atom.value_bits, "source" if side == "S" else "destination", "copy_instructions", k)
+    return calls
 
 
 def _crd(i: int, shape: Any) -> tuple:
