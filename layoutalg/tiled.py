@@ -86,6 +86,7 @@ __all__ = [
     "make_tiled_copy_D",
     "copy",
     "copy_instructions",
+    "copy_plan",
     "partition_shape_A",
     "partition_shape_B",
     "partition_shape_C",
@@ -928,6 +929,25 @@ def _atom_calls(S: Tensor, D: Tensor, nvs: int, nvd: int, op: str) -> list:
     return out
 
 
+def copy_plan(tiled_copy: Any, src: Tensor, dst: Tensor, *, op: str = "copy_plan") -> list:
+    """The instructions ``copy(tiled_copy, src, dst)`` issues for one thread: ``[(src_k, dst_k), ...]``,
+    rank-1 tensors of ``NumValSrc`` / ``NumValDst`` values each, every one checked to vectorise.
+
+    For an ``ldmatrix`` copy, ``src_k`` is the row this lane addresses and ``dst_k`` the registers
+    (fragment indices) it fills -- what a kernel needs to issue the copy exactly as planned.
+    """
+    atom = tiled_copy.atom if isinstance(tiled_copy, TiledCopy) else tiled_copy
+    if not isinstance(atom, CopyAtom):
+        raise LayoutError(f"{op}: {tiled_copy!r} is not a TiledCopy or a CopyAtom")
+    S = src if isinstance(src, Tensor) else make_tensor(src)
+    D = dst if isinstance(dst, Tensor) else make_tensor(dst)
+    calls = _atom_calls(S, D, atom.num_val_src, atom.num_val_dst, op)
+    for k, (s, d) in enumerate(calls):
+        _check_vector(s, atom.num_val_src, atom.src_register_bits, atom.value_bits, "source", op, k)
+        _check_vector(d, atom.num_val_dst, atom.dst_register_bits, atom.value_bits, "destination", op, k)
+    return calls
+
+
 def copy_instructions(tiled_copy: Any, part: Tensor, side: str) -> list:
     """One thread's ``partition_S`` (``side="S"``) or ``partition_D`` split as CuTe's ``copy`` issues it:
     a list of rank-1 tensors, one per instruction, each of ``NumValSrc`` / ``NumValDst`` values, each
@@ -1003,16 +1023,10 @@ def copy(tiled_copy: Any, src: Tensor, dst: Tensor) -> Tensor:
     ...
     layoutalg.errors.LayoutError: copy: the source of instruction 0 is not vectorisable: ...
     """
-    op = "copy"
     atom = tiled_copy.atom if isinstance(tiled_copy, TiledCopy) else tiled_copy
-    if not isinstance(atom, CopyAtom):
-        raise LayoutError(f"{op}: {tiled_copy!r} is not a TiledCopy or a CopyAtom")
     S = src if isinstance(src, Tensor) else make_tensor(src)
     D = dst if isinstance(dst, Tensor) else make_tensor(dst)
-    calls = _atom_calls(S, D, atom.num_val_src, atom.num_val_dst, op)
-    for k, (s, d) in enumerate(calls):
-        _check_vector(s, atom.num_val_src, atom.src_register_bits, atom.value_bits, "source", op, k)
-        _check_vector(d, atom.num_val_dst, atom.dst_register_bits, atom.value_bits, "destination", op, k)
+    calls = copy_plan(tiled_copy, S, D, op="copy")
     if S.data is not None and D.data is not None and atom.num_threads == 1:
         for s, d in calls:
             D.data[d.addresses()] = S.data[s.addresses()]

@@ -16,6 +16,9 @@ The checks, each a module:
   TMA -> wgmma end to end (``python -m layoutalg.gpu --only tma``).
 * :mod:`~layoutalg.gpu.synth_check` -- the layouts :func:`layoutalg.synth.synthesize_swizzle` finds for
   three kernels, beside no swizzle, the best CuTe atom and padding: ncu's shared-memory wavefronts.
+* :mod:`~layoutalg.gpu.tiled_check` -- tiled GEMM steps (mma.sync fed by ldmatrix from a swizzled
+  tile; two-warpgroup wgmma) executed exactly as :mod:`layoutalg.tiled` partitions them, and the
+  ldmatrix partitions' bank conflicts under Nsight Compute against :func:`layoutalg.banks.analyze_copy`.
 
 Only the ``run`` functions import Triton, torch or CuPy (lazily); planning, analysis and
 ``replay`` are numpy only, so recordings are checked on any machine. ``run_all`` runs them all::
@@ -56,12 +59,12 @@ def failures(recordings: dict) -> list[str]:
 
 def replay_all(directory: str | None = None) -> dict[str, list[str]]:
     """Replay the stored recordings against the library's current layouts: per check, what disagrees."""
-    from . import bank_check, mma_check, smem_check, synth_check, tma_check, wgmma_check
+    from . import bank_check, mma_check, smem_check, synth_check, tiled_check, tma_check, wgmma_check
     from .harness import DEFAULT_DIR, load_recording
 
     out = {}
     for name, mod in (("mma", mma_check), ("smem", smem_check), ("wgmma", wgmma_check), ("banks", bank_check),
-                      ("tma", tma_check), ("synth", synth_check)):
+                      ("tma", tma_check), ("synth", synth_check), ("tiled", tiled_check)):
         rec = load_recording(name, directory or DEFAULT_DIR)
         out[name] = ["no recording"] if rec is None else mod.replay(rec)
     return out

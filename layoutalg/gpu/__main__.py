@@ -13,7 +13,7 @@ from .harness import DEFAULT_DIR, run_all
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m layoutalg.gpu", description=__doc__)
     ap.add_argument("outdir", nargs="?", default=DEFAULT_DIR, help="where to write the JSON recordings")
-    ap.add_argument("--only", default="mma,smem,wgmma,banks,tma,synth", help="comma-separated checks to run")
+    ap.add_argument("--only", default="mma,smem,wgmma,banks,tma,synth,tiled", help="comma-separated checks to run")
     a = ap.parse_args(argv)
     recs = run_all(a.outdir, checks=tuple(x for x in a.only.split(",") if x))
     return 1 if failures(recs) else 0

@@ -2,9 +2,10 @@
 
 ``run_all()`` (also ``python -m layoutalg.gpu`` and ``layoutalg harness run``) runs the
 checks -- :mod:`~layoutalg.gpu.mma_check`, :mod:`~layoutalg.gpu.smem_check`,
-:mod:`~layoutalg.gpu.wgmma_check`, :mod:`~layoutalg.gpu.bank_check`, :mod:`~layoutalg.gpu.synth_check` -- each
-failing soft: an exception inside one check becomes a failed row, never a crash of the run. Each check's
-recording is written as ``<outdir>/{mma,smem,wgmma,banks,synth}.json`` with the machine it came from (GPU, driver, CUDA, Triton,
+:mod:`~layoutalg.gpu.wgmma_check`, :mod:`~layoutalg.gpu.bank_check`, :mod:`~layoutalg.gpu.synth_check`,
+:mod:`~layoutalg.gpu.tiled_check` -- each failing soft: an exception inside one check becomes a failed row,
+never a crash of the run. Each check's recording is written as ``<outdir>/{mma,smem,wgmma,banks,synth,tiled}.json``
+with the machine it came from (GPU, driver, CUDA, Triton,
 torch, date), so that :mod:`tests.test_gpu_replay` can hold the library to it on a CPU.
 
 The table, per row: check, item, status (pass / fail / error / skipped) and a detail.
@@ -117,6 +118,8 @@ def _rows(name: str, data: dict) -> list[tuple]:
             det += f" e2e:{'ok' if rec['e2e']['ok'] else 'BAD'}"
         elif name == "wgmma" and st in ("pass", "fail"):
             det = f"k-blocks {len(rec.get('descriptors_A', []))} max|err| {rec.get('max_abs_err')}"
+        elif name == "tiled" and st in ("pass", "fail"):
+            det = f"D exact: {rec.get('ok')} (max|err| {rec.get('max_abs_err')})"
         elif name == "smem" and st in ("pass", "fail"):
             det = f"{rec['R']}x{rec['C']} mismatches {rec['mismatches']}"
         elif name == "synth" and "predicted" in rec:
@@ -141,6 +144,11 @@ def _rows(name: str, data: dict) -> list[tuple]:
         rows.append((name, f"offset:{key}", rec["status"],
                      f"exact D with bo abs {rec['hardware_bo']['abs']} rel {rec['hardware_bo']['rel']}; "
                      f"library sliced {rec['library_bo']['sliced']} origin {rec['library_bo']['origin']}"))
+    for key, rec in sorted(data.get("banks", {}).items()) if name == "tiled" else ():
+        ncu = rec.get("ncu") or {}
+        rows.append((name, f"banks:{key}", rec.get("status", "?"),
+                     f"predicted {rec['predicted']['wavefronts']} wavefronts (ideal {rec['predicted']['ideal']}), "
+                     f"ncu {ncu.get('l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum')}"))
     for rec in data.get("skipped", []):
         rows.append((name, f"{'sp.' if rec['sparse'] else ''}{rec['shape']}.{rec['dtype']}"
                      + (f".{rec['kind']}" if rec.get("kind") else ""), "skipped", rec["reason"]))
@@ -168,7 +176,7 @@ def table(recordings: dict) -> str:
     return "\n".join(lines)
 
 
-def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks", "tma", "synth"), log=print) -> dict:
+def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks", "tma", "synth", "tiled"), log=print) -> dict:
     """Run the checks (each failing soft), write the recordings to ``outdir`` (default: tests/data/hardware)."""
     outdir = outdir or DEFAULT_DIR
     t0 = time.time()
@@ -194,6 +202,8 @@ def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks", 
                 from . import tma_check as mod
             elif name == "synth":
                 from . import synth_check as mod
+            elif name == "tiled":
+                from . import tiled_check as mod
             else:
                 from . import wgmma_check as mod
             data = mod.run(log=log)
