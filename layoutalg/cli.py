@@ -4,6 +4,7 @@ Subcommands (``layoutalg <cmd> --help`` for each)::
 
     layoutalg show "(4,2):(2,1)"              # offset grid as text (CuTe's print_layout)
     layoutalg show "Sw<3,3,3> o (8,64):(64,1)" -o atom.svg
+    layoutalg show --tiled-mma SM80_16x8x16_F32F16F16F32_TN --atom-layout 2x2x1 -o mma.svg
     layoutalg eval "(4,2):(2,1)" "(1,1)"      # -> 3
     layoutalg desc --major K --swizzle 128 --dtype bf16 --tile 64x64
     layoutalg frag m16n8k16 f16 A -o a.svg
@@ -253,6 +254,73 @@ def _table(rows: list[dict], cols: Sequence[str]) -> str:
 # ---------------------------------------------------------------------------------------------
 # Subcommands
 # ---------------------------------------------------------------------------------------------
+def _split_top(text: str) -> list[str]:
+    """Split ``text`` at commas outside parentheses."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        cur += ch
+    out.append(cur.strip())
+    return out
+
+
+def _show_tiled(args: argparse.Namespace) -> int:
+    """``show --tiled-mma``: CuTe's print of the TiledMMA (and tiled copies), pictures, bank reports."""
+    from .nvidia.atoms import copy_atom, mma_atom, value_bits
+    from .tiled import make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_mma
+
+    atom = mma_atom(args.tiled_mma)
+    al: Any = (1, 1, 1)
+    if args.atom_layout:
+        text = args.atom_layout.strip()
+        al = _parse_layout(text) if ":" in text else tuple(int(x) for x in text.lower().split("x"))
+    perm = None
+    if args.permutation:
+        perm = tuple(None if e in ("_", "") else (int(e) if e.isdigit() else _parse_layout(e))
+                     for e in _split_top(args.permutation))
+    mma = make_tiled_mma(atom, al, perm)
+    print(mma)
+    print(f"  tile M x N x K = {' x '.join(map(str, mma.tile_size_mnk))}, {mma.num_threads} threads")
+    print(f"  LayoutA_TV: {mma.get_layoutA_TV()}")
+    print(f"  LayoutB_TV: {mma.get_layoutB_TV()}")
+    print(f"  LayoutC_TV: {mma.get_layoutC_TV()}")
+    window = None
+    if args.window:
+        (m0, m1), (n0, n1) = (tuple(int(x) for x in part.split(":")) for part in args.window.split(","))
+        window = ((m0, m1), (n0, n1))
+    from . import viz
+
+    if args.output:
+        viz.save(mma, args.output, mode=args.mode, window=window)
+        print(f"wrote {args.output}")
+    types = dict(zip("DABC", atom.value_types))
+    for spec in args.copy or []:
+        if ":" not in spec:
+            raise LayoutError(f"show: --copy {spec!r} is not OPERAND:ATOM (e.g. A:SM75_U32x4_LDSM_N)")
+        operand, name = spec.split(":", 1)
+        operand = operand.strip().upper()
+        make = {"A": make_tiled_copy_A, "B": make_tiled_copy_B, "C": make_tiled_copy_C}.get(operand)
+        if make is None:
+            raise LayoutError(f"show: --copy operand {operand!r} is not A, B or C")
+        tc = make(copy_atom(name, value_bits(types[operand])), mma)
+        print(tc)
+        if args.copy_output:
+            viz.save(tc, args.copy_output, mode=args.mode)
+            print(f"wrote {args.copy_output}")
+        if args.banks:
+            from .banks import analyze_copy
+
+            rep = analyze_copy(tc, _parse_layout(args.banks))
+            print("\n".join(rep.summary(max_conflicts=2).splitlines()[:2]))
+            fc = rep.first_conflict
+            print("  first conflict: " + (str(fc) if fc else "none"))
+    return 0
+
+
 def _parse_shape(text: str | None, what: str) -> list[int]:
     if not text:
         raise LayoutError(f"{what}: give the tensor shape with --shape, e.g. --shape 64,64")
@@ -263,6 +331,8 @@ def _parse_shape(text: str | None, what: str) -> list[int]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    if getattr(args, "tiled_mma", None):
+        return _show_tiled(args)
     if getattr(args, "gluon", None):
         from .interop.gluon import from_gluon, gluon_layout
 
@@ -274,7 +344,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     elif args.layout:
         L = _parse_layout(args.layout)
     else:
-        raise LayoutError("show: give a layout in CuTe notation, or --gluon with a Gluon layout")
+        raise LayoutError("show: give a layout in CuTe notation, --gluon with a Gluon layout, or --tiled-mma ATOM")
     print(print_layout(L, args.max, args.max))
     if args.output:
         from . import viz
@@ -976,6 +1046,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="draw the picture as shared memory (16-byte chunks, banks) with elements of BYTES bytes",
     )
+    s.add_argument("--tiled-mma", metavar="ATOM",
+                   help="show a TiledMMA of this atom (CuTe's name, e.g. SM80_16x8x16_F32F16F16F32_TN, "
+                        "SM90_64x128x16_F32BF16BF16_SS): CuTe's print, TV layouts, -o picture")
+    s.add_argument("--atom-layout", metavar="MxNxK", help="atoms over threads: 2x2x1 or a layout (2,2,1):(2,1,0)")
+    s.add_argument("--permutation", metavar="M,N,K", help="tile/permutation per mode: 32,32,16 or _,(8,2,2):(1,16,8),_")
+    s.add_argument("--copy", action="append", metavar="OP:ATOM",
+                   help="also a make_tiled_copy_<OP> with this copy atom, e.g. A:SM75_U32x4_LDSM_N (repeatable)")
+    s.add_argument("--copy-output", metavar="FILE", help="write the tiled copy's picture (.svg or .png)")
+    s.add_argument("--banks", metavar="SMEM", help="bank report of the --copy over this shared-memory layout")
+    s.add_argument("--mode", default="auto", choices=("auto", "cells", "blocks"),
+                   help="tiled pictures: every cell, aggregated blocks, or auto (cells up to 64x64)")
+    s.add_argument("--window", metavar="M0:M1,N0:N1", help="tiled-MMA picture: only these rows/columns of C")
     s.set_defaults(func=cmd_show)
 
     s = sub.add_parser(
