@@ -103,7 +103,7 @@ def ampere_plan(seed: int = 0) -> dict:
                   "ldA": [], "ldB": [], "out": [], "config": {
                       "mma": str(mma), "smem_A": str(sA), "smem_B": str(sB),
                       "copy_A": repr(tcA), "copy_B": repr(tcB)}}
-    frag = None
+    frag: tuple | None = None
     for t in range(mma.num_threads):
         th = mma.get_slice(t)
         fA, fB, fC = th.partition_fragment_A(TA), th.partition_fragment_B(TB), th.partition_fragment_C(gD)
@@ -122,6 +122,8 @@ def ampere_plan(seed: int = 0) -> dict:
             frag = (fA, fB, fC, shapes)
         elif shapes != frag[3]:
             raise ValueError(f"thread {t}'s fragments {shapes} differ from thread 0's {frag[3]}")
+    if frag is None:  # pragma: no cover - a tiled MMA has threads
+        raise ValueError("ampere_plan: no threads")
     fA, fB, fC, _ = frag
     RM, RK = int(fA.layout[1].size()), int(fA.layout[2].size())
     RN = int(fB.layout[1].size())
