@@ -150,13 +150,17 @@ def test_one_atom_tiles_to_itself(name):
 
 def test_atoms_are_the_catalog():
     # mma.sync: the catalog's fragments, name by name
+    seen = 0
     for e in catalog_mma.catalog():
-        if e.operand != "C" or e.kind or (e.shape, e.dtype) == ("m8n8k4", "f16"):
+        if e.operand != "C" or (e.shape, e.dtype) == ("m8n8k4", "f16"):
             continue
-        a = mma_atom(cute_mma_name(e.shape, e.dtype, e.ctype, sparse=e.sparse))
+        a = mma_atom(cute_mma_name(e.shape, e.dtype, e.ctype, sparse=e.sparse, kind=e.kind))
         get = catalog_mma.sparse_fragment if e.sparse else catalog_mma.fragment
-        assert a.layout_c_tv == get(e.shape, e.dtype, "C", ctype=e.ctype).layout
-        assert a.layout_a_tv == get(e.shape, e.dtype, "A").layout
+        assert a.layout_c_tv == get(e.shape, e.dtype, "C", ctype=e.ctype, kind=e.kind).layout
+        assert a.layout_a_tv == get(e.shape, e.dtype, "A", kind=e.kind).layout
+        assert a.layout_b_tv == get(e.shape, e.dtype, "B", kind=e.kind).layout
+        seen += 1
+    assert seen > 60  # every mma.sync / mma.sp entry, kind:: forms included
     # the Volta quadpair: lane (l%4) + 16*(l>=16) of computation 0, as the catalog's m8n8k4 fragment
     q = mma_atom("SM70_8x8x4_F32F16F16F32_TN")
     f = catalog_mma.fragment("m8n8k4", "f16", "C", ctype="f32")

@@ -59,6 +59,7 @@ __all__ = [
 _NAME_TYPES = {
     "F16": "f16", "BF16": "bf16", "TF32": "tf32", "F32": "f32", "F64": "f64", "S32": "s32",
     "S8": "s8", "U8": "u8", "S4": "s4", "U4": "u4", "U1": "b1", "E4M3": "e4m3", "E5M2": "e5m2",
+    "E3M2": "e3m2", "E2M3": "e2m3", "E2M1": "e2m1",
 }
 _PTX_TO_NAME = {v: k for k, v in _NAME_TYPES.items()}
 _TYPE_TOKEN = re.compile("|".join(sorted(_NAME_TYPES, key=len, reverse=True)))
@@ -94,9 +95,9 @@ def value_bits(value_type: Any) -> int:
 # ---------------------------------------------------------------------------------------------
 _QUADPAIR = Layout((4, 2), (1, 16))  # SM70_QuadPair: logical thread (lane in quad, high half) -> lane
 
-_SYNC_NAME = re.compile(r"^SM(\d+)_(\d+)x(\d+)x(\d+)_([A-Z0-9]+?)_(TN|NT|NN|TT)(_SATURATE|_XORPOPC|_ANDPOPC)?$")
+_SYNC_NAME = re.compile(r"^SM(\d+)_(\d+)x(\d+)x(\d+)_([A-Z0-9]+?)_(TN|NT|NN|TT)(_SATURATE|_XORPOPC|_ANDPOPC)?(?:_KIND_([A-Z0-9]+))?$")
 _WGMMA_NAME = re.compile(r"^SM90_64x(\d+)x(\d+)_([A-Z0-9]+?)_(SS|RS)(_TN)?(_SATURATE)?(?:<\s*(.*?)\s*>)?$")
-_SPARSE_NAME = re.compile(r"^SM(\d+)_SPARSE_(\d+)x(\d+)x(\d+)_([A-Z0-9]+?)_TN$")
+_SPARSE_NAME = re.compile(r"^SM(\d+)_SPARSE_(\d+)x(\d+)x(\d+)_([A-Z0-9]+?)_TN()()(?:_KIND_([A-Z0-9]+))?$")
 
 
 def _split_types(text: str, n: int, name: str) -> list[str]:
@@ -111,21 +112,23 @@ def _sm_number(min_sm: str) -> int:
 
 
 def cute_mma_name(shape: str, dtype: str, ctype: str | None = None, *, btype: str | None = None,
-                  layouts: str = "TN", sparse: bool = False) -> str:
+                  layouts: str = "TN", sparse: bool = False, kind: str | None = None) -> str:
     """CuTe's name of the ``mma.sync`` atom for a catalog shape/type (``_XORPOPC`` for ``.b1``).
 
     The ``SM<nn>`` prefix is CuTe's: ``SM70`` for ``m8n8k4 .f16``, ``SM80`` for every sm_75/sm_80
     shape (CuTe also has ``SM75_16x8x8_F32F16F16F32_TN`` and ``SM75_8x8x16_S32S8S8S32_TN``, which
-    :func:`mma_atom` accepts too); otherwise the catalog's minimum target.
+    :func:`mma_atom` accepts too); otherwise the catalog's minimum target. The ``kind::`` forms of
+    sm_120 (``f8f6f4``, ``mxf8f6f4``, ``mxf4``, ``mxf4nvf4``) get layoutalg's suffix ``_KIND_<KIND>``
+    (CuTe names its SM120 atoms by template instead); their block-scale factors are not part of the atom.
 
     >>> cute_mma_name("m16n8k16", "bf16"), cute_mma_name("m8n8k4", "f16", "f32", layouts="NT")
     ('SM80_16x8x16_F32BF16BF16F32_TN', 'SM70_8x8x4_F32F16F16F32_NT')
     """
     M, N, K = _mma._parse_mnk(shape)
     if sparse:
-        f = _mma.sparse_fragment(shape, dtype, "C", ctype=ctype)
+        f = _mma.sparse_fragment(shape, dtype, "C", ctype=ctype, kind=kind)
     else:
-        f = _mma.fragment(shape, dtype, "C", ctype=ctype)
+        f = _mma.fragment(shape, dtype, "C", ctype=ctype, kind=kind)
     acc = f.dtype
     sm = _sm_number(f.min_sm)
     if sm == 75:
@@ -138,6 +141,8 @@ def cute_mma_name(shape: str, dtype: str, ctype: str | None = None, *, btype: st
         raise LayoutError(f"cute_mma_name: no CuTe spelling for type {e.args[0]!r}") from None
     head = f"SM{sm}_SPARSE" if sparse else f"SM{sm}"
     suffix = "_XORPOPC" if dtype == "b1" else ""
+    if kind:
+        suffix += "_KIND_" + str(kind).replace("kind::", "").upper()
     return f"{head}_{M}x{N}x{K}_{types}_{layouts}{suffix}"
 
 
@@ -152,9 +157,14 @@ def _quadpair(layout: Layout) -> Layout:
     return make_layout(thr, coalesce(layout[1]))
 
 
-def _sync_atom(name: str, shape: str, atype: str, btype: str, acc: str, lay: str, sparse: bool) -> MMAAtom:
+def _sync_atom(name: str, shape: str, atype: str, btype: str, acc: str, lay: str, sparse: bool,
+               kind: str | None = None) -> MMAAtom:
     M, N, K = _mma._parse_mnk(shape)
-    get = _mma.sparse_fragment if sparse else _mma.fragment
+    base = _mma.sparse_fragment if sparse else _mma.fragment
+
+    def get(shp: str, dt: str, op: str, **kw: Any) -> Any:
+        return base(shp, dt, op, kind=kind, **kw)
+
     if shape == "m8n8k4" and atype == "f16":
         al = {"T": "row", "N": "col"}[lay[0]]
         bl = {"N": "col", "T": "row"}[lay[1]]
@@ -248,13 +258,14 @@ def mma_atom(name: str | None = None, *, shape: str | None = None, dtype: str | 
         raise LayoutError(f"mma_atom: {name!r}: D type .{d} differs from C type .{c}")
     lay = "TN" if sparse else m.group(6)
     suffix = None if sparse else m.group(7)
+    kind = m.group(8).lower() if m.group(8) else None
     if a == "b1" and suffix not in ("_XORPOPC", "_ANDPOPC"):
         raise LayoutError(f"mma_atom: {name!r}: a .b1 atom needs _XORPOPC or _ANDPOPC")
     shape = f"m{M}n{N}k{K}"
-    if a != b and not ({a, b} <= {"s8", "u8"} or {a, b} <= {"s4", "u4"} or {a, b} <= {"e4m3", "e5m2"}):
+    if a != b and not ({a, b} <= {"s8", "u8"} or {a, b} <= {"s4", "u4"} or {a, b} <= {"e4m3", "e5m2"} or kind):
         raise LayoutError(f"mma_atom: {name!r}: A .{a} and B .{b} are not a valid pair")
     try:
-        return _sync_atom(name, shape, a, b, d, lay, sparse)
+        return _sync_atom(name, shape, a, b, d, lay, sparse, kind)
     except LayoutError as e:
         raise LayoutError(f"mma_atom: {name!r} is not in the catalog: {e}") from None
 
@@ -270,9 +281,9 @@ def mma_atom_names(include_wgmma: bool = True) -> tuple:
     out: list[str] = []
     seen = set()
     for e in _mma.catalog():
-        if e.operand != "C" or e.kind is not None:
+        if e.operand != "C":
             continue
-        key = (e.shape, e.dtype, e.ctype, e.sparse)
+        key = (e.shape, e.dtype, e.ctype, e.sparse, e.kind)
         if key in seen:
             continue
         seen.add(key)
@@ -281,7 +292,7 @@ def mma_atom_names(include_wgmma: bool = True) -> tuple:
                 out.append(cute_mma_name(e.shape, e.dtype, e.ctype, layouts=lay))
             continue
         try:
-            out.append(cute_mma_name(e.shape, e.dtype, e.ctype, sparse=e.sparse))
+            out.append(cute_mma_name(e.shape, e.dtype, e.ctype, sparse=e.sparse, kind=e.kind))
         except LayoutError:  # pragma: no cover - every catalog type has a spelling
             continue
     if include_wgmma:
