@@ -328,3 +328,64 @@ def test_catalogue_names_round_trip():
     assert mma_atom(shape="m16n8k16", dtype="bf16").name == "SM80_16x8x16_F32BF16BF16F32_TN"
     assert mma_atom(shape="m64n64k16", dtype="f16", source="RS").name == "SM90_64x64x16_F32F16F16_RS"
     assert mma_atom("SM75_16x8x8_F32F16F16F32_TN").layout_a_tv == mma_atom("SM80_16x8x8_F32F16F16F32_TN").layout_a_tv
+
+
+# --------------------------------------------------------------------------- laws on random tilings
+from hypothesis import assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ATOMS = ["SM80_16x8x16_F32F16F16F32_TN", "SM80_16x8x8_F32TF32TF32F32_TN", "SM80_8x8x4_F64F64F64F64_TN",
+          "SM80_16x8x32_S32S8S8S32_TN", "SM70_8x8x4_F32F16F16F32_NT", "SM90_64x16x16_F32F16F16_RS",
+          "SM80_SPARSE_16x8x32_F32F16F16F32_TN", "SM120_16x8x32_F32E2M1E2M1F32_TN_KIND_F8F6F4"]
+
+
+@st.composite
+def tilings(draw):
+    atom = mma_atom(draw(st.sampled_from(_ATOMS)))
+    shape = tuple(draw(st.sampled_from([1, 2])) for _ in range(2)) + (1,)
+    row_major = draw(st.booleans())
+    al = Layout(shape, (shape[1], 1, 0)) if row_major else Layout(shape, (1, shape[0], 0))
+    mult = [draw(st.sampled_from([1, 2])) for _ in range(3)]
+    perm = tuple(atom.shape_mnk[i] * shape[i] * mult[i] for i in range(3))
+    return make_tiled_mma(atom, al, perm if draw(st.booleans()) else None)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tilings())
+def test_tiling_laws(mma):
+    """For any tiling whose threads are 0..T-1: C is held exactly once, A (B) once per thread group along
+    N (M), and thread t's partition of a tile-sized tensor is its row of the TV layout. (A lone Volta
+    quadpair is lanes 0-3 and 16-19: CuTe's get_layoutC_TV then indexes thread slots, not lanes.)"""
+    assume(sorted(_table(mma.thr_layout_vmnk).tolist()) == list(range(mma.num_threads)))
+    M, N, K = mma.tile_size_mnk
+    Kc = K // mma.atom.a_k_compression
+    TM, TN = int(mma.thr_layout_vmnk[1].size()), int(mma.thr_layout_vmnk[2].size())
+    c = np.bincount(_table(mma.get_layoutC_TV()), minlength=M * N)
+    assert c.size == M * N and (c == 1).all()
+    a = np.bincount(_table(mma.get_layoutA_TV()), minlength=M * Kc)
+    b = np.bincount(_table(mma.get_layoutB_TV()), minlength=N * K)
+    assert a.size == M * Kc and a.min() >= TN and b.size == N * K and b.min() >= TM
+    T = mma.num_threads
+    CT = _table(mma.get_layoutC_TV()).reshape(-1, T).T
+    AT = _table(mma.get_layoutA_TV()).reshape(-1, T).T
+    for t in (0, T // 2 + 1, T - 1):
+        th = mma.get_slice(t)
+        assert th.partition_C(make_tensor(Layout((M, N)))).addresses().tolist() == CT[t].tolist()
+        assert th.partition_A(make_tensor(Layout((M, Kc)))).addresses().tolist() == AT[t].tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([(4, 8), (8, 4), (16, 2), (2, 16), (32, 1)]), st.booleans(),
+       st.sampled_from([(1, 1), (1, 2), (2, 1), (2, 2), (1, 4)]), st.booleans())
+def test_make_tiled_copy_laws(thr_shape, thr_row, val_shape, val_row):
+    """make_tiled_copy covers its tile exactly once, and thread t's partition of the tile is its TV row."""
+    thr = Layout(thr_shape, (thr_shape[1], 1)) if thr_row else Layout(thr_shape)
+    val = Layout(val_shape, (val_shape[1], 1)) if val_row else Layout(val_shape)
+    tc = make_tiled_copy(copy_atom("UniversalCopy<uint16_t>", "f16"), thr, val)
+    M, N = tc.tile_shape
+    assert (M, N) == (thr_shape[0] * val_shape[0], thr_shape[1] * val_shape[1])
+    tv = _table(tc.layout_tv)
+    assert sorted(tv.tolist()) == list(range(M * N))
+    rows = tv.reshape(-1, tc.num_threads).T
+    for t in (0, tc.num_threads - 1):
+        assert tc.get_slice(t).partition_S(make_tensor(Layout((M, N)))).addresses().tolist() == rows[t].tolist()
