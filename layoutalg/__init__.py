@@ -80,6 +80,7 @@ from .composed import ComposedLayout, make_composed_layout  # noqa: E402
 from .verify import Counterexample, Verdict, equivalent, verify  # noqa: E402
 from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: E402
 from . import viz as _viz  # noqa: E402,F401  (registers the notebook pictures: layoutalg.hooks)
+from . import viz_tiled as _viz_tiled  # noqa: E402,F401  (the pictures of TiledMMA / TiledCopy)
 
 #: Names exported lazily (module-level ``__getattr__``): importing layoutalg does not import the
 #: modules that define them, which sit above the NVIDIA catalog. They are documented with their

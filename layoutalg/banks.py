@@ -53,6 +53,8 @@ from .errors import LayoutError
 from .hooks import svg_of
 from .layout import check_table_size
 from .parse import as_concrete_layout
+from .tensor import Tensor, make_tensor
+from .tiled import TiledCopy, copy_instructions
 
 __all__ = [
     "NUM_BANKS",
@@ -425,9 +427,6 @@ def analyze_copy(
         >>> analyze_copy(tc, ComposedLayout(Swizzle(2, 3, 3), 0, Layout((64, 32), (32, 1)))).conflict_free
         True
     """
-    from .tensor import Tensor, make_tensor
-    from .tiled import TiledCopy, copy_instructions
-
     op = "analyze_copy"
     if not isinstance(tiled_copy, TiledCopy):
         raise LayoutError(f"{op}: {tiled_copy!r} is not a TiledCopy")

@@ -42,7 +42,7 @@ must already be rank 2 and splits it into (tile, rest) -- which is how ``TiledMM
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -51,7 +51,8 @@ from .algebra import composition, logical_divide, tiled_product
 from .composed import ComposedLayout
 from .swizzle import Swizzle
 from .errors import LayoutError
-from .layout import Layout, make_layout
+from .layout import Layout, _fmt, make_layout
+from .parse import parse
 
 __all__ = [
     "_",
@@ -145,8 +146,6 @@ def _lift(coord: Any, t: Any, keep_underscore: bool, op: str) -> tuple:
 
 
 def it_fmt(t: Any) -> str:
-    from .layout import _fmt
-
     return _fmt(t)
 
 
@@ -241,7 +240,7 @@ def _swizzle_slice_and_offset(coord: Any, C: ComposedLayout) -> tuple[Any, int]:
     carry into each other; where they do (a composed offset overlapping the kept bits) CuTe's form
     would be another function, and the exact ``Sw o (offset + L(c0)) o slice(L)`` is returned instead.
     """
-    sw, L = C.outer, C.inner
+    sw, L = cast(Swizzle, C.outer), cast(Layout, C.inner)
     B, M, S = sw.B, sw.M, abs(sw.S)
     if _all_underscore(coord):
         return ComposedLayout(sw, C.offset, slice_(coord, L)), 0
@@ -339,8 +338,9 @@ def _eval(layout: Any, coord: Any) -> Any:
 # zipped divide with CuTe's treatment of ``_``
 # ---------------------------------------------------------------------------------------------
 def _modes(L: Layout) -> list:
-    if type(L.shape) is tuple:
-        return [Layout(s, d) for s, d in zip(L.shape, L.stride)]
+    shape, stride = cast(Any, L.shape), cast(Any, L.stride)
+    if type(shape) is tuple:
+        return [Layout(s, d) for s, d in zip(shape, stride)]
     return [L]
 
 
@@ -493,8 +493,10 @@ def make_fragment_like(x: Any) -> Any:
             return 1 if d == 0 else s
 
         first = Layout(m0.shape, _compact_col_major(filter_zeros(m0.stride, m0.shape), 1))
-        rest_shape = tuple(x.shape[1:])
-        rest_stride = tuple(x.stride[1:])
+        xs: Any = x.shape
+        xd: Any = x.stride
+        rest_shape = tuple(xs[1:])
+        rest_stride = tuple(xd[1:])
         dyn = getattr(x, "dynamic", None)
         rest = Layout(rest_shape, _compact_order(rest_shape, rest_stride, tuple(dyn[1:]) if dyn is not None else None))
         return tiled_product(first, rest)
@@ -508,8 +510,6 @@ def _as_layout(x: Any, op: str) -> Any:
     if isinstance(x, (Layout, ComposedLayout)):
         return x
     if isinstance(x, str):
-        from .parse import parse
-
         return parse(x)
     raise LayoutError(f"{op}: {x!r} is not a layout")
 
@@ -548,7 +548,8 @@ class Tensor:
     @property
     def stride(self) -> Any:
         """Stride of the layout (of the inner layout for a composed one)."""
-        return self.layout.inner.stride if isinstance(self.layout, ComposedLayout) else self.layout.stride
+        inner: Any = self.layout.inner if isinstance(self.layout, ComposedLayout) else self.layout
+        return inner.stride
 
     def size(self) -> int:
         """Number of elements."""
@@ -682,8 +683,6 @@ def make_tensor(x: Any, data: Any = None, offset: int = 0, *, swizzle_ptr: bool 
         L = Layout(tuple(a.shape), strides) if a.ndim > 1 else Layout(a.shape[0], strides[0])
         return Tensor(L, buf, offset)
     if isinstance(x, str):
-        from .parse import parse
-
         x = parse(x)
     if swizzle_ptr:
         if not (isinstance(x, ComposedLayout) and isinstance(x.outer, Swizzle) and isinstance(x.inner, Layout)):

@@ -57,7 +57,9 @@ from .algebra import (
 )
 from .composed import ComposedLayout
 from .errors import LayoutError
+from .hooks import svg_of
 from .layout import Layout, make_layout
+from .parse import parse
 from .tensor import (
     Tensor,
     _,
@@ -229,8 +231,6 @@ def _as_layout_arg(x: Any, op: str, what: str) -> Layout:
     if isinstance(x, Layout):
         return x
     if isinstance(x, str):
-        from .parse import parse
-
         L = parse(x)
         if not isinstance(L, Layout):
             raise LayoutError(f"{op}: {what} {x!r} is not a Layout")
@@ -395,12 +395,8 @@ class TiledMMA:
         return f"TiledMMA({self.atom.name}, {self.atom_layout_mnk}, tile {self.tile_size_mnk})"
 
     def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks
-        try:
-            from .viz_tiled import tiled_mma_svg
-
-            return tiled_mma_svg(self)
-        except Exception:
-            return None
+        """The picture a notebook shows (registered by layoutalg.viz_tiled through layoutalg.hooks)."""
+        return svg_of(self)
 
 
 class ThrMMA:
@@ -756,12 +752,8 @@ class TiledCopy:
         return f"TiledCopy({self.atom.name}, {self.layout_tv}, tiler {_tiler_str(self.tiler)})"
 
     def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks
-        try:
-            from .viz_tiled import tiled_copy_svg
-
-            return tiled_copy_svg(self)
-        except Exception:
-            return None
+        """The picture a notebook shows (registered by layoutalg.viz_tiled through layoutalg.hooks)."""
+        return svg_of(self)
 
 
 def _tiler_str(t: Any) -> str:

@@ -33,7 +33,9 @@ from typing import Any
 import numpy as np
 
 from .errors import LayoutError
-from .viz import THREAD_COLORS, Scene, _header, _lighten
+from .hooks import register_svg
+from .tiled import MMAAtom, TiledCopy, TiledMMA, make_tiled_mma
+from .viz import THREAD_COLORS, Scene, _header, _lighten, register_scene
 
 __all__ = ["tiled_mma_scene", "tiled_copy_scene", "tiled_mma_svg", "tiled_copy_svg", "owners", "thread_color",
            "WARP_COLORS"]
@@ -78,8 +80,6 @@ def owners(tv: Any, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _as_tiled_mma(x: Any) -> Any:
-    from .tiled import MMAAtom, TiledMMA, make_tiled_mma
-
     if isinstance(x, TiledMMA):
         return x
     if isinstance(x, MMAAtom):
@@ -274,8 +274,6 @@ def tiled_copy_scene(
     ``ldmatrix`` the source side shows the lanes that supply row addresses and the destination
     side the registers. Same ``mode`` / ``window`` / ``block`` options as :func:`tiled_mma_scene`.
     """
-    from .tiled import TiledCopy
-
     if not isinstance(tiled_copy, TiledCopy):
         raise LayoutError(f"tiled_copy_scene: {tiled_copy!r} is not a TiledCopy")
     shp = tiled_copy.tile_shape
@@ -339,3 +337,10 @@ def tiled_copy_svg(tiled_copy: Any, **kwargs: Any) -> str:
     """tiled_copy_svg(tc) = tiled_copy_scene(tc).to_svg()."""
     return tiled_copy_scene(tiled_copy, **kwargs).to_svg()
 
+
+# the pictures of the tiled objects: viz.save / scene_of, and notebooks' _repr_svg_ (layoutalg.hooks)
+for _cls in (TiledMMA, MMAAtom):
+    register_scene(_cls, tiled_mma_scene)
+    register_svg(_cls, tiled_mma_svg)
+register_scene(TiledCopy, tiled_copy_scene)
+register_svg(TiledCopy, tiled_copy_svg)
