@@ -15,9 +15,10 @@ import cute_oracle as co
 from layoutalg import Layout, parse
 from layoutalg.composed import ComposedLayout
 from layoutalg.interop import cutecpp
-from layoutalg.interop.cute import CUTE_TYPES, to_cute_cpp
+from layoutalg.interop.cute import CUTE_MMA_SYNC_ATOMS, CUTE_TYPES, to_cute_cpp
 from layoutalg.nvidia import wgmma, wgmma_fragments
 from layoutalg.nvidia.descriptor import MatrixDescriptor
+from layoutalg.nvidia import atoms, mma
 from layoutalg.nvidia.mma import fragment
 from layoutalg.swizzle import Swizzle
 from test_nvidia_mma_cute import HEADERS, SM80_ATOMS
@@ -29,6 +30,7 @@ NOT_TEXT = {
     ("SM80_16x8x128_S32U1U1S32_TN_XORPOPC", "A"): "CuTe's stride Stride<_512,_1>,Stride<Stride<_16,_8>>> is not "
     "congruent with its shape (a 1-tuple around the pair); layoutalg requires congruence",
     ("SM80_16x8x32_S32S4S4S32_TN", "B"): "CuTe's BLayout is not a bijection (tests/test_nvidia_mma_cute.py)",
+    ("SM80_16x8x32_S32U4U4S32_TN", "B"): "the same BLayout as S4's: not a bijection",
 }
 
 WGMMA_N = sorted({int(s[4:].split("k")[0]) for s, d, op in wgmma_fragments.catalog() if op == "D"})
@@ -54,9 +56,35 @@ def _gmma_desc_snippet(major: str, swizzle: int, dtype: str, shape: tuple[int, i
     ])
 
 
+def _catalog_exports() -> list[tuple[str, object, object]]:
+    """(key, fragment, to_cute_cpp of it) for every mma.sync / wgmma catalog fragment that names a CuTe atom."""
+    out = []
+    for e in mma.catalog():
+        if e.operand not in "ABC" or e.stype or e.sparse or e.scale_vec:
+            continue
+        kw = {k: v for k, v in (("alayout", e.alayout), ("blayout", e.blayout), ("ctype", e.ctype), ("kind", e.kind)) if v}
+        f = fragment(e.shape, e.dtype, e.operand, **kw)
+        c = to_cute_cpp(f, dtype=e.dtype if e.operand == "C" else None)
+        if c.atom is not None:
+            out.append((f"atomexport|{e.shape}|{e.dtype}|{e.operand}|{sorted(kw.items())}", f, c))
+    for shape, dtype, op in wgmma_fragments.catalog():
+        f = wgmma_fragments.fragment(shape, dtype, op)
+        for mult in ([None] if op == "A" else ["f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8"]):
+            c = to_cute_cpp(f, dtype=mult)
+            if c.atom is not None:
+                out.append((f"atomexport|{shape}|{dtype}|{op}|{mult}", f, c))
+    return out
+
+
 def _cases() -> dict[str, str]:
     """name -> snippet."""
     out: dict[str, str] = {}
+    for key, _f, c in _catalog_exports():
+        out[key] = f"print({c.cute});"
+    # every CuTe name the catalog could produce: those in CUTE_MMA_SYNC_ATOMS must compile, the rest not
+    for name in atoms.mma_atom_names(include_wgmma=False):
+        if "_KIND_" not in name:
+            out[f"name|{name}"] = f"print(typename MMA_Traits<{name}>::ALayout{{}});"
     for trait, *_ in SM80_ATOMS:
         for op in "ABC":
             out[f"mma|{trait}|{op}"] = f"print(typename MMA_Traits<{trait}>::{op}Layout{{}});"
@@ -99,7 +127,7 @@ def printed() -> dict[str, str]:
     cases = _cases()
     names = list(cases)
     res = cutecpp.run_snippets([cases[n] for n in names], headers=HEADERS, chunk=150)
-    bad = {n: r for n, r in zip(names, res) if isinstance(r, cutecpp.CompileFailure)}
+    bad = {n: r for n, r in zip(names, res) if isinstance(r, cutecpp.CompileFailure) and not n.startswith("name|")}
     assert not bad, f"CuTe refused {len(bad)} snippets, e.g. {next(iter(bad.items()))}"
     return dict(zip(names, res))
 
@@ -200,3 +228,33 @@ def test_wgmma_tile_export_spells_the_atom():
     c = to_cute_cpp(wgmma.tile("MN", 64, "f16", (128, 64)))
     assert c.cute == "tile_to_shape(GMMA::Layout_MN_SW64_Atom<half_t>{}, make_shape(Int<128>{}, Int<64>{}))"
     assert to_cute_cpp(Layout((8, 64), (64, 1))).cute is None
+
+
+def test_cute_mma_sync_atom_set_is_exact(printed):
+    """CUTE_MMA_SYNC_ATOMS holds exactly the catalog-derived names that CuTe defines."""
+    compiled = {k.split("|", 1)[1] for k, v in printed.items() if k.startswith("name|") and not isinstance(v, cutecpp.CompileFailure)}
+    refused = {k.split("|", 1)[1] for k, v in printed.items() if k.startswith("name|") and isinstance(v, cutecpp.CompileFailure)}
+    assert compiled == CUTE_MMA_SYNC_ATOMS
+    assert refused and not refused & CUTE_MMA_SYNC_ATOMS
+
+
+def test_exported_atoms_print_the_fragments(printed):
+    """A catalog fragment's exported atom, compiled: CuTe prints the fragment's own TV layout (a Volta
+    quadpair atom: the fragment's first computation, as nvidia.atoms cuts it)."""
+    n, names = 0, set()
+    for key, f, c in _catalog_exports():
+        theirs = _text(printed[key])
+        bare = c.atom.split("<")[0]
+        names.add(bare)
+        if bare.startswith("SM70_"):
+            op = key.split("|")[3]
+            a = atoms.mma_atom(bare)
+            want = str({"A": a.layout_a_tv, "B": a.layout_b_tv, "C": a.layout_c_tv}[op])
+        else:
+            want = str(f.layout)
+        if (bare, key.split("|")[3]) in NOT_TEXT:
+            continue
+        assert theirs == want, (key, c.atom, theirs, want)
+        n += 1
+    assert n >= 150
+    assert {x for x in names if x.startswith("SM90_64x")} and len(names) >= 60

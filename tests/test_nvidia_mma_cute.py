@@ -21,6 +21,8 @@ HEADERS = cutecpp.DEFAULT_HEADERS + (
     "cute/atom/mma_traits_sm75.hpp",
     "cute/atom/mma_traits_sm89.hpp",
     "cute/atom/mma_traits_sm90.hpp",
+    "cute/arch/mma_sm90_gmma_ext.hpp",
+    "cute/atom/mma_traits_sm90_gmma_ext.hpp",
     "cute/atom/mma_traits_sm90_gmma_sparse.hpp",
     "cute/atom/mma_traits_sm120.hpp",
     "cute/atom/mma_traits_sm120_sparse.hpp",

@@ -140,16 +140,20 @@ class CuteCpp:
     ``cute`` is the idiom CuTe code uses for it where there is one (a GMMA atom, ``tile_to_shape`` of
     one, an MMA atom's name).
 
-    ``str()`` gives a snippet to paste into a kernel.
+    ``str()`` gives a snippet to paste into a kernel. ``atom`` names the CuTe MMA atom of a catalog
+    fragment (where CuTe has one).
     """
 
     expr: str
     type: str | None
     text: str
     cute: str | None = None
+    atom: str | None = None
 
     def __str__(self) -> str:
         lines = [f"// {self.text}"]
+        if self.atom is not None:
+            lines.append(f"using MMA_Atom_Op = {self.atom};  // the CuTe MMA atom of this fragment")
         if self.cute is not None:
             lines.append(f"auto layout = {self.cute};  // as CuTe code writes it")
             lines.append("// the same layout, spelled out:")
@@ -164,6 +168,73 @@ CUTE_TYPES: dict[str, str] = {
     "f16": "half_t", "bf16": "bfloat16_t", "tf32": "tfloat32_t", "e4m3": "float_e4m3_t",
     "e5m2": "float_e5m2_t", "s8": "int8_t", "u8": "uint8_t",
 }
+#: the mma.sync atoms CuTe 4.2 defines (cute/arch/mma_sm*.hpp); tests/test_cute_nvidia.py compiles
+#: every one, and every catalog name outside this set, to keep the set exact
+CUTE_MMA_SYNC_ATOMS: frozenset[str] = frozenset("""
+SM70_8x8x4_F16F16F16F16_NN SM70_8x8x4_F16F16F16F16_NT SM70_8x8x4_F16F16F16F16_TN SM70_8x8x4_F16F16F16F16_TT
+SM70_8x8x4_F32F16F16F32_NN SM70_8x8x4_F32F16F16F32_NT SM70_8x8x4_F32F16F16F32_TN SM70_8x8x4_F32F16F16F32_TT
+SM80_16x8x128_S32U1U1S32_TN_XORPOPC SM80_16x8x16_F16F16F16F16_TN SM80_16x8x16_F32BF16BF16F32_TN
+SM80_16x8x16_F32F16F16F32_TN SM80_16x8x16_S32S8S8S32_TN SM80_16x8x16_S32U8U8S32_TN
+SM80_16x8x256_S32U1U1S32_TN_XORPOPC SM80_16x8x32_S32S4S4S32_TN SM80_16x8x32_S32S8S8S32_TN
+SM80_16x8x32_S32U4U4S32_TN SM80_16x8x32_S32U8U8S32_TN SM80_16x8x4_F32TF32TF32F32_TN SM80_16x8x64_S32S4S4S32_TN
+SM80_16x8x64_S32U4U4S32_TN SM80_16x8x8_F16F16F16F16_TN SM80_16x8x8_F32BF16BF16F32_TN SM80_16x8x8_F32F16F16F32_TN
+SM80_16x8x8_F32TF32TF32F32_TN SM80_8x8x128_S32U1U1S32_TN_XORPOPC SM80_8x8x16_S32S8S8S32_TN
+SM80_8x8x16_S32U8U8S32_TN SM80_8x8x32_S32S4S4S32_TN SM80_8x8x32_S32U4U4S32_TN SM80_8x8x4_F64F64F64F64_TN
+SM89_16x8x32_F16E4M3E4M3F16_TN SM89_16x8x32_F16E5M2E5M2F16_TN SM89_16x8x32_F32E4M3E4M3F32_TN
+SM89_16x8x32_F32E5M2E5M2F32_TN SM90_16x8x16_F64F64F64F64_TN SM90_16x8x4_F64F64F64F64_TN SM90_16x8x8_F64F64F64F64_TN
+""".split())
+
+
+def _fragment_atom(f: Any, dtype: str | None, ctype: str | None) -> str | None:
+    """The CuTe MMA atom a catalog fragment belongs to, where CuTe has exactly one; else None.
+
+    mma.sync: the atom of the fragment's shape and types (``SM80_16x8x16_F32F16F16F32_TN``).
+    wgmma (``m64nNkK``): the fragment fixes the accumulator (D) or the multiplicand (A from
+    registers); the other type comes from ``dtype`` (the multiplicand of D) or ``ctype`` (the
+    accumulator of A) when more than one atom fits.
+    """
+    from ..nvidia import atoms
+
+    variant = dict(getattr(f, "variant", ()) or ())
+    shape, operand = getattr(f, "shape", ""), getattr(f, "operand", "")
+    if not isinstance(shape, str) or operand not in ("A", "B", "C", "D"):
+        return None
+    if shape.startswith("m64n"):
+        n, k = shape[4:].split("k")
+        if operand in ("C", "D"):
+            acc, mult, kind = f.dtype, dtype, "SS"
+        else:
+            acc, mult, kind = ctype, f.dtype, "RS"
+        head = f"SM90_64x{n}x{k}_"
+        names = [
+            nm for nm in atoms.mma_atom_names() if nm.startswith(head) and nm.endswith("_" + kind)
+            and (acc is None or nm[len(head):].startswith(atoms._PTX_TO_NAME.get(acc, "?")))
+            and (mult is None or nm[len(head):].split("_")[0].endswith(2 * atoms._PTX_TO_NAME.get(mult, "?")))
+        ]
+        return f"{names[0]}<GMMA::Major::K,GMMA::Major::K>" if len(names) == 1 else None
+    from ..nvidia import mma
+
+    sparse = bool(getattr(f, "sparse", False))
+    if operand in ("C", "D"):
+        # a C fragment fixes the accumulator only: the multiplicand is dtype, or whatever CuTe offers
+        acc = f.dtype
+        mults = [dtype] if dtype is not None else sorted({e.dtype for e in mma.catalog() if e.shape == shape and e.operand == "A"})
+    else:
+        acc, mults = ctype or variant.get("ctype"), [f.dtype]
+    layouts = "TN"
+    if shape == "m8n8k4":
+        layouts = ("T" if variant.get("alayout", "row") == "row" else "N") + ("N" if variant.get("blayout", "col") == "col" else "T")
+    found = set()
+    for mult in mults:
+        try:
+            name = atoms.cute_mma_name(shape, mult, acc, layouts=layouts, sparse=sparse, kind=variant.get("kind"))
+        except LayoutError:
+            continue
+        if name in CUTE_MMA_SYNC_ATOMS:
+            found.add(name)
+    return found.pop() if len(found) == 1 else None
+
+
 #: the type assumed for each element width when no dtype is given
 _TYPE_OF_BITS = {8: "u8", 16: "f16", 32: "tf32"}
 
@@ -196,14 +267,18 @@ def _gmma_spelling(x: Any, dtype: str | None) -> str | None:
     return None
 
 
-def to_cute_cpp(x: Any, dtype: str | None = None) -> CuteCpp:
+def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -> CuteCpp:
     """to_cute_cpp(L) -> the CuTe C++ expression and type of L: CuTe's ``print`` of either is ``str(L)``.
 
     Accepts a Layout, a Swizzle or a ComposedLayout (and anything with a ``layout`` attribute
     holding one, such as a catalog Fragment's TV layout). Symbolic extents are spelled as
     ``int`` variables of the same name (the value type is then None). A wgmma shared-memory
     atom or tile (:mod:`layoutalg.nvidia.wgmma`) also gets CuTe's idiom in ``cute``: the GMMA atom
-    of ``dtype`` (inferred from the swizzle when not given), tiled with ``tile_to_shape``.
+    of ``dtype`` (inferred from the swizzle when not given), tiled with ``tile_to_shape``. A catalog
+    fragment gets the CuTe MMA atom it belongs to in ``atom``, where CuTe has one
+    (``SM80_16x8x16_F32F16F16F32_TN``; a wgmma fragment names ``SM90_64xNxK_..._SS/RS`` when its
+    types fix one, with ``dtype``/``ctype`` giving the multiplicand/accumulator the fragment leaves open),
+    and ``cute`` then reads its TV layout from CuTe's ``MMA_Traits``.
 
     >>> c = to_cute_cpp(Layout((8, 64), (64, 1)))
     >>> c.type, c.expr
@@ -213,9 +288,19 @@ def to_cute_cpp(x: Any, dtype: str | None = None) -> CuteCpp:
     >>> from layoutalg.nvidia.wgmma import tile
     >>> to_cute_cpp(tile("K", 128, "bf16", (64, 64)), dtype="bf16").cute
     'tile_to_shape(GMMA::Layout_K_SW128_Atom<bfloat16_t>{}, make_shape(Int<64>{}, Int<64>{}))'
+    >>> from layoutalg.nvidia import mma
+    >>> c = to_cute_cpp(mma.fragment("m16n8k16", "f16", "A", ctype="f32"))
+    >>> c.atom, c.cute
+    ('SM80_16x8x16_F32F16F16F32_TN', 'typename MMA_Traits<SM80_16x8x16_F32F16F16F32_TN>::ALayout{}')
     """
+    atom = _fragment_atom(x, dtype, ctype) if not isinstance(x, (Layout, ComposedLayout, Swizzle)) else None
+    operand = getattr(x, "operand", None)
     x = _unwrap(x, "to_cute_cpp")
-    return CuteCpp(expr=_expr(x), type=_type(x) if _is_static(x) else None, text=str(x), cute=_gmma_spelling(x, dtype))
+    if atom is not None:
+        cute = f"typename MMA_Traits<{atom}>::{'C' if operand == 'D' else operand}Layout{{}}"
+    else:
+        cute = _gmma_spelling(x, dtype)
+    return CuteCpp(expr=_expr(x), type=_type(x) if _is_static(x) else None, text=str(x), cute=cute, atom=atom)
 
 
 def _dsl_tuple(t: Any) -> str:
