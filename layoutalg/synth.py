@@ -67,6 +67,7 @@ from .swizzle import Swizzle
 __all__ = [
     "Access",
     "as_access",
+    "copy_access",
     "row_copy",
     "ldmatrix_copy",
     "block_transpose_read",
@@ -130,15 +131,64 @@ class Access:
             raise LayoutError(f"Access {self.name!r}: active_lanes={self.active_lanes} is not in 1..32")
 
 
-def as_access(x: Any, index: int = 0) -> Access:
+def copy_access(tiled_copy: Any, shape: tuple[int, int], dtype: str, *, side: str | None = None,
+                name: str | None = None) -> Access:
+    """The shared-memory access a :class:`~layoutalg.tiled.TiledCopy` makes to a ``(rows, cols)`` tile.
+
+    Each thread's partition of the tile (CuTe's ``tidfrg_S``/``tidfrg_D`` of the coordinate index
+    ``row + rows*col``) as a TV layout; a lane moves the copy atom's register width on its
+    shared-memory ``side`` (default the atom's: ``"S"`` for ldmatrix, ``"D"`` for stmatrix and
+    cp.async); lanes whose values repeat an earlier lane's (``ldmatrix.x1/.x2``) are inactive.
+    :func:`per_access` of it equals :func:`layoutalg.banks.analyze_copy` of the same copy.
+
+    >>> from layoutalg.nvidia.atoms import copy_atom, mma_atom
+    >>> from layoutalg.tiled import make_tiled_mma, make_tiled_copy_A
+    >>> mma = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 2, 1), (32, 32, 16))
+    >>> a = copy_access(make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", "f16"), mma), (64, 32), "f16")
+    >>> a.vector_bytes, per_access(Layout((64, 32), (32, 1)), [a], 2)      # 4-way: 256 wavefronts, ideal 64
+    (16, ((256,), (64,)))
+    """
+    from .tiled import TiledCopy
+
+    op = "copy_access"
+    if not isinstance(tiled_copy, TiledCopy):
+        raise LayoutError(f"{op}: {tiled_copy!r} is not a TiledCopy")
+    R, C = _check_shape(shape, op)
+    eb = dtype_bytes(dtype, op)
+    atom = tiled_copy.atom
+    side = side or atom.smem_side
+    if side not in ("S", "D"):
+        raise LayoutError(f"{op}: the copy {atom.name} does not say which side is shared memory; pass side='S' or 'D'")
+    reg_bits = atom.src_register_bits if side == "S" else atom.dst_register_bits
+    vb = max(eb, reg_bits // 8) if reg_bits else eb
+    ident = Layout((R, C))
+    frg = tiled_copy.tidfrg_S(ident) if side == "S" else tiled_copy.tidfrg_D(ident)
+    tv = make_layout(frg[0], make_layout(*[frg[k] for k in range(1, len(frg))]))
+    # ldmatrix .x1/.x2: the lanes beyond the matrices' row addresses repeat an earlier lane's values
+    val = atom.val_layout_src if side == "S" else atom.val_layout_dst
+    nthr = atom.num_threads
+    rows = np.asarray(val.table(), dtype=np.int64).reshape(-1, nthr).T
+    dup = {j for j in range(nthr) if any(np.array_equal(rows[j], rows[i]) for i in range(j))}
+    idle = [lane for lane in range(32) if lane % nthr in dup]
+    active = min(idle) if idle else 32
+    if idle != list(range(active, 32)):
+        raise LayoutError(f"{op}: the idle lanes {idle} of {atom.name} are not the last lanes of a warp")
+    return Access(name or f"{atom.name} ({'source' if side == 'S' else 'destination'})", tv, vb,
+                  "load" if side == "S" else "store", atom.name, active)
+
+
+def as_access(x: Any, index: int = 0, shape: tuple[int, int] | None = None, dtype: str | None = None) -> Access:
     """An :class:`Access` from an Access, a ``(tv, vector_bytes)`` / ``(name, tv, vector_bytes)`` tuple,
-    or an object with ``tv_layout`` (or ``layout``) and ``vector_bytes`` attributes (a TiledCopy partition).
+    a :class:`~layoutalg.tiled.TiledCopy` (with the tile's ``shape`` and ``dtype``: :func:`copy_access`),
+    or an object with ``tv_layout`` (or ``layout``) and ``vector_bytes`` attributes.
 
     >>> as_access((Layout((32, 8), (1, 64)), 16)).name
     'access0'
     """
     if isinstance(x, Access):
         return x
+    if hasattr(x, "tidfrg_S") and shape is not None and dtype is not None:
+        return copy_access(x, shape, dtype)
     if isinstance(x, tuple) and len(x) == 2:
         return Access(f"access{index}", x[0], int(x[1]))
     if isinstance(x, tuple) and len(x) == 3:
@@ -609,7 +659,7 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
     ``shape = (rows, cols)`` in elements of ``dtype``; the unswizzled tile is row-major
     ``(rows, cols):(cols, 1)`` and every candidate is a map of its element offsets (see the module
     docstring for the families). ``accesses``: :class:`Access` objects (or what :func:`as_access`
-    takes) onto the tile's coordinate index ``row + rows * col``. ``constraints``: ``"wgmma"`` and /
+    takes, TiledCopy objects included) onto the tile's coordinate index ``row + rows * col``. ``constraints``: ``"wgmma"`` and /
     or ``"tma"`` keep only layouts those accept (CuTe's atoms qualify). ``max_pairs``: how many of
     the best single swizzles start a composition of two.
 
@@ -628,7 +678,7 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
     if R * C * eb > SMEM_BYTES:
         raise LayoutError(f"{op}: a {R}x{C} {dtype} tile is {R * C * eb} bytes, more than the {SMEM_BYTES} bytes of "
                           "shared memory a CTA can have")
-    accs = tuple(as_access(a, k) for k, a in enumerate(accesses))
+    accs = tuple(as_access(a, k, (R, C), dtype) for k, a in enumerate(accesses))
     if not accs:
         raise LayoutError(f"{op}: no accesses given")
     constraints = tuple(constraints)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from layoutalg import ComposedLayout, Layout, Swizzle, composition, explain, synthesize_swizzle, tile_to_shape
 from layoutalg.errors import LayoutError
+from layoutalg.synth import copy_access
 from layoutalg.gpu import synth_check
 from layoutalg.gpu.harness import load_recording
 from layoutalg.synth import (
@@ -311,3 +312,43 @@ def test_wrong_prediction_is_caught_in_replay(monkeypatch):
     monkeypatch.setattr(synth_check, "_predict_text", wrong)
     problems = synth_check.replay(SYNTH)
     assert problems and all(p.startswith("fp8_transpose.best_atom.1.lds32") for p in problems)
+
+
+# --- TiledCopy partitions as accesses (issue 11's copies, analysed by issue 11's analyze_copy) ---------------
+def _copies():
+    from layoutalg.nvidia.atoms import copy_atom, mma_atom
+    from layoutalg.tiled import make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_mma
+
+    mma = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 2, 1), (32, 32, 16))
+    out = []
+    for name in ("SM75_U32x4_LDSM_N", "SM75_U32x2_LDSM_N", "SM75_U32x1_LDSM_N", "SM90_U32x4_STSM_N"):
+        out.append((make_tiled_copy_A(copy_atom(name, "f16"), mma), (64, 32)))
+        out.append((make_tiled_copy_B(copy_atom(name, "f16"), mma), (32, 32)))
+    for bits, val in ((128, (1, 8)), (64, (1, 4)), (32, (1, 2))):
+        atom = copy_atom(f"SM80_CP_ASYNC_CACHEALWAYS<uint{bits}_t>", "f16")
+        out.append((make_tiled_copy(atom, Layout((16, 8), (8, 1)), Layout(val)), (64, 64)))
+    return out
+
+
+def test_copy_access_counts_what_analyze_copy_counts():
+    from layoutalg.banks import analyze_copy
+
+    for tc, shape in _copies():
+        a = copy_access(tc, shape, "f16")
+        for L in (Layout(shape, (shape[1], 1)), ComposedLayout(Swizzle(2, 3, 3), 0, Layout(shape, (shape[1], 1))),
+                  ComposedLayout(Swizzle(3, 3, 3), 0, Layout(shape, (shape[1], 1)))):
+            r = analyze_copy(tc, L)
+            assert per_access(L, [a], 2) == ((r.wavefronts,), (r.ideal,)), (tc.atom.name, str(L))
+
+
+def test_synthesis_takes_tiled_copies():
+    from layoutalg.nvidia.atoms import copy_atom, mma_atom
+    from layoutalg.tiled import make_tiled_copy, make_tiled_copy_A, make_tiled_mma
+
+    mma = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 2, 1), (64, 64, 16))
+    loads = make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", "f16"), mma)
+    stores = make_tiled_copy(copy_atom("SM80_CP_ASYNC_CACHEALWAYS<uint128_t>", "f16"), Layout((16, 8), (8, 1)), Layout((1, 8)))
+    s = synthesize_swizzle((64, 64), "f16", [stores, loads])
+    assert s.best.wavefronts == s.best.ideal and s.no_swizzle.wavefronts[1] > s.best.wavefronts[1]
+    with pytest.raises(LayoutError, match="not a TiledCopy"):
+        copy_access(Layout(4), (64, 64), "f16")
