@@ -59,6 +59,7 @@ from .composed import ComposedLayout
 from .errors import LayoutError
 from .layout import Layout
 from .swizzle import Swizzle
+from .tensor import Tensor
 from .symbolic import bitand, bitxor, shl, shr
 from .verify import Verdict, verify
 
@@ -650,6 +651,10 @@ def _subject(x: Any, names: Any) -> _Subject:
     from .parse import as_concrete_layout
 
     op = "explain"
+    if isinstance(x, Tensor):
+        # a partition (layoutalg.tiled / tensor): element c of this thread sits at offset + layout(c),
+        # swizzled by the pointer's swizzle when the tensor carries one
+        x = ComposedLayout(x.swizzle or Swizzle(0, 0, 0), x.offset, x.layout) if (x.offset or x.swizzle) else x.layout
     if isinstance(x, str):
         x = as_concrete_layout(x, op, "layout")
     if isinstance(x, (Layout, ComposedLayout)):
@@ -709,7 +714,7 @@ def _subject(x: Any, names: Any) -> _Subject:
             structural = tuple(x.verify_symbolic(*[inp.symbol for inp in inputs]))
         return _Subject(repr(x), inputs, outs, tabs, x, structural)
     raise LayoutError(
-        f"explain: {x!r} is not a Layout, ComposedLayout, layout text, Fragment, TiledFragment or an object "
+        f"explain: {x!r} is not a Layout, ComposedLayout, layout text, Fragment, TiledFragment, Tensor (a partition) or an object "
         "with verify_domain()/verify_eval()"
     )
 

@@ -304,3 +304,20 @@ def test_docs_seed_table_is_fresh_and_never_longer():
 
 if __name__ == "__main__":
     print("\n".join(seed_rows()))
+
+
+def test_a_tiled_mma_partition_is_explained():
+    # thread 5 of a 2x2-warp m16n8k16 tiling: its A partition of a row-major 32x16 tile, as a formula
+    from layoutalg.nvidia.atoms import mma_atom
+    from layoutalg.tensor import make_tensor
+    from layoutalg.tiled import make_tiled_mma
+
+    mma = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 2, 1))
+    T = make_tensor(Layout((32, 16), (16, 1)))
+    for t in (0, 5, 77):
+        part = mma.get_slice(t).partition_A(T)
+        e = explain(part)
+        assert e.verdict and e.verdict.proven
+        first = {s: 0 for s in e.inputs[1:]}  # the partition is ((2,2,2),1,1): the value mode carries it
+        got = [int(e.exprs[0].subs({e.inputs[0]: i, **first})) for i in range(8)]
+        assert got == [part.offset + part.layout(i) for i in range(8)]
