@@ -65,16 +65,15 @@ REFUSED_BY_CUTE = {
 def results():
     """Every case of this module, run through CuTe in one batch: ({op: [(case, answer)]}, hand-picked answers)."""
     cases = co.algebra_cases() + co.swizzle_cases()
-    accepted = [c for c in cases if not c.refused]
-    refused = [c for c in cases if c.refused]
     picked = list(REFUSED_BY_CUTE.values())
     # the accepted cases in big programs; the refused ones (each failure costs a rebuild) in small ones
-    out_ok = cutecpp.run_snippets([c.cpp for c in accepted], chunk=250)
-    out_bad = cutecpp.run_snippets([c.cpp for c in refused] + [p[0] for p in picked], chunk=40)
+    snippets = [c.cpp for c in cases] + [p[0] for p in picked]
+    flags = [c.refused for c in cases] + [True] * len(picked)
+    out = cutecpp.run_snippets(snippets, chunk=250, expect_refusal=flags)
     by_op: dict[str, list] = collections.defaultdict(list)
-    for c, o in zip(accepted + refused, out_ok + out_bad[: len(refused)]):
+    for c, o in zip(cases, out):
         by_op[c.op].append((c, o))
-    return by_op, out_bad[len(refused):]
+    return by_op, out[len(cases):]
 
 
 def _cute_value(text: str):

@@ -276,18 +276,29 @@ def run_snippets(
     chunk: int = 200,
     jobs: int | None = None,
     cache: bool = True,
+    expect_refusal: Sequence[bool] | None = None,
+    refusal_chunk: int = 40,
 ) -> list[str | CompileFailure]:
     """Run each snippet (a C++ function body, ``using namespace cute``) and return what it printed.
 
     Snippets are batched ``chunk`` to a program; programs are built ``jobs`` at a time (default:
-    the CPU count). A snippet the compiler refuses comes back as a :class:`CompileFailure`
-    (falsy) carrying the compiler's message, and the rest of its program is rebuilt without it.
+    the CPU count), the largest first. A snippet the compiler refuses comes back as a
+    :class:`CompileFailure` (falsy) carrying the compiler's message, and the rest of its program is
+    rebuilt without it: snippets flagged in ``expect_refusal`` go into programs of their own of
+    ``refusal_chunk`` (each refusal costs a rebuild), built in the same pool as the others.
     """
     reason = available()
     if reason is not None:
         raise RuntimeError(reason)
     snippets = list(snippets)
-    groups = [snippets[i : i + chunk] for i in range(0, len(snippets), chunk)]
+    flags = list(expect_refusal) if expect_refusal is not None else [False] * len(snippets)
+    if len(flags) != len(snippets):
+        raise ValueError("run_snippets: expect_refusal must have one flag per snippet")
+    ok_idx = [i for i, f in enumerate(flags) if not f]
+    bad_idx = [i for i, f in enumerate(flags) if f]
+    index_groups = [ok_idx[i : i + chunk] for i in range(0, len(ok_idx), chunk)]
+    index_groups += [bad_idx[i : i + refusal_chunk] for i in range(0, len(bad_idx), refusal_chunk)]
+    groups = [[snippets[i] for i in g] for g in index_groups]
     toolchain = _toolchain_key()
     key = toolchain + "|" + "|".join(headers) + "|" + prelude
     paths = [_cache_root() / f"{hashlib.sha256((key + chr(0) + chr(0).join(g)).encode()).hexdigest()[:32]}.json" for g in groups]
@@ -315,12 +326,11 @@ def run_snippets(
         return res
 
     workers = jobs or os.cpu_count() or 1
+    order = sorted(range(len(groups)), key=lambda g: -len(groups[g]))  # big programs first: a balanced pool
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(groups) or 1))) as pool:
-        per_group = list(pool.map(one, range(len(groups))))
-    out: list[str | CompileFailure] = []
-    base = 0
-    for res in per_group:
-        for r in res:
-            out.append(CompileFailure(base + r.index, r.message) if isinstance(r, CompileFailure) else r)
-        base += len(res)
-    return out
+        done = dict(zip(order, pool.map(one, order)))
+    out: list[str | CompileFailure | None] = [None] * len(snippets)
+    for g, idx in enumerate(index_groups):
+        for i, r in zip(idx, done[g]):
+            out[i] = CompileFailure(i, r.message) if isinstance(r, CompileFailure) else r
+    return [r if r is not None else CompileFailure(i, "not run") for i, r in enumerate(out)]
