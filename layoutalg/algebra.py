@@ -27,6 +27,7 @@ import contextvars
 import functools
 from collections.abc import Callable, Iterator
 from math import gcd
+from math import prod as _prod
 from typing import Any, cast, overload
 
 import numpy as np
@@ -193,6 +194,413 @@ def _from_flat(rs: list, rd: list, static: bool | None = None) -> Layout:
 
 
 # ---------------------------------------------------------------------------------------------
+# fast paths for concrete layouts
+# ---------------------------------------------------------------------------------------------
+#
+# Each operation first tries a kernel that works on the plain (shape, stride) int tuples of its
+# concrete inputs and builds one Layout at the end. A kernel follows the reference construction
+# (the code after the fast path in each operation) step by step, and returns None wherever it is
+# not sure of the outcome: a negative stride, a condition CuTe refuses, a step that relies on CuTe's
+# weak stride condition. The operation then runs its reference construction, which decides and
+# words every error, so results and errors are the reference's. ``_reference_only()`` turns the
+# kernels off; tests compare both on random layouts.
+
+_FAST = True
+_new = object.__new__
+
+
+@contextlib.contextmanager
+def _reference_only() -> Iterator[None]:
+    """Within this block every operation runs its reference construction (no fast kernels). For tests."""
+    global _FAST
+    old = _FAST
+    _FAST = False
+    try:
+        yield
+    finally:
+        _FAST = old
+
+
+def _static_flat_of(L: Layout) -> tuple[tuple, tuple] | None:
+    """L's (flat shape, flat stride) when every leaf is a plain int, else None."""
+    st = L._static
+    if st is None:
+        st = L.is_static
+    if not st:
+        return None
+    f = L._flat
+    return f if f is not None else L.flat
+
+
+def _mk(shape: Any, stride: Any, flat: tuple[tuple, tuple] | None = None) -> Layout:
+    """A concrete Layout from normalised, congruent int tuples (no validation)."""
+    L = _new(Layout)
+    L._shape = shape
+    L._stride = stride
+    L._flat = flat
+    L._hash = None
+    L._static = True
+    return L
+
+
+def _coalesce_fast(fs: tuple | list, fd: tuple | list) -> tuple[list, list]:
+    """:func:`_coalesce_flat_int`: size-1 modes dropped, ``(s0:d0),(s1:d1)`` merged when ``s0*d0 == d1``."""
+    rs: list = []
+    rd: list = []
+    cs = cd = 0
+    for s, d in zip(fs, fd):
+        if s == 1:
+            continue
+        if cs and cs * cd == d:
+            cs *= s
+        else:
+            if cs:
+                rs.append(cs)
+                rd.append(cd)
+            cs = s
+            cd = d
+    if cs:
+        rs.append(cs)
+        rd.append(cd)
+    return rs, rd
+
+
+def _coalesce_x_fast(fs: tuple, fd: tuple) -> tuple[list, list]:
+    """:func:`_coalesce_x_int` (CuTe's coalesce_x): coalesce with a trailing size-1 mode read as 2.
+
+    coalesce_x merges back to front and coalesce front to back, but both merge exactly the runs of
+    consecutive non-trivial modes with ``s_k * d_k == d_{k+1}``, so the results agree."""
+    if fs[-1] == 1:
+        fs = fs[:-1] + (2,)
+    rs: list = []
+    rd: list = []
+    cs = cd = 0
+    for s, d in zip(fs, fd):
+        if s == 1:
+            continue
+        if cs and cs * cd == d:
+            cs *= s
+        else:
+            if cs:
+                rs.append(cs)
+                rd.append(cd)
+            cs = s
+            cd = d
+    rs.append(cs)
+    rd.append(cd)
+    return rs, rd
+
+
+def _compose_leaf_fast(S: list, D: list, R1: int, s: int, d: int) -> tuple[Any, Any] | None:
+    """:func:`_compose_leaf_int` where it is exact: (shape, stride), or None where the reference raises,
+    the stride is negative, or a step relies on the weak stride condition (a stride below a shape
+    that it does not divide). ``S:D`` is coalesce_x(A), every ``S[j] >= 2`` for ``j < R1 = len(S) - 1``."""
+    if d == 0:
+        return s, 0
+    if R1 == 0:
+        return s, d * D[0]
+    if d < 0:
+        return None
+    # divide the stride out of A's modes while it is at least their extent (it must divide them)
+    j = 0
+    cs = S[0]
+    while d >= cs:
+        if d % cs:
+            return None
+        d //= cs
+        j += 1
+        if j == R1:
+            return s, d * D[R1]
+        cs = S[j]
+    if cs % d:
+        return None
+    # now 0 < d < cs: the mode starts inside A's mode j and takes ceil(cs / d) of it, then A's
+    # following modes (at stride 1) until its shape is used up
+    if s == 1:
+        return 1, D[R1]
+    n = cs // d
+    if s <= n:
+        return s, d * D[j]
+    if s % n:
+        return None
+    rshape = [n]
+    rstride = [d * D[j]]
+    s //= n
+    for k in range(j + 1, R1):
+        cs = S[k]
+        if s <= cs:
+            rshape.append(s)
+            rstride.append(D[k])
+            return tuple(rshape), tuple(rstride)
+        if s % cs:
+            return None
+        rshape.append(cs)
+        rstride.append(D[k])
+        s //= cs
+    rshape.append(s)
+    rstride.append(D[R1])
+    return tuple(rshape), tuple(rstride)
+
+
+def _compose_walk(S: list, D: list, R1: int, bs: tuple, bd: tuple, prev: int) -> tuple[tuple, tuple, int] | None:
+    """:func:`_compose_leaf_fast` on each leaf of the tuple ``bs:bd``, keeping B's nesting: (shape,
+    stride, prev), or None. Also follows B's leaves for :func:`_no_carry`: ``prev`` is the extent
+    ``d*s`` of the last non-trivial leaf so far while each stride is a positive multiple of the extent
+    before it (then the strides ascend and sorting changes nothing), and 0 once that fails."""
+    rs: list = []
+    rd: list = []
+    for x, y in zip(bs, bd):
+        if type(x) is tuple:
+            r = _compose_walk(S, D, R1, x, y, prev)
+            if r is None:
+                return None
+            x, y, prev = r
+        else:
+            if prev and x != 1 and y:
+                prev = 0 if (y < 0 or y % prev) else x * y
+            q = _compose_leaf_fast(S, D, R1, x, y)
+            if q is None:
+                return None
+            x, y = q
+        rs.append(x)
+        rd.append(y)
+    return tuple(rs), tuple(rd), prev
+
+
+def _scale(d: Any, k: int) -> Any:
+    """Every leaf of the int tuple ``d`` times ``k``."""
+    if type(d) is tuple:
+        return tuple([_scale(x, k) if type(x) is tuple else x * k for x in d])
+    return d * k
+
+
+def _compose_fast(S: list, D: list, bs: Any, bd: Any, fb: tuple[tuple, tuple],
+                  layouts: Callable[[], tuple[Layout, Layout]]) -> Layout | None:
+    """``composition(A, B)`` for concrete A (``S:D`` = coalesce_x(A)) and B (``bs:bd``, flat ``fb``), or
+    None to run the reference. ``layouts()`` gives (A, B) as Layouts, needed only to enumerate."""
+    R1 = len(S) - 1
+    R = _new(Layout)
+    R._flat = R._hash = None
+    R._static = True
+    if R1 == 0:  # A is one mode s:d: every stride of B times d
+        D0 = D[0]
+        R._shape = bs
+        R._stride = bd if D0 == 1 else _scale(bd, D0)
+        return R
+    if type(bs) is not tuple:
+        q = _compose_leaf_fast(S, D, R1, bs, bd)
+        if q is None:
+            return None
+        R._shape, R._stride = q
+        return R
+    r = _compose_walk(S, D, R1, bs, bd, 1)
+    if r is None:
+        return None
+    R._shape, R._stride, chained = r
+    if not chained and not _no_carry(*fb) and _FUNCTIONAL_CHECK.get():
+        A, B = layouts()
+        _check_functional(A, B, R)
+    return R
+
+
+def _complement_fast(fs: tuple | list, fd: tuple | list, cotarget: Any) -> tuple[list, list] | None:
+    """:func:`_complement_static` on flat int modes and an int (or int tuple) cotarget: the coalesced
+    flat modes of the complement, or None where the reference raises (negative stride, non-injective)."""
+    # filter and coalesce
+    ms: list = []
+    md: list = []
+    cs = cd = 0
+    for s, d in zip(fs, fd):
+        if s == 1 or d == 0:
+            continue
+        if d < 0:
+            return None
+        if cs and cs * cd == d:
+            cs *= s
+            continue
+        if cs:
+            ms.append(cs)
+            md.append(cd)
+        cs = s
+        cd = d
+    if not cs:  # only stride-0 modes: the whole cotarget
+        total = cotarget if type(cotarget) is int else it.product(cotarget)
+        return ([total], [1]) if total != 1 else ([], [])
+    rs: list = []
+    rd: list = []
+    ps = pd = 0
+    last = 1
+    if ms:
+        ms.append(cs)
+        md.append(cd)
+        order = sorted(md)
+        if order != md:  # take the smallest stride first, the first on ties (a stable sort)
+            ms = [ms[k] for k in sorted(range(len(md)), key=md.__getitem__)]
+            md = order
+        # the gap below each stride, coalesced as it is emitted
+        for s, d in zip(ms, md):
+            gap = d // last
+            if gap == 0:
+                return None
+            if gap != 1:
+                if ps and ps * pd == last:
+                    ps *= gap
+                else:
+                    if ps:
+                        rs.append(ps)
+                        rd.append(pd)
+                    ps = gap
+                    pd = last
+            last = d * s
+    else:  # one mode cs:cd
+        if cd != 1:
+            ps = cd
+            pd = 1
+        last = cd * cs
+    # then the rest up to the cotarget
+    rest = -(-cotarget // last) if type(cotarget) is int else it.product(it.ceil_div(cotarget, last))
+    if rest != 1:
+        if ps and ps * pd == last:
+            ps *= rest
+        else:
+            if ps:
+                rs.append(ps)
+                rd.append(pd)
+            ps = rest
+            pd = last
+    if ps:
+        rs.append(ps)
+        rd.append(pd)
+    return rs, rd
+
+
+def _logical_divide_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tuple[tuple, tuple]) -> Layout | None:
+    """``composition(A, make_layout(B, complement(B, shape(coalesce(A)))))`` on concrete tuples, or None."""
+    fs, fd = fa
+    if fs[-1] == 1:
+        cs = _coalesce_fast(fs, fd)[0]
+        S, D = _coalesce_fast(fs[:-1] + (2,), fd)
+    else:  # coalesce_x(A) is coalesce(A)
+        S, D = cs, _ = _coalesce_fast(fs, fd)
+    c = _complement_fast(*fb, (tuple(cs) if len(cs) > 1 else cs[0]) if cs else 1)
+    if c is None:
+        return None
+    ms, md = c
+    if len(ms) > 1:
+        ts: Any = tuple(ms)
+        td: Any = tuple(md)
+    elif ms:
+        ts, td = ms[0], md[0]
+    else:
+        ts, td = 1, 0
+    bs = (B._shape, ts)
+    bd = (B._stride, td)
+    return _compose_fast(S, D, bs, bd, (fb[0] + tuple(ms), fb[1] + tuple(md)), lambda: (A, Layout._make(bs, bd)))
+
+
+def _logical_product_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tuple[tuple, tuple]) -> Layout | None:
+    """``make_layout(A, composition(complement(A, size(A) * cosize(B)), B))`` on concrete tuples, or None."""
+    hi = 0
+    for s, d in zip(*fb):
+        if d > 0:
+            hi += (s - 1) * d
+    c = _complement_fast(*fa, _prod(fa[0]) * (hi + 1))
+    if c is None:
+        return None
+    S, D = c
+    if not S:  # complement 1:0, whose coalesce_x is 2:0
+        S, D = [2], [0]
+
+    def layouts() -> tuple[Layout, Layout]:
+        return _from_flat(*c, True), B  # type: ignore[misc]
+
+    R = _compose_fast(S, D, B._shape, B._stride, fb, layouts)
+    if R is None:
+        return None
+    return _mk((A._shape, R._shape), (A._stride, R._stride))
+
+
+def _right_inverse_fast(fs: tuple, fd: tuple) -> Layout | None:
+    """:func:`_right_inverse_static` for non-negative strides (else None): follow the strides of
+    coalesce(L) from 1, each mode's extent times its stride naming the next stride."""
+    ms, md = _coalesce_fast(fs, fd)
+    if not md or min(md) < 0:
+        return None
+    shapes: list = []
+    strides: list = []
+    nxt = 1  # strictly increasing (coalesced shapes are >= 2), so no mode is found twice
+    while nxt in md:
+        k = md.index(nxt)
+        s = ms[k]
+        shapes.append(s)
+        strides.append(_prod(ms[:k]))
+        nxt *= s
+    if len(shapes) > 1:
+        return Layout._make(tuple(shapes), tuple(strides))
+    if shapes:
+        return Layout._make(shapes[0], strides[0])
+    return Layout._make(1, 0)
+
+
+def _left_inverse_fast(fs: tuple, fd: tuple) -> Layout | None:
+    """:func:`left_inverse` for a concrete layout with non-negative strides, or None (negative strides,
+    or CuTe's divisibility condition fails: the reference words the error)."""
+    S, D = _coalesce_fast(fs, fd)
+    if not S:
+        return _mk(1, 0)
+    order = sorted(D)
+    if order[0] < 0:
+        return None
+    idx = range(len(S)) if order == D else sorted(range(len(S)), key=D.__getitem__)
+    # the mixed radix (d_0, d_1/d_0, ...) read from an offset, digit k sent to the index stride of the
+    # mode with stride d_k; coalesced as the modes are emitted
+    rs: list = []
+    rd: list = []
+    ps = pd = 0
+    size = 1
+    prev_stride = 0
+    k = 0
+    for k in idx:
+        d = D[k]
+        if d == 0:
+            continue
+        if d % size:
+            return None
+        g = d // size
+        if g != 1:
+            if ps and ps * pd == prev_stride:
+                ps *= g
+            else:
+                if ps:
+                    rs.append(ps)
+                    rd.append(pd)
+                ps = g
+                pd = prev_stride
+        prev_stride = _prod(S[:k])
+        size = d
+    g = S[k]
+    if g != 1:
+        if ps and ps * pd == prev_stride:
+            ps *= g
+        else:
+            if ps:
+                rs.append(ps)
+                rd.append(pd)
+            ps = g
+            pd = prev_stride
+    if ps:
+        rs.append(ps)
+        rd.append(pd)
+    if len(rs) > 1:
+        ts = tuple(rs)
+        td = tuple(rd)
+        return _mk(ts, td, (ts, td))
+    if rs:
+        return _mk(rs[0], rd[0])
+    return _mk(1, 0)
+
+
+# ---------------------------------------------------------------------------------------------
 # coalesce, filter
 # ---------------------------------------------------------------------------------------------
 
@@ -217,10 +625,35 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
     >>> str(coalesce(Layout(((4, 2), (2, 3)), ((1, 4), (16, 32))), (1, 1)))
     '(8,6):(1,16)'
     """
-    if profile is None and type(layout) is Layout and layout._static:
-        # fast path: flatten and merge in one pass over concrete ints
+    if profile is None and type(layout) is Layout and layout._static and _FAST:
+        # concrete ints: drop size-1 modes and merge (s0:d0),(s1:d1) when s0*d0 == d1, in one pass
+        f = layout._flat
+        if f is None:
+            f = layout.flat
         rs: list = []
         rd: list = []
+        cs = cd = 0
+        for sh, st in zip(*f):
+            if sh == 1:
+                continue
+            if cs and cs * cd == st:
+                cs *= sh
+            else:
+                if cs:
+                    rs.append(cs)
+                    rd.append(cd)
+                cs = sh
+                cd = st
+        if not rs:
+            return _mk(cs, cd) if cs else _mk(1, 0)
+        rs.append(cs)
+        rd.append(cd)
+        ts = tuple(rs)
+        td = tuple(rd)
+        return _mk(ts, td, (ts, td))
+    if profile is None and type(layout) is Layout and layout._static:
+        rs = []
+        rd = []
         f = layout._flat
         pairs = zip(*f) if f is not None else _iter_leaves(layout.shape, layout.stride)
         for sh, st in pairs:
@@ -579,6 +1012,15 @@ def composition(A: Any, B: Any) -> Any:
     >>> str(composition(Layout((10, 2), (16, 4)), (Layout(5, 2), Layout(2, 1))))
     '(5,2):(32,4)'
     """
+    if type(A) is Layout and type(B) is Layout:
+        if _FAST and (A._static or A.is_static) and (B._static or B.is_static):
+            f = A._flat
+            S, D = _coalesce_x_fast(*(f if f is not None else A.flat))
+            f = B._flat
+            R = _compose_fast(S, D, B._shape, B._stride, f if f is not None else B.flat, lambda: (A, B))
+            if R is not None:
+                return R
+        return _compose_layouts(A, B)
     if not isinstance(A, Layout):
         return _dispatch("composition", A, B)
     if B is None:
@@ -736,6 +1178,16 @@ def complement(layout: Any, cotarget: Any = None) -> Any:
     '(3,2):(2,12)'
     """
     if type(layout) is Layout and type(cotarget) is int and cotarget >= 1 and layout._static:
+        if _FAST:
+            f = layout._flat
+            r = _complement_fast(*(f if f is not None else layout.flat), cotarget)
+            if r is not None:
+                rs, rd = r
+                if len(rs) > 1:
+                    ts = tuple(rs)
+                    td = tuple(rd)
+                    return _mk(ts, td, (ts, td))
+                return _mk(rs[0], rd[0]) if rs else _mk(1, 0)
         return _complement_static(layout, cotarget, "complement")[0]
     if not isinstance(layout, Layout):
         return _dispatch("complement", layout, cotarget)
@@ -770,6 +1222,11 @@ def right_inverse(layout: Any) -> Any:
     '(2,4):(4,1)'
     """
     if type(layout) is Layout and (layout._static or layout.is_static):
+        if _FAST:
+            f = layout._flat
+            R = _right_inverse_fast(*(f if f is not None else layout.flat))
+            if R is not None:
+                return R
         return _right_inverse_static(layout)
     if not isinstance(layout, Layout):
         return _dispatch("right_inverse", layout)
@@ -866,6 +1323,12 @@ def left_inverse(layout: Any) -> Any:
     >>> str(left_inverse(Layout((2, 3), (1, 3))))    # offsets 2, 5 are never hit: skipped
     '(3,3):(1,2)'
     """
+    if type(layout) is Layout and _FAST:
+        f = _static_flat_of(layout)
+        if f is not None:
+            R = _left_inverse_fast(*f)
+            if R is not None:
+                return R
     if not isinstance(layout, Layout):
         return _dispatch("left_inverse", layout)
     if not layout.is_static:
@@ -942,6 +1405,13 @@ def logical_divide(A: Any, B: Any) -> Any:
     >>> str(logical_divide(Layout((4, 2, 3), (2, 1, 8)), Layout(4, 2)))
     '((2,2),(2,3)):((4,1),(2,8))'
     """
+    if type(A) is Layout and type(B) is Layout and _FAST:
+        fa = _static_flat_of(A)
+        fb = _static_flat_of(B)
+        if fa is not None and fb is not None:
+            R = _logical_divide_fast(A, fa, B, fb)
+            if R is not None:
+                return R
     if not isinstance(A, Layout):
         return _dispatch("logical_divide", A, B)
     if B is None:
@@ -968,6 +1438,13 @@ def logical_product(A: Any, B: Any) -> Any:
     >>> str(logical_product(Layout((2, 2), (4, 1)), Layout(6, 1)))
     '((2,2),(2,3)):((4,1),(2,8))'
     """
+    if type(A) is Layout and type(B) is Layout and _FAST:
+        fa = _static_flat_of(A)
+        fb = _static_flat_of(B)
+        if fa is not None and fb is not None:
+            R = _logical_product_fast(A, fa, B, fb)
+            if R is not None:
+                return R
     if not isinstance(A, Layout):
         return _dispatch("logical_product", A, B)
     if B is None:
