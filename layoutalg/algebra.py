@@ -403,61 +403,84 @@ def _compose_fast(S: list, D: list, bs: Any, bd: Any, fb: tuple[tuple, tuple],
     return R
 
 
-def _complement_fast(fs: tuple | list, fd: tuple | list, cotarget: Any) -> tuple[list, list] | None:
-    """:func:`_complement_static` on flat int modes and an int (or int tuple) cotarget: the coalesced
-    flat modes of the complement, or None where the reference raises (negative stride, non-injective)."""
+def _complement_fast(fs: tuple | list, fd: tuple | list, cotarget: Any) -> Layout | None:
+    """:func:`_complement_static` on flat int modes and an int (or int tuple) cotarget, or None where
+    the reference raises (a negative stride, a non-injective layout)."""
     # filter and coalesce
+    C = _new(Layout)
+    C._flat = C._hash = None
+    C._static = True
+    modes = zip(fs, fd)
+    for cs, cd in modes:  # the first mode that is not trivial
+        if cs != 1 and cd != 0:
+            break
+    else:  # only stride-0 modes: the whole cotarget
+        total = cotarget if type(cotarget) is int else it.product(cotarget)
+        C._shape = total
+        C._stride = 0 if total == 1 else 1
+        return C
+    if cd < 0:
+        return None
     ms: list = []
     md: list = []
-    cs = cd = 0
-    for s, d in zip(fs, fd):
+    for s, d in modes:
         if s == 1 or d == 0:
+            continue
+        if cs * cd == d:  # (d < 0 here would need cd < 0, refused above)
+            cs *= s
             continue
         if d < 0:
             return None
-        if cs and cs * cd == d:
-            cs *= s
-            continue
-        if cs:
-            ms.append(cs)
-            md.append(cd)
+        ms.append(cs)
+        md.append(cd)
         cs = s
         cd = d
-    if not cs:  # only stride-0 modes: the whole cotarget
-        total = cotarget if type(cotarget) is int else it.product(cotarget)
-        return ([total], [1]) if total != 1 else ([], [])
+    if not ms:  # one mode cs:cd: the gap below it, then the rest
+        last = cd * cs
+        rest = -(-cotarget // last) if type(cotarget) is int else it.product(it.ceil_div(cotarget, last))
+        if cd == 1:
+            if rest == 1:
+                C._shape = 1
+                C._stride = 0
+            else:
+                C._shape = rest
+                C._stride = last
+        elif rest == 1:
+            C._shape = cd
+            C._stride = 1
+        elif cd == last:  # (cd:1, rest:last) merges
+            C._shape = cd * rest
+            C._stride = 1
+        else:
+            C._shape = (cd, rest)
+            C._stride = (1, last)
+            C._flat = (C._shape, C._stride)
+        return C
+    ms.append(cs)
+    md.append(cd)
+    order = sorted(md)
+    if order != md:  # take the smallest stride first, the first on ties (a stable sort)
+        ms = [ms[k] for k in sorted(range(len(md)), key=md.__getitem__)]
+        md = order
+    # the gap below each stride, then the rest up to the cotarget; coalesced as they are emitted
     rs: list = []
     rd: list = []
     ps = pd = 0
     last = 1
-    if ms:
-        ms.append(cs)
-        md.append(cd)
-        order = sorted(md)
-        if order != md:  # take the smallest stride first, the first on ties (a stable sort)
-            ms = [ms[k] for k in sorted(range(len(md)), key=md.__getitem__)]
-            md = order
-        # the gap below each stride, coalesced as it is emitted
-        for s, d in zip(ms, md):
-            gap = d // last
-            if gap == 0:
-                return None
-            if gap != 1:
-                if ps and ps * pd == last:
-                    ps *= gap
-                else:
-                    if ps:
-                        rs.append(ps)
-                        rd.append(pd)
-                    ps = gap
-                    pd = last
-            last = d * s
-    else:  # one mode cs:cd
-        if cd != 1:
-            ps = cd
-            pd = 1
-        last = cd * cs
-    # then the rest up to the cotarget
+    for s, d in zip(ms, md):
+        gap = d // last
+        if gap == 0:
+            return None
+        if gap != 1:
+            if ps and ps * pd == last:
+                ps *= gap
+            else:
+                if ps:
+                    rs.append(ps)
+                    rd.append(pd)
+                ps = gap
+                pd = last
+        last = d * s
     rest = -(-cotarget // last) if type(cotarget) is int else it.product(it.ceil_div(cotarget, last))
     if rest != 1:
         if ps and ps * pd == last:
@@ -468,10 +491,28 @@ def _complement_fast(fs: tuple | list, fd: tuple | list, cotarget: Any) -> tuple
                 rd.append(pd)
             ps = rest
             pd = last
-    if ps:
-        rs.append(ps)
-        rd.append(pd)
-    return rs, rd
+    if not rs:
+        if ps:
+            C._shape = ps
+            C._stride = pd
+        else:
+            C._shape = 1
+            C._stride = 0
+        return C
+    rs.append(ps)
+    rd.append(pd)
+    C._shape = ts = tuple(rs)
+    C._stride = td = tuple(rd)
+    C._flat = (ts, td)
+    return C
+
+
+def _flat_static(L: Layout) -> tuple[tuple, tuple]:
+    """The flat modes of a concrete layout made here (cached on it)."""
+    f = L._flat
+    if f is None:
+        f = L._flat = ((L._shape,), (L._stride,)) if type(L._shape) is not tuple else L.flat
+    return f
 
 
 def _logical_divide_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tuple[tuple, tuple]) -> Layout | None:
@@ -482,64 +523,38 @@ def _logical_divide_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tupl
         S, D = _coalesce_fast(fs[:-1] + (2,), fd)
     else:  # coalesce_x(A) is coalesce(A)
         S, D = cs, _ = _coalesce_fast(fs, fd)
-    c = _complement_fast(*fb, (tuple(cs) if len(cs) > 1 else cs[0]) if cs else 1)
-    if c is None:
+    C = _complement_fast(*fb, (tuple(cs) if len(cs) > 1 else cs[0]) if cs else 1)
+    if C is None:
         return None
-    ms, md = c
-    if len(ms) > 1:
-        ts: Any = tuple(ms)
-        td: Any = tuple(md)
-    elif ms:
-        ts, td = ms[0], md[0]
-    else:
-        ts, td = 1, 0
-    bs = (B._shape, ts)
-    bd = (B._stride, td)
-    return _compose_fast(S, D, bs, bd, (fb[0] + tuple(ms), fb[1] + tuple(md)), lambda: (A, Layout._make(bs, bd)))
+    bs = (B._shape, C._shape)
+    bd = (B._stride, C._stride)
+    fc = _flat_static(C)
+    return _compose_fast(S, D, bs, bd, (fb[0] + fc[0], fb[1] + fc[1]), lambda: (A, Layout._make(bs, bd)))
 
 
 def _logical_product_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tuple[tuple, tuple]) -> Layout | None:
     """``make_layout(A, composition(complement(A, size(A) * cosize(B)), B))`` on concrete tuples, or None."""
-    hi = 0
+    hi = 1
     for s, d in zip(*fb):
         if d > 0:
             hi += (s - 1) * d
-    c = _complement_fast(*fa, _prod(fa[0]) * (hi + 1))
-    if c is None:
+    C = _complement_fast(*fa, _prod(fa[0]) * hi)
+    if C is None:
         return None
-    S, D = c
-    if not S:  # complement 1:0, whose coalesce_x is 2:0
-        S, D = [2], [0]
-
-    def layouts() -> tuple[Layout, Layout]:
-        return _from_flat(*c, True), B  # type: ignore[misc]
-
-    R = _compose_fast(S, D, B._shape, B._stride, fb, layouts)
+    P = _new(Layout)
+    P._flat = P._hash = None
+    P._static = True
+    if type(C._shape) is not tuple:  # C is one mode c:d (coalesce_x of 1:0 is 2:0): B's strides times d
+        d = C._stride
+        P._shape = (A._shape, B._shape)
+        P._stride = (A._stride, B._stride if d == 1 else _scale(B._stride, d))
+        return P
+    R = _compose_fast(C._shape, C._stride, B._shape, B._stride, fb, lambda: (C, B))  # type: ignore[arg-type]
     if R is None:
         return None
-    return _mk((A._shape, R._shape), (A._stride, R._stride))
-
-
-def _right_inverse_fast(fs: tuple, fd: tuple) -> Layout | None:
-    """:func:`_right_inverse_static` for non-negative strides (else None): follow the strides of
-    coalesce(L) from 1, each mode's extent times its stride naming the next stride."""
-    ms, md = _coalesce_fast(fs, fd)
-    if not md or min(md) < 0:
-        return None
-    shapes: list = []
-    strides: list = []
-    nxt = 1  # strictly increasing (coalesced shapes are >= 2), so no mode is found twice
-    while nxt in md:
-        k = md.index(nxt)
-        s = ms[k]
-        shapes.append(s)
-        strides.append(_prod(ms[:k]))
-        nxt *= s
-    if len(shapes) > 1:
-        return Layout._make(tuple(shapes), tuple(strides))
-    if shapes:
-        return Layout._make(shapes[0], strides[0])
-    return Layout._make(1, 0)
+    P._shape = (A._shape, R._shape)
+    P._stride = (A._stride, R._stride)
+    return P
 
 
 def _left_inverse_fast(fs: tuple, fd: tuple) -> Layout | None:
@@ -625,32 +640,44 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
     >>> str(coalesce(Layout(((4, 2), (2, 3)), ((1, 4), (16, 32))), (1, 1)))
     '(8,6):(1,16)'
     """
-    if profile is None and type(layout) is Layout and layout._static and _FAST:
+    if type(layout) is Layout and (layout._static or layout.is_static) and profile is None and _FAST:
         # concrete ints: drop size-1 modes and merge (s0:d0),(s1:d1) when s0*d0 == d1, in one pass
         f = layout._flat
-        if f is None:
-            f = layout.flat
+        modes = zip(*(f if f is not None else layout.flat))
+        R = _new(Layout)
+        R._hash = None
+        R._static = True
+        for cs, cd in modes:  # the first mode of size > 1
+            if cs != 1:
+                break
+        else:
+            R._shape = 1
+            R._stride = 0
+            R._flat = None
+            return R
         rs: list = []
         rd: list = []
-        cs = cd = 0
-        for sh, st in zip(*f):
+        for sh, st in modes:
             if sh == 1:
                 continue
-            if cs and cs * cd == st:
+            if cs * cd == st:
                 cs *= sh
             else:
-                if cs:
-                    rs.append(cs)
-                    rd.append(cd)
+                rs.append(cs)
+                rd.append(cd)
                 cs = sh
                 cd = st
-        if not rs:
-            return _mk(cs, cd) if cs else _mk(1, 0)
-        rs.append(cs)
-        rd.append(cd)
-        ts = tuple(rs)
-        td = tuple(rd)
-        return _mk(ts, td, (ts, td))
+        if rs:
+            rs.append(cs)
+            rd.append(cd)
+            R._shape = ts = tuple(rs)
+            R._stride = td = tuple(rd)
+            R._flat = (ts, td)
+        else:
+            R._shape = cs
+            R._stride = cd
+            R._flat = None
+        return R
     if profile is None and type(layout) is Layout and layout._static:
         rs = []
         rd = []
@@ -1177,17 +1204,11 @@ def complement(layout: Any, cotarget: Any = None) -> Any:
     >>> str(complement(Layout((2, 2), (1, 6)), 24))
     '(3,2):(2,12)'
     """
-    if type(layout) is Layout and type(cotarget) is int and cotarget >= 1 and layout._static:
+    if type(layout) is Layout and type(cotarget) is int and layout._static and cotarget >= 1:
         if _FAST:
-            f = layout._flat
-            r = _complement_fast(*(f if f is not None else layout.flat), cotarget)
+            r = _complement_fast(*(layout._flat or layout.flat), cotarget)
             if r is not None:
-                rs, rd = r
-                if len(rs) > 1:
-                    ts = tuple(rs)
-                    td = tuple(rd)
-                    return _mk(ts, td, (ts, td))
-                return _mk(rs[0], rd[0]) if rs else _mk(1, 0)
+                return r
         return _complement_static(layout, cotarget, "complement")[0]
     if not isinstance(layout, Layout):
         return _dispatch("complement", layout, cotarget)
@@ -1221,12 +1242,62 @@ def right_inverse(layout: Any) -> Any:
     >>> str(right_inverse(Layout((4, 2), (2, 1))))
     '(2,4):(4,1)'
     """
-    if type(layout) is Layout and (layout._static or layout.is_static):
-        if _FAST:
-            f = layout._flat
-            R = _right_inverse_fast(*(f if f is not None else layout.flat))
-            if R is not None:
+    if type(layout) is Layout and (layout._static or layout.is_static) and _FAST:
+        # the kernel of _right_inverse_static, for non-negative strides and size > 1: coalesce, with
+        # the prefix products of the coalesced shapes (the inverse's strides); then follow the strides
+        ms: list = []
+        md: list = []
+        pre: list = []
+        p = 1
+        modes = zip(*(layout._flat or layout.flat))
+        for cs, cd in modes:
+            if cs != 1:
+                break
+        else:
+            cs = 0
+        if cs:
+            for s, d in modes:
+                if s == 1:
+                    continue
+                if cs * cd == d:
+                    cs *= s
+                else:
+                    ms.append(cs)
+                    md.append(cd)
+                    pre.append(p)
+                    p *= cs
+                    cs = s
+                    cd = d
+            ms.append(cs)
+            md.append(cd)
+            pre.append(p)
+            if min(md) >= 0:
+                R = _new(Layout)
+                R._flat = R._hash = None
+                R._static = True
+                if 1 not in md:
+                    R._shape = 1
+                    R._stride = 0
+                    return R
+                k = md.index(1)
+                s = ms[k]
+                if s in md:
+                    shapes = [s]
+                    strides = [pre[k]]
+                    nxt = s  # strictly increasing (coalesced shapes are >= 2): no mode is found twice
+                    while nxt in md:
+                        k = md.index(nxt)
+                        s = ms[k]
+                        shapes.append(s)
+                        strides.append(pre[k])
+                        nxt *= s
+                    R._shape = tuple(shapes)
+                    R._stride = tuple(strides)
+                else:
+                    R._shape = s
+                    R._stride = pre[k]
                 return R
+    if type(layout) is Layout and (layout._static or layout.is_static):
         return _right_inverse_static(layout)
     if not isinstance(layout, Layout):
         return _dispatch("right_inverse", layout)
