@@ -545,7 +545,7 @@ def _logical_product_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tup
     P._flat = P._hash = None
     P._static = True
     if type(C._shape) is not tuple:  # C is one mode c:d (coalesce_x of 1:0 is 2:0): B's strides times d
-        d = C._stride
+        d = cast(int, C._stride)
         P._shape = (A._shape, B._shape)
         P._stride = (A._stride, B._stride if d == 1 else _scale(B._stride, d))
         return P
@@ -643,11 +643,11 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
     if type(layout) is Layout and (layout._static or layout.is_static) and profile is None and _FAST:
         # concrete ints: drop size-1 modes and merge (s0:d0),(s1:d1) when s0*d0 == d1, in one pass
         f = layout._flat
-        modes = zip(*(f if f is not None else layout.flat))
+        pairs = zip(*(f if f is not None else layout.flat))
         R = _new(Layout)
         R._hash = None
         R._static = True
-        for cs, cd in modes:  # the first mode of size > 1
+        for cs, cd in pairs:  # the first mode of size > 1  # noqa: B007 - cd is read after the loop
             if cs != 1:
                 break
         else:
@@ -657,7 +657,7 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
             return R
         rs: list = []
         rd: list = []
-        for sh, st in modes:
+        for sh, st in pairs:
             if sh == 1:
                 continue
             if cs * cd == st:
@@ -1249,14 +1249,14 @@ def right_inverse(layout: Any) -> Any:
         md: list = []
         pre: list = []
         p = 1
-        modes = zip(*(layout._flat or layout.flat))
-        for cs, cd in modes:
+        pairs = zip(*(layout._flat or layout.flat))
+        for cs, cd in pairs:  # noqa: B007 - cd is read after the loop
             if cs != 1:
                 break
         else:
             cs = 0
         if cs:
-            for s, d in modes:
+            for s, d in pairs:
                 if s == 1:
                     continue
                 if cs * cd == d:
@@ -1282,17 +1282,17 @@ def right_inverse(layout: Any) -> Any:
                 k = md.index(1)
                 s = ms[k]
                 if s in md:
-                    shapes = [s]
-                    strides = [pre[k]]
+                    inv_s = [s]
+                    inv_d = [pre[k]]
                     nxt = s  # strictly increasing (coalesced shapes are >= 2): no mode is found twice
                     while nxt in md:
                         k = md.index(nxt)
                         s = ms[k]
-                        shapes.append(s)
-                        strides.append(pre[k])
+                        inv_s.append(s)
+                        inv_d.append(pre[k])
                         nxt *= s
-                    R._shape = tuple(shapes)
-                    R._stride = tuple(strides)
+                    R._shape = tuple(inv_s)
+                    R._stride = tuple(inv_d)
                 else:
                     R._shape = s
                     R._stride = pre[k]
