@@ -265,11 +265,12 @@ def _coalesce_fast(fs: tuple | list, fd: tuple | list) -> tuple[list, list]:
     return rs, rd
 
 
-def _coalesce_x_fast(fs: tuple, fd: tuple) -> tuple[list, list]:
+def _coalesce_x_fast(f: tuple[tuple, tuple]) -> tuple[list, list]:
     """:func:`_coalesce_x_int` (CuTe's coalesce_x): coalesce with a trailing size-1 mode read as 2.
 
     coalesce_x merges back to front and coalesce front to back, but both merge exactly the runs of
     consecutive non-trivial modes with ``s_k * d_k == d_{k+1}``, so the results agree."""
+    fs, fd = f
     if fs[-1] == 1:
         fs = fs[:-1] + (2,)
     rs: list = []
@@ -403,13 +404,14 @@ def _compose_fast(S: list, D: list, bs: Any, bd: Any, fb: tuple[tuple, tuple],
     return R
 
 
-def _complement_fast(fs: tuple | list, fd: tuple | list, cotarget: Any) -> Layout | None:
+def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
     """:func:`_complement_static` on flat int modes and an int (or int tuple) cotarget, or None where
     the reference raises (a negative stride, a non-injective layout)."""
     # filter and coalesce
     C = _new(Layout)
     C._flat = C._hash = None
     C._static = True
+    fs, fd = f
     modes = zip(fs, fd)
     for cs, cd in modes:  # the first mode that is not trivial
         if cs != 1 and cd != 0:
@@ -523,7 +525,7 @@ def _logical_divide_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tupl
         S, D = _coalesce_fast(fs[:-1] + (2,), fd)
     else:  # coalesce_x(A) is coalesce(A)
         S, D = cs, _ = _coalesce_fast(fs, fd)
-    C = _complement_fast(*fb, (tuple(cs) if len(cs) > 1 else cs[0]) if cs else 1)
+    C = _complement_fast(fb, (tuple(cs) if len(cs) > 1 else cs[0]) if cs else 1)
     if C is None:
         return None
     bs = (B._shape, C._shape)
@@ -535,10 +537,11 @@ def _logical_divide_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tupl
 def _logical_product_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tuple[tuple, tuple]) -> Layout | None:
     """``make_layout(A, composition(complement(A, size(A) * cosize(B)), B))`` on concrete tuples, or None."""
     hi = 1
-    for s, d in zip(*fb):
+    bs, bd = fb
+    for s, d in zip(bs, bd):
         if d > 0:
             hi += (s - 1) * d
-    C = _complement_fast(*fa, _prod(fa[0]) * hi)
+    C = _complement_fast(fa, _prod(fa[0]) * hi)
     if C is None:
         return None
     P = _new(Layout)
@@ -557,10 +560,10 @@ def _logical_product_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tup
     return P
 
 
-def _left_inverse_fast(fs: tuple, fd: tuple) -> Layout | None:
+def _left_inverse_fast(f: tuple[tuple, tuple]) -> Layout | None:
     """:func:`left_inverse` for a concrete layout with non-negative strides, or None (negative strides,
     or CuTe's divisibility condition fails: the reference words the error)."""
-    S, D = _coalesce_fast(fs, fd)
+    S, D = _coalesce_fast(f[0], f[1])
     if not S:
         return _mk(1, 0)
     order = sorted(D)
@@ -643,7 +646,8 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
     if type(layout) is Layout and (layout._static or layout.is_static) and profile is None and _FAST:
         # concrete ints: drop size-1 modes and merge (s0:d0),(s1:d1) when s0*d0 == d1, in one pass
         f = layout._flat
-        pairs = zip(*(f if f is not None else layout.flat))
+        fs, fd = f if f is not None else layout.flat
+        pairs = zip(fs, fd)
         R = _new(Layout)
         R._hash = None
         R._static = True
@@ -1042,7 +1046,7 @@ def composition(A: Any, B: Any) -> Any:
     if type(A) is Layout and type(B) is Layout:
         if _FAST and (A._static or A.is_static) and (B._static or B.is_static):
             f = A._flat
-            S, D = _coalesce_x_fast(*(f if f is not None else A.flat))
+            S, D = _coalesce_x_fast(f if f is not None else A.flat)
             f = B._flat
             R = _compose_fast(S, D, B._shape, B._stride, f if f is not None else B.flat, lambda: (A, B))
             if R is not None:
@@ -1206,7 +1210,7 @@ def complement(layout: Any, cotarget: Any = None) -> Any:
     """
     if type(layout) is Layout and type(cotarget) is int and layout._static and cotarget >= 1:
         if _FAST:
-            r = _complement_fast(*(layout._flat or layout.flat), cotarget)
+            r = _complement_fast(layout._flat or layout.flat, cotarget)
             if r is not None:
                 return r
         return _complement_static(layout, cotarget, "complement")[0]
@@ -1243,13 +1247,13 @@ def right_inverse(layout: Any) -> Any:
     '(2,4):(4,1)'
     """
     if type(layout) is Layout and (layout._static or layout.is_static) and _FAST:
-        # the kernel of _right_inverse_static, for non-negative strides and size > 1: coalesce, with
-        # the prefix products of the coalesced shapes (the inverse's strides); then follow the strides
-        ms: list = []
-        md: list = []
-        pre: list = []
+        # the kernel of _right_inverse_static, for non-negative strides and size > 1: coalesce, noting
+        # for each stride its first mode's (shape, prefix product of the shapes before it), then follow
+        # the strides from 1
+        where: dict = {}
         p = 1
-        pairs = zip(*(layout._flat or layout.flat))
+        fs, fd = layout._flat or layout.flat
+        pairs = zip(fs, fd)
         for cs, cd in pairs:  # noqa: B007 - cd is read after the loop
             if cs != 1:
                 break
@@ -1262,40 +1266,39 @@ def right_inverse(layout: Any) -> Any:
                 if cs * cd == d:
                     cs *= s
                 else:
-                    ms.append(cs)
-                    md.append(cd)
-                    pre.append(p)
+                    if cd not in where:
+                        where[cd] = (cs, p)
                     p *= cs
                     cs = s
                     cd = d
-            ms.append(cs)
-            md.append(cd)
-            pre.append(p)
-            if min(md) >= 0:
+            if cd not in where:
+                where[cd] = (cs, p)
+            if min(where) >= 0:
                 R = _new(Layout)
                 R._flat = R._hash = None
                 R._static = True
-                if 1 not in md:
+                t = where.get(1)
+                if t is None:
                     R._shape = 1
                     R._stride = 0
                     return R
-                k = md.index(1)
-                s = ms[k]
-                if s in md:
-                    inv_s = [s]
-                    inv_d = [pre[k]]
-                    nxt = s  # strictly increasing (coalesced shapes are >= 2): no mode is found twice
-                    while nxt in md:
-                        k = md.index(nxt)
-                        s = ms[k]
-                        inv_s.append(s)
-                        inv_d.append(pre[k])
-                        nxt *= s
-                    R._shape = tuple(inv_s)
-                    R._stride = tuple(inv_d)
-                else:
+                s, q = t
+                t = where.get(s)
+                if t is None:
                     R._shape = s
-                    R._stride = pre[k]
+                    R._stride = q
+                    return R
+                inv_s = [s]
+                inv_d = [q]
+                nxt = s  # strictly increasing (coalesced shapes are >= 2): no mode is found twice
+                while t is not None:
+                    s, q = t
+                    inv_s.append(s)
+                    inv_d.append(q)
+                    nxt *= s
+                    t = where.get(nxt)
+                R._shape = tuple(inv_s)
+                R._stride = tuple(inv_d)
                 return R
     if type(layout) is Layout and (layout._static or layout.is_static):
         return _right_inverse_static(layout)
@@ -1397,7 +1400,7 @@ def left_inverse(layout: Any) -> Any:
     if type(layout) is Layout and _FAST:
         f = _static_flat_of(layout)
         if f is not None:
-            R = _left_inverse_fast(*f)
+            R = _left_inverse_fast(f)
             if R is not None:
                 return R
     if not isinstance(layout, Layout):
