@@ -437,7 +437,8 @@ def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
         md.append(cd)
         cs = s
         cd = d
-    if not ms:  # one mode cs:cd: the gap below it, then the rest
+    if not ms:  # one mode cs:cd: the gap cd:1 below it, then the rest up to the cotarget at stride
+        # cs*cd (the two never merge: cd*1 == cs*cd would need cs == 1)
         last = cd * cs
         rest = -(-cotarget // last) if type(cotarget) is int else it.product(it.ceil_div(cotarget, last))
         if cd == 1:
@@ -449,9 +450,6 @@ def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
                 C._stride = last
         elif rest == 1:
             C._shape = cd
-            C._stride = 1
-        elif cd == last:  # (cd:1, rest:last) merges
-            C._shape = cd * rest
             C._stride = 1
         else:
             C._shape = (cd, rest)

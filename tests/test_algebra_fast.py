@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import compact_layouts, layouts, nested_shape
 
@@ -71,6 +71,7 @@ def test_reference_only_switches_the_kernels_off() -> None:
     assert algebra._FAST
 
 
+@settings(max_examples=500)
 @given(ANY)
 def test_unary_ops(L: Layout) -> None:
     for op in (la.coalesce, la.right_inverse, la.left_inverse, la.filter, la.nullspace):
@@ -78,12 +79,14 @@ def test_unary_ops(L: Layout) -> None:
     _same(la.complement, L)
 
 
+@settings(max_examples=500)
 @given(ANY, st.integers(1, 300))
 def test_complement(L: Layout, n: int) -> None:
     _same(la.complement, L, n)
     _same(la.complement, L, (n, 3))
 
 
+@settings(max_examples=500)
 @given(ANY, ANY)
 def test_binary_ops(A: Layout, B: Layout) -> None:
     for op in (la.composition, la.logical_divide, la.logical_product, la.zipped_divide, la.blocked_product,
@@ -91,6 +94,7 @@ def test_binary_ops(A: Layout, B: Layout) -> None:
         _same(op, A, B)
 
 
+@settings(max_examples=500)
 @given(st.one_of(tile_layouts(), layouts()), st.one_of(tile_layouts(), compact_layouts()))
 def test_binary_ops_on_tiles(A: Layout, B: Layout) -> None:
     for op in (la.composition, la.logical_divide, la.logical_product):
@@ -100,6 +104,7 @@ def test_binary_ops_on_tiles(A: Layout, B: Layout) -> None:
     _same(la.composition, A, B.size())
 
 
+@settings(max_examples=500)
 @given(ANY, ANY)
 def test_unchecked_composition(A: Layout, B: Layout) -> None:
     """With the functional check off (the conformance tests' mode) both return CuTe's construction."""
