@@ -534,11 +534,15 @@ def _logical_divide_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tupl
 
 def _logical_product_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tuple[tuple, tuple]) -> Layout | None:
     """``make_layout(A, composition(complement(A, size(A) * cosize(B)), B))`` on concrete tuples, or None."""
-    hi = 1
-    bs, bd = fb
-    for s, d in zip(bs, bd):
-        if d > 0:
-            hi += (s - 1) * d
+    bs: Any = B._shape
+    bd: Any = B._stride
+    if type(bs) is int:  # cosize(B)
+        hi = (bs - 1) * bd + 1 if bd > 0 else 1
+    else:
+        hi = 1
+        for s, d in zip(fb[0], fb[1]):
+            if d > 0:
+                hi += (s - 1) * d
     C = _complement_fast(fa, _prod(fa[0]) * hi)
     if C is None:
         return None
@@ -547,8 +551,8 @@ def _logical_product_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tup
     P._static = True
     if type(C._shape) is not tuple:  # C is one mode c:d (coalesce_x of 1:0 is 2:0): B's strides times d
         d = cast(int, C._stride)
-        P._shape = (A._shape, B._shape)
-        P._stride = (A._stride, B._stride if d == 1 else _scale(B._stride, d))
+        P._shape = (A._shape, bs)
+        P._stride = (A._stride, bd * d if type(bd) is int else bd if d == 1 else _scale(bd, d))
         return P
     R = _compose_fast(C._shape, C._stride, B._shape, B._stride, fb, lambda: (C, B))  # type: ignore[arg-type]
     if R is None:
@@ -1478,8 +1482,12 @@ def logical_divide(A: Any, B: Any) -> Any:
     '((2,2),(2,3)):((4,1),(2,8))'
     """
     if type(A) is Layout and type(B) is Layout and _FAST:
-        fa = _static_flat_of(A)
-        fb = _static_flat_of(B)
+        fa = A._flat if A._static else None  # (a layout built from int tuples has both)
+        if fa is None:
+            fa = _static_flat_of(A)
+        fb = B._flat if B._static else None
+        if fb is None:
+            fb = _static_flat_of(B)
         if fa is not None and fb is not None:
             R = _logical_divide_fast(A, fa, B, fb)
             if R is not None:
@@ -1511,8 +1519,12 @@ def logical_product(A: Any, B: Any) -> Any:
     '((2,2),(2,3)):((4,1),(2,8))'
     """
     if type(A) is Layout and type(B) is Layout and _FAST:
-        fa = _static_flat_of(A)
-        fb = _static_flat_of(B)
+        fa = A._flat if A._static else None  # (a layout built from int tuples has both)
+        if fa is None:
+            fa = _static_flat_of(A)
+        fb = B._flat if B._static else None
+        if fb is None:
+            fb = _static_flat_of(B)
         if fa is not None and fb is not None:
             R = _logical_product_fast(A, fa, B, fb)
             if R is not None:
