@@ -426,10 +426,10 @@ def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
     ms: list = []
     md: list = []
     for s, d in modes:
-        if s == 1 or d == 0:
-            continue
-        if cs * cd == d:  # (d < 0 here would need cd < 0, refused above)
+        if cs * cd == d:  # merge (a size-1 mode merges as a no-op; d < 0 would need cd < 0, refused above)
             cs *= s
+            continue
+        if s == 1 or d == 0:
             continue
         if d < 0:
             return None
@@ -664,11 +664,9 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
         rs: list = []
         rd: list = []
         for sh, st in pairs:
-            if sh == 1:
-                continue
-            if cs * cd == st:
+            if cs * cd == st:  # merge (a size-1 mode merges as a no-op)
                 cs *= sh
-            else:
+            elif sh != 1:
                 rs.append(cs)
                 rd.append(cd)
                 cs = sh
@@ -1263,11 +1261,9 @@ def right_inverse(layout: Any) -> Any:
             cs = 0
         if cs:
             for s, d in pairs:
-                if s == 1:
-                    continue
-                if cs * cd == d:
+                if cs * cd == d:  # merge (a size-1 mode merges as a no-op)
                     cs *= s
-                else:
+                elif s != 1:
                     if cd not in where:
                         where[cd] = (cs, p)
                     p *= cs
