@@ -1536,8 +1536,17 @@ def logical_product(A: Any, B: Any) -> Any:
 
 
 def _hier_unzip(op: str, f: Callable[[Layout, Any], Layout], A: Layout, B: Any) -> Layout:
+    """CuTe's ``tile_unzip(f(A, B), B)``: B's terminals pick the rank-2 (tile, rest) modes to gather.
+
+    Under a ``None`` (CuTe's ``_``) the mode is left as it is, so CuTe's ``zip2_by`` reads the mode
+    itself as (tile, rest): it must have rank 2."""
     if B is None:
-        return make_layout(Layout._make(1, 0), A)
+        if type(A.shape) is not tuple or len(A.shape) != 2:
+            raise LayoutError(
+                f"{op}: under a '_' (None) tiler the mode {A} is split as (tile, rest) itself, so it must have "
+                "rank 2 (CuTe's zip2_by: mismatched ranks)"
+            )
+        return A
     if type(B) is tuple:
         modes = _modes_of(A)
         if len(B) > len(modes):

@@ -47,7 +47,8 @@ from typing import Any, cast
 import numpy as np
 
 from . import inttuple as it
-from .algebra import composition, logical_divide, tiled_product
+from .algebra import composition, tiled_product
+from .algebra import zipped_divide as _algebra_zipped_divide
 from .composed import ComposedLayout
 from .swizzle import Swizzle
 from .errors import LayoutError
@@ -396,8 +397,7 @@ def zipped_divide(layout: Any, tiler: Any) -> Any:
     """
     if isinstance(layout, Tensor):
         return layout.with_layout(zipped_divide(layout.layout, tiler))
-    t = _tiler_for_algebra(tiler)
-    return _map_inner(layout, lambda L: zip2_by(logical_divide(L, t), t if t is not None else _))
+    return _algebra_zipped_divide(layout, _tiler_for_algebra(tiler))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -197,9 +197,19 @@ def _complement_check(A: Layout, cotarget: Any) -> Callable[[Any], str | None]:
     return check
 
 
+def _underscores(holes: random.Random, tiler: tuple) -> tuple:
+    """The tiler with some modes left alone (None, CuTe's ``_``), drawn from a stream of its own."""
+    return tuple(None if holes.random() < 0.15 else t for t in tiler)
+
+
+def _tiler_cpp(tiler: tuple) -> str:
+    return "make_tile(" + ", ".join("_" if t is None else cpp(t) if isinstance(t, Layout) else _int(t) for t in tiler) + ")"
+
+
 def algebra_cases(seed: int = 20261123, per_op: int = 110) -> list[Case]:
     """Random cases for every algebra operation layoutalg shares with CuTe."""
     r = random.Random(seed)
+    holes = random.Random(seed + 1)
     cases: list[Case] = []
     add = cases.append
 
@@ -227,9 +237,9 @@ def algebra_cases(seed: int = 20261123, per_op: int = 110) -> list[Case]:
         A = rand_compact(r, max_leaves=4)
         if type(A.shape) is not tuple:
             continue
-        tiler = tuple(rand_tile_layout(r, Layout(s).size()) if r.random() < 0.6 else r.choice(divisors(Layout(s).size()))
-                      for s in A.shape[: r.randint(1, len(A.shape))])
-        t_cpp = "make_tile(" + ", ".join(cpp(t) if isinstance(t, Layout) else _int(t) for t in tiler) + ")"
+        tiler = _underscores(holes, tuple(rand_tile_layout(r, Layout(s).size()) if r.random() < 0.6
+                                          else r.choice(divisors(Layout(s).size())) for s in A.shape[: r.randint(1, len(A.shape))]))
+        t_cpp = _tiler_cpp(tiler)
         add(_case("composition/tiler", (A, tiler), _print(f"composition({cpp(A)}, {t_cpp})"),
                   lambda A=A, t=tiler: la.composition(A, t)))
 
@@ -273,9 +283,9 @@ def algebra_cases(seed: int = 20261123, per_op: int = 110) -> list[Case]:
             A = rand_compact(r, max_leaves=4)
             if type(A.shape) is not tuple:
                 continue
-            tiler = tuple(rand_tile_layout(r, Layout(s).size()) if r.random() < 0.6 else r.choice(divisors(Layout(s).size()))
-                          for s in A.shape[: r.randint(1, len(A.shape))])
-            t_cpp = "make_tile(" + ", ".join(cpp(t) if isinstance(t, Layout) else _int(t) for t in tiler) + ")"
+            tiler = _underscores(holes, tuple(rand_tile_layout(r, Layout(s).size()) if r.random() < 0.6
+                                              else r.choice(divisors(Layout(s).size())) for s in A.shape[: r.randint(1, len(A.shape))]))
+            t_cpp = _tiler_cpp(tiler)
             add(_case(op + "/tiler", (A, tiler), _print(f"{op}({cpp(A)}, {t_cpp})"), lambda A=A, t=tiler, f=f: f(A, t)))
     for op in ("logical_product", "zipped_product", "tiled_product", "flat_product"):
         f = getattr(la, op)
