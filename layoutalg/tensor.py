@@ -377,12 +377,6 @@ def _tiler_for_algebra(t: Any) -> Any:
     return t
 
 
-def _map_inner(L: Any, f: Any) -> Any:
-    if isinstance(L, ComposedLayout):
-        return ComposedLayout(L.outer, L.offset, f(L.inner))
-    return f(L)
-
-
 def zipped_divide(layout: Any, tiler: Any) -> Any:
     """CuTe's ``zipped_divide(A, tiler) = tile_unzip(logical_divide(A, tiler), tiler)``: ``((tile...), (rest...))``.
 
