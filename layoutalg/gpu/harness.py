@@ -9,6 +9,12 @@ with the machine it came from (GPU, driver, CUDA, Triton,
 torch, date), so that :mod:`tests.test_gpu_replay` can hold the library to it on a CPU.
 
 The table, per row: check, item, status (pass / fail / error / skipped) and a detail.
+
+The CUDA C of a warpgroup's ``wgmma`` main loop, which the wgmma, TMA and tiled checks share, is
+:func:`wgmma_mainloop`::
+
+    >>> print(wgmma_mainloop(8, 16, "f16", "K", "MN", "da[s] + a_base", "db[s] + b_base").splitlines()[8])
+          "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 1;\\n}\\n"
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ import time
 import traceback
 from typing import Any
 
-__all__ = ["environment", "run_all", "table", "write_recording", "load_recording", "DEFAULT_DIR"]
+__all__ = ["environment", "run_all", "table", "write_recording", "load_recording", "DEFAULT_DIR", "nvcc_cubin",
+           "wgmma_mainloop"]
 
 #: Where the recordings live in the repository.
 DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -40,6 +47,37 @@ def nvcc_cubin(source: str, name: str, workdir: str) -> str:
     if r.returncode:
         raise RuntimeError(f"nvcc failed: {r.stderr[-1500:]}")
     return cub
+
+
+def wgmma_mainloop(n: int, k: int, dtype: str, major_a: str, major_b: str, desc_a: str, desc_b: str) -> str:
+    """CUDA C of one warpgroup's ``wgmma`` main loop: ``float d[n/2]`` zeroed, then for each k-block
+    ``s < nk`` one ``wgmma.mma_async m64n<n>k<k>.f32.<dtype>.<dtype>`` (D += A B, scale-d 0 on the
+    first block) with the descriptors ``desc_a`` / ``desc_b`` (C expressions of ``s``), committed
+    and waited for. 16-bit types carry the transpose immediates (1 for an MN-major operand).
+
+    The text runs from ``float d[...]`` to the loop's closing brace (two-space indented, no final
+    newline); the kernel around it declares ``nk`` and what the descriptor expressions name.
+    """
+    nreg = n // 2  # f32 accumulators per thread: 64*N/128
+    dlist = ", ".join(f"%{j}" for j in range(nreg))
+    tail = f", {int(major_a == 'MN')}, {int(major_b == 'MN')}" if dtype in ("f16", "bf16") else ""
+    asm = (f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nreg + 2}, 0;\\n"\n'
+           f'      "wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{dtype}.{dtype} '
+           f'{{{dlist}}}, %{nreg}, %{nreg + 1}, p, 1, 1{tail};\\n}}\\n"')
+    outs = ", ".join(f'"+f"(d[{j}])' for j in range(nreg))
+    return f"""  float d[{nreg}];
+  #pragma unroll
+  for (int j = 0; j < {nreg}; ++j) d[j] = 0.f;
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  for (int s = 0; s < nk; ++s) {{
+    unsigned long long descA = {desc_a};
+    unsigned long long descB = {desc_b};
+    asm volatile({asm}
+      : {outs}
+      : "l"(descA), "l"(descB), "r"(s) : "memory");
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  }}"""
 
 
 def environment() -> dict:

@@ -47,6 +47,8 @@ from typing import Any
 
 import numpy as np
 
+from .harness import wgmma_mainloop
+
 __all__ = ["ampere_plan", "hopper_plan", "bank_cases", "emulate_ampere", "emulate_hopper", "cuda_source",
            "run", "replay", "plan_digest"]
 
@@ -342,10 +344,7 @@ def cuda_source() -> str:
     """The three kernels: the table-driven Ampere step, the Hopper step, and the ldmatrix loops for ncu."""
     pa = ampere_plan()
     na, nb, nc = pa["frag_sizes"]
-    dl = ", ".join(f"%{j}" for j in range(32))
-    outs = ", ".join(f'"+f"(d[{j}])' for j in range(32))
-    wg_asm = ('"{\\n.reg .pred p;\\nsetp.ne.b32 p, %34, 0;\\n"\n'
-              f'      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{dl}}}, %32, %33, p, 1, 1, 0, 0;\\n}}\\n"')
+    loop = wgmma_mainloop(64, 16, "f16", "K", "K", "da[wg * nk + s] + a_base", "db[s] + b_base")
     return f"""#include <cstdint>
 extern "C" __global__ void __launch_bounds__(128) ampere_step(
     const uint4* a_img, int a_words, const uint4* b_img, int b_words,
@@ -399,19 +398,7 @@ extern "C" __global__ void __launch_bounds__(256) hopper_step(
   __syncthreads();
   unsigned long long a_base = ((unsigned)__cvta_generic_to_shared(smA)) >> 4;
   unsigned long long b_base = ((unsigned)__cvta_generic_to_shared(smB)) >> 4;
-  float d[32];
-  #pragma unroll
-  for (int j = 0; j < 32; ++j) d[j] = 0.f;
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-  for (int s = 0; s < nk; ++s) {{
-    unsigned long long descA = da[wg * nk + s] + a_base;
-    unsigned long long descB = db[s] + b_base;
-    asm volatile({wg_asm}
-      : {outs}
-      : "l"(descA), "l"(descB), "r"(s) : "memory");
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  }}
+{loop}
   const int* om = outmap + tid * 32;
   #pragma unroll
   for (int j = 0; j < 32; ++j) D[om[j]] = d[j];

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from ..nvidia.tma import SWIZZLE_MODES, TensorMap, check_wgmma, element_bytes, make_tma_copy
+from .harness import wgmma_mainloop
 
 __all__ = [
     "placement_cases", "layout_cases", "refusal_cases", "cute_cases", "e2e_modes", "E2E_NEGATIVES",
@@ -731,14 +732,9 @@ extern "C" __global__ void __launch_bounds__(128) tma_place(const __grid_constan
         if key in done:
             continue
         done.add(key)
-        dt, major = m["dtype"], m["major"]
         nreg = m["N"] // 2
-        dlist = ", ".join(f"%{j}" for j in range(nreg))
-        tail = f", {int(major == 'MN')}, {int(major == 'MN')}" if dt in ("f16", "bf16") else ""
-        asm = (f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nreg + 2}, 0;\\n"\n'
-               f'      "wgmma.mma_async.sync.aligned.m64n{m["N"]}k{m["K"]}.f32.{dt}.{dt} '
-               f'{{{dlist}}}, %{nreg}, %{nreg + 1}, p, 1, 1{tail};\\n}}\\n"')
-        outs = ", ".join(f'"+f"(d[{j}])' for j in range(nreg))
+        loop = wgmma_mainloop(m["N"], m["K"], m["dtype"], m["major"], m["major"],
+                              "da[s] + (sA >> 4)", "db[s] + (sB >> 4)")
         parts.append(f"""
 extern "C" __global__ void __launch_bounds__(128) tma_wgmma_{key}(
     const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc mapB,
@@ -762,19 +758,7 @@ extern "C" __global__ void __launch_bounds__(128) tma_wgmma_{key}(
   int late = bar_wait(bar);
   __syncthreads();
   if (tid == 0) {{ info[0] = sA; info[1] = sB; info[2] = late; }}
-  float d[{nreg}];
-  #pragma unroll
-  for (int j = 0; j < {nreg}; ++j) d[j] = 0.f;
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-  for (int s = 0; s < nk; ++s) {{
-    unsigned long long descA = da[s] + (sA >> 4);
-    unsigned long long descB = db[s] + (sB >> 4);
-    asm volatile({asm}
-      : {outs}
-      : "l"(descA), "l"(descB), "r"(s) : "memory");
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  }}
+{loop}
   #pragma unroll
   for (int j = 0; j < {nreg}; ++j) out[tid * {nreg} + j] = d[j];
 }}

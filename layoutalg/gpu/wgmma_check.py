@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from . import encode as enc
+from .harness import wgmma_mainloop
 
 __all__ = ["modes", "mixed_modes", "offset_cases", "descriptors", "images", "cuda_source", "run", "replay",
            "replay_mixed", "replay_offsets", "NEGATIVES", "with_base_offset"]
@@ -203,17 +204,9 @@ def cuda_source() -> str:
         if key in done:
             continue
         done.add(key)
-        dt = m["dtype"]
         (ma, _), (mb, _) = _ab(m)
         nreg = m["N"] // 2  # f32 accumulators per thread: 64*N/128
-        dlist = ", ".join(f"%{j}" for j in range(nreg))
-        tail = ""
-        if dt in ("f16", "bf16"):
-            tail = f", {int(ma == 'MN')}, {int(mb == 'MN')}"
-        asm = (f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nreg + 2}, 0;\\n"\n'
-               f'      "wgmma.mma_async.sync.aligned.m64n{m["N"]}k{m["K"]}.f32.{dt}.{dt} '
-               f'{{{dlist}}}, %{nreg}, %{nreg + 1}, p, 1, 1{tail};\\n}}\\n"')
-        outs = ", ".join(f'"+f"(d[{j}])' for j in range(nreg))
+        loop = wgmma_mainloop(m["N"], m["K"], m["dtype"], ma, mb, "da[s] + a_base", "db[s] + b_base")
         parts.append(f"""
 extern "C" __global__ void __launch_bounds__(128) {key}(
     const uint4* a_img, const uint4* b_img, int a_words, int b_words,
@@ -228,19 +221,7 @@ extern "C" __global__ void __launch_bounds__(128) {key}(
   unsigned long long a_base = ((unsigned)__cvta_generic_to_shared(smA)) >> 4;
   unsigned long long b_base = ((unsigned)__cvta_generic_to_shared(smB)) >> 4;
   if (tid == 0) {{ info[0] = (unsigned)a_base << 4; info[1] = (unsigned)b_base << 4; }}
-  float d[{nreg}];
-  #pragma unroll
-  for (int j = 0; j < {nreg}; ++j) d[j] = 0.f;
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-  for (int s = 0; s < nk; ++s) {{
-    unsigned long long descA = da[s] + a_base;
-    unsigned long long descB = db[s] + b_base;
-    asm volatile({asm}
-      : {outs}
-      : "l"(descA), "l"(descB), "r"(s) : "memory");
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  }}
+{loop}
   #pragma unroll
   for (int j = 0; j < {nreg}; ++j) out[tid * {nreg} + j] = d[j];
 }}
