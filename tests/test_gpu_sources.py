@@ -1,4 +1,4 @@
-"""The CUDA C the GPU checks generate, checked on the CPU (no GPU in CI).
+"""The CUDA C the GPU checks generate, and the helpers they share, checked on the CPU (no GPU in CI).
 
 The wgmma kernels of :mod:`~layoutalg.gpu.wgmma_check`, :mod:`~layoutalg.gpu.tma_check` and
 :mod:`~layoutalg.gpu.tiled_check` share one main loop (:func:`layoutalg.gpu.harness.wgmma_mainloop`).
@@ -6,7 +6,8 @@ Two checks here: each kernel issues the wgmma the PTX ISA asks for its mode (sha
 transpose immediates only for 16-bit types, one ``+f`` accumulator per D register), and the
 sources are byte for byte the ones the harness generated at 71dcd90, before the shared main loop
 replaced three copies of it: a harness change that alters what the GPU runs must change these
-digests on purpose (and the recordings be made again).
+digests on purpose (and the recordings be made again). The ncu table reader and the exact
+comparison of D that the checks share are checked on hand-written inputs.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from __future__ import annotations
 import hashlib
 import re
 
+import numpy as np
 import pytest
 
 from layoutalg.gpu import bank_check, synth_check, tiled_check, tma_check, wgmma_check
-from layoutalg.gpu.harness import wgmma_mainloop
+from layoutalg.gpu.harness import compare_exact, ncu_launches, wgmma_mainloop
 
 #: sha256 of each generated source at 71dcd90 (the three wgmma copies, before wgmma_mainloop)
 DIGESTS = {
@@ -82,3 +84,25 @@ def test_mainloop_names_the_callers_descriptors():
     assert "unsigned long long descA = da[s] + X;" in loop and "unsigned long long descB = db[s] + Y;" in loop
     _expect(loop, 16, 8, "tf32", None)
     assert loop.startswith("  float d[8];") and loop.endswith("  }")
+
+
+def test_ncu_table_is_read_per_launch():
+    text = ("==PROF== Connected to process 7\n"
+            '"ID","Process ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+            '"0","7","k","l1tex__a.sum","","1,024"\n'
+            '"0","7","k","l1tex__b.sum","","0"\n'
+            '"1","7","k","l1tex__a.sum","","n/a"\n'
+            '"2","7","k","l1tex__a.sum","","7.5"\n')
+    assert ncu_launches(text) == {0: {"l1tex__a.sum": 1024.0, "l1tex__b.sum": 0.0}, 2: {"l1tex__a.sum": 7.5}}
+    assert ncu_launches("==ERROR== no kernels were profiled") is None
+
+
+def test_exact_comparison_counts_nan_as_a_mismatch():
+    ref = np.arange(12.0).reshape(3, 4)
+    got = ref.copy()
+    got[0, 1], got[2, 3], got[1, 0] = np.nan, 12.5, 3.0
+    r = compare_exact(got, ref, examples=2)
+    assert (r["ok"], r["mismatched_elements"], r["max_abs_err"]) == (False, 3, 1.5)
+    assert [e["element"] for e in r["examples"]] == [[0, 1], [1, 0]]
+    assert compare_exact(ref, ref) == {"ok": True, "max_abs_err": 0.0, "mismatched_elements": 0, "examples": []}
+    assert compare_exact(np.full((2, 2), np.nan), ref[:2, :2])["max_abs_err"] is None

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import time
@@ -47,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from .harness import wgmma_mainloop
+from .harness import DEFAULT_DIR, child_env, compare_exact, ncu_launches, ncu_path, nvcc_cubin, wgmma_mainloop
 
 __all__ = ["ampere_plan", "hopper_plan", "bank_cases", "emulate_ampere", "emulate_hopper", "cuda_source",
            "run", "replay", "plan_digest"]
@@ -437,8 +436,6 @@ extern "C" __global__ void tiled_ldsm_x2(const uint4* img, int words, const int*
 
 
 def _compile(workdir: str) -> str:
-    from .harness import nvcc_cubin
-
     return nvcc_cubin(cuda_source(), "tiled_kernels", workdir)
 
 
@@ -487,15 +484,6 @@ def _launch_banks(cubin: str, case: dict) -> None:
     cp.cuda.runtime.deviceSynchronize()
 
 
-def _compare(got: np.ndarray, ref: np.ndarray) -> dict:
-    err = np.abs(got - ref)
-    bad = np.argwhere(~(err == 0))
-    return {"ok": bool(len(bad) == 0), "max_abs_err": float(np.nanmax(err)) if np.isfinite(err).any() else None,
-            "mismatched_elements": int(len(bad)),
-            "examples": [{"element": [int(a), int(b)], "hw": float(got[a, b]), "ref": float(ref[a, b])}
-                         for a, b in bad[:4]]}
-
-
 #: metric names looked for (those this ncu knows are collected)
 NCU_METRICS = (
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
@@ -514,44 +502,25 @@ def _ncu_child(cubin: str) -> None:
         _launch_banks(cubin, case)
 
 
-def _ncu_path() -> str | None:
-    import shutil
-
-    return shutil.which("ncu") or next((p for p in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
-                                        if os.path.exists(p)), None)
-
-
 def _run_ncu(cubin: str, log: Any = print) -> dict:
     """Per case, the ncu counters of its launch, or why ncu could not give them."""
-    import csv
-    import io
-
-    ncu = _ncu_path()
+    ncu = ncu_path()
     if not ncu:
         return {"error": "ncu not found"}
     q = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=120)
     known = q.stdout
     metrics = [m for m in NCU_METRICS if m.rsplit(".", 1)[0] in known]
     log(f"[tiled banks] ncu metrics available: {metrics}")
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     try:
         p = subprocess.run([ncu, "--csv", "--metrics", ",".join(metrics), "-k", "regex:tiled_ldsm",
                             sys.executable, "-m", "layoutalg.gpu.tiled_check", "--ncu-child", cubin],
-                           capture_output=True, text=True, env=env, timeout=300)
+                           capture_output=True, text=True, env=child_env(), timeout=300)
     except Exception as e:  # noqa: BLE001
         return {"error": f"{type(e).__name__}: {e}", "metrics": metrics}
     text = p.stdout
-    start = text.find('"ID"')
-    if start < 0:
+    per_id = ncu_launches(text)
+    if per_id is None:
         return {"error": f"no ncu table (rc {p.returncode}): {(p.stdout + p.stderr)[-800:]}", "metrics": metrics}
-    per_id: dict = {}
-    for r in csv.DictReader(io.StringIO(text[start:])):
-        try:
-            per_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = float(str(r["Metric Value"]).replace(",", ""))
-        except (KeyError, ValueError):
-            continue
     ids = sorted(per_id)
     cases = bank_cases()
     if len(ids) != len(cases):
@@ -594,8 +563,8 @@ def run(log: Any = print) -> dict:
         ref = plan["A"] @ plan["B"].T
         rec: dict = {"config": plan["config"], "digest": plan_digest(plan)}
         try:
-            rec["emulated"] = _compare(emulate(plan), ref)["ok"]
-            rec.update(_compare(launch(cubin, plan), ref))
+            rec["emulated"] = compare_exact(emulate(plan), ref)["ok"]
+            rec.update(compare_exact(launch(cubin, plan), ref))
             rec["status"] = "pass" if rec["ok"] else "fail"
         except Exception as e:  # noqa: BLE001 - a failing check is a row of the recording
             rec.update({"status": "error", "error": f"{type(e).__name__}: {str(e)[-500:]}"})
@@ -648,8 +617,7 @@ if __name__ == "__main__":  # child process under ncu, or the whole check
     elif len(sys.argv) >= 2 and sys.argv[1] == "--run":
         from .harness import environment, write_recording
 
-        outdir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
-            os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tests", "data", "hardware")
+        outdir = sys.argv[2] if len(sys.argv) > 2 else DEFAULT_DIR
         data = run()
         path = write_recording("tiled", data, environment(), outdir)
         print(json.dumps({k: data[k] for k in ("problems", "seconds")}, default=str))

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ..nvidia.tma import SWIZZLE_MODES, TensorMap, check_wgmma, element_bytes, make_tma_copy
-from .harness import wgmma_mainloop
+from .harness import child_env, compare_exact, wgmma_mainloop
 
 __all__ = [
     "placement_cases", "layout_cases", "refusal_cases", "cute_cases", "e2e_modes", "E2E_NEGATIVES",
@@ -1019,7 +1019,7 @@ def _run_cute_gpu(drv: Driver, workdir: str, include: str | None) -> dict:
 
 
 def _e2e_execute(drv: Driver, cubin: str, m: dict, ops: dict, words: dict | None = None) -> dict:
-    from ..gpu.wgmma_check import _readout
+    from .wgmma_check import gather_d
 
     nb = _E2E_BYTES[m["dtype"]]
     fn = drv.function(cubin, f"tma_wgmma_{m['dtype']}_{m['major']}")
@@ -1076,15 +1076,7 @@ def _e2e_execute(drv: Driver, cubin: str, m: dict, ops: dict, words: dict | None
     finally:
         for p in ptrs:
             drv.free(p)
-    rows, cols = _readout(m["N"], m["K"])
-    got = np.full((64, m["N"]), np.nan)
-    got[rows, cols] = d
-    ref = ops["D"]
-    err = np.abs(got - ref)
-    bad = np.argwhere(~(err == 0))
-    return {"ok": bool(len(bad) == 0), "mismatched_elements": int(len(bad)), "smem_bases": bases,
-            "max_abs_err": float(np.nanmax(err)) if np.isfinite(err).any() else None,
-            "examples": [{"element": [int(a), int(b)], "hw": float(got[a, b]), "ref": float(ref[a, b])} for a, b in bad[:3]]}
+    return {**compare_exact(gather_d(d, m["N"], m["K"]), ops["D"], examples=3), "smem_bases": bases}
 
 
 def _e2e_record(m: dict, ops: dict) -> dict:
@@ -1116,9 +1108,7 @@ def _negative_child(cubin: str, name: str) -> None:
 
 
 def _run_negatives(cubin: str) -> dict:
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env = child_env()
     procs = {n: subprocess.Popen([sys.executable, "-m", "layoutalg.gpu.tma_check", "--negative", cubin, n],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for n in E2E_NEGATIVES}
     out = {}
@@ -1162,9 +1152,7 @@ def _placement_child(cubin: str, start: int) -> None:
 
 
 def _run_placements(cubin: str, log=print) -> tuple[dict, dict]:
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env = child_env()
     got: dict = {}
     sm100: dict = {}
     start = 0

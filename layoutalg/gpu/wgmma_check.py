@@ -43,7 +43,6 @@ swizzle code. Either a wrong D or a CUDA error counts as *caught*.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -52,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from . import encode as enc
-from .harness import wgmma_mainloop
+from .harness import child_env, compare_exact, nvcc_cubin, wgmma_mainloop
 
 __all__ = ["modes", "mixed_modes", "offset_cases", "descriptors", "images", "cuda_source", "run", "replay",
            "replay_mixed", "replay_offsets", "NEGATIVES", "with_base_offset"]
@@ -231,8 +230,6 @@ extern "C" __global__ void __launch_bounds__(128) {key}(
 
 def compile_cubin(workdir: str) -> str:
     """nvcc -arch sm_90a -cubin of :func:`cuda_source`; the cubin's path."""
-    from .harness import nvcc_cubin
-
     return nvcc_cubin(cuda_source(), "wgmma_kernels", workdir)
 
 
@@ -250,6 +247,15 @@ def _readout(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         rc = np.array([[f.coords(tid, j) for j in range(n // 2)] for tid in range(128)], dtype=np.int64)
         _READOUT[key] = (rc[..., 0], rc[..., 1])
     return _READOUT[key]
+
+
+def gather_d(d: np.ndarray, n: int, k: int) -> np.ndarray:
+    """D (64 x n, NaN where no register lands) from the accumulators ``d[tid, j]`` of an m64n<n>k<k> wgmma,
+    placed by the library's D fragment."""
+    rows, cols = _readout(n, k)
+    got = np.full((64, n), np.nan)
+    got[rows, cols] = d
+    return got
 
 
 def _execute(cubin: str, m: dict, words_a: list, words_b: list, seed: int = 0,
@@ -275,15 +281,7 @@ def _execute(cubin: str, m: dict, words_a: list, words_b: list, seed: int = 0,
     bases = [int(x) for x in info.get()]
     if any(b % 1024 for b in bases):
         raise RuntimeError(f"shared buffers at {bases} are not 1024-byte aligned; the base-offset analysis needs that")
-    rows, cols = _readout(m["N"], m["K"])
-    got = np.full((64, m["N"]), np.nan)
-    got[rows, cols] = d
-    ref = A @ B.T
-    err = np.abs(got - ref)
-    bad = np.argwhere(~(err == 0))
-    return {"ok": bool(len(bad) == 0), "max_abs_err": float(np.nanmax(err)) if np.isfinite(err).any() else None,
-            "mismatched_elements": int(len(bad)),
-            "examples": [{"element": [int(a), int(b)], "hw": float(got[a, b]), "ref": float(ref[a, b])} for a, b in bad[:4]]}
+    return compare_exact(gather_d(d, m["N"], m["K"]), A @ B.T)
 
 
 # --- negative controls: deliberately wrong descriptors ------------------------------------------
@@ -327,7 +325,7 @@ def _negative_child(cubin: str, name: str) -> None:
 
 def _run_negatives(cubin: str) -> dict:
     procs = {}
-    env = _child_env()
+    env = child_env()
     for name in NEGATIVES:
         procs[name] = subprocess.Popen([sys.executable, "-m", "layoutalg.gpu.wgmma_check", "--negative", cubin, name],
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -381,13 +379,6 @@ def _offsets_child(cubin: str, start: int) -> None:
         print(f"RESULT {idx} " + json.dumps({"ok": res["ok"], "mismatched": res["mismatched_elements"]}), flush=True)
 
 
-def _child_env() -> dict:
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 def run_offsets(cubin: str, log=print) -> dict:
     """Every offset case x placement (abs / rel) x base-offset field 0..7, in child processes.
 
@@ -403,7 +394,7 @@ def run_offsets(cubin: str, log=print) -> dict:
     while start < len(items) and launches < 12:
         launches += 1
         p = subprocess.run([sys.executable, "-m", "layoutalg.gpu.wgmma_check", "--offsets", cubin, str(start)],
-                           capture_output=True, text=True, env=_child_env(), timeout=300)
+                           capture_output=True, text=True, env=child_env(), timeout=300)
         nxt = None
         for line in p.stdout.splitlines():
             if line.startswith("RESULT "):
