@@ -619,7 +619,7 @@ def _e2e_operands(m: dict, seed: int = 0, desc_swizzle: int | None = None) -> di
     dt, major, KT = m["dtype"], m["major"], m["KT"]
     nb = _E2E_BYTES[dt]
     rng = np.random.default_rng(seed)
-    hi = 2 if dt != "e4m3" else 2
+    hi = 2
     res: dict = {}
     tiles = {}
     for op, rows in (("A", 64), ("B", m["N"])):
