@@ -1021,6 +1021,16 @@ class _ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _add_fragment_options(s: argparse.ArgumentParser) -> None:
+    """The options :func:`_find_fragment` reads beside SHAPE DTYPE OPERAND (frag, explain)."""
+    s.add_argument("--ctype", help="accumulator type of C/D")
+    s.add_argument("--kind", help="f8f6f4, mxf8f6f4, mxf4, mxf4nvf4")
+    s.add_argument("--alayout", default="row", help="row or col (m8n8k4 .f16 only)")
+    s.add_argument("--blayout", default="col", help="row or col (m8n8k4 .f16 only)")
+    s.add_argument("--sparse", action="store_true", help="mma.sp fragment")
+    s.add_argument("--trans", action="store_true", help="ldmatrix .trans")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _ArgumentParser(
         prog="layoutalg",
@@ -1119,12 +1129,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("shape", help="m16n8k16, m8n8k4, m64n128k16 (wgmma), ldmatrix, stmatrix")
     s.add_argument("dtype", help="f16, bf16, tf32, f64, s8, e4m3, ... (b16 for ldmatrix)")
     s.add_argument("operand", help="A, B, C or D (x1/x2/x4 for ldmatrix)")
-    s.add_argument("--ctype", help="accumulator type of C/D")
-    s.add_argument("--kind", help="f8f6f4, mxf8f6f4, mxf4, mxf4nvf4")
-    s.add_argument("--alayout", default="row", help="row or col (m8n8k4 .f16 only)")
-    s.add_argument("--blayout", default="col", help="row or col (m8n8k4 .f16 only)")
-    s.add_argument("--sparse", action="store_true", help="mma.sp fragment")
-    s.add_argument("--trans", action="store_true", help="ldmatrix .trans")
+    _add_fragment_options(s)
     s.add_argument("--batch", type=int, help="which stacked matrix to draw (default: all)")
     s.add_argument("-o", "--output", help="write a picture (.svg or .png)")
     s.set_defaults(func=cmd_frag)
@@ -1207,12 +1212,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("target", nargs="+", help="a layout, or SHAPE DTYPE OPERAND of a fragment")
     s.add_argument("--names", help="comma-separated input names (e.g. tid,v for a TV layout)")
-    s.add_argument("--ctype", help="accumulator type of C/D")
-    s.add_argument("--kind", help="f8f6f4, mxf8f6f4, mxf4, mxf4nvf4")
-    s.add_argument("--alayout", default="row", help="row or col (m8n8k4 .f16 only)")
-    s.add_argument("--blayout", default="col", help="row or col (m8n8k4 .f16 only)")
-    s.add_argument("--sparse", action="store_true", help="mma.sp fragment")
-    s.add_argument("--trans", action="store_true", help="ldmatrix .trans")
+    _add_fragment_options(s)
     s.set_defaults(func=cmd_explain)
 
     s = sub.add_parser(

@@ -56,7 +56,7 @@ from typing import Any, Union
 import sympy
 
 from .algebra import composition, tile_to_shape
-from .composed import ComposedLayout
+from .composed import ComposedLayout, parse_composed  # parse_composed: re-exported (it reads through parse)
 from .errors import LayoutError
 from .hooks import provide
 from .inttuple import flatten, unflatten
@@ -799,22 +799,6 @@ def parse(text: str) -> Parsed:
         return _Parser(text).composed()
     except RecursionError:
         raise LayoutError(f"parse: {_clip(text, 40)} is nested too deeply") from None
-
-
-def parse_composed(text: str) -> Parsed:
-    """Parse a layout, a swizzle or a composed layout in either spelling (the same as :func:`parse`).
-
-    ``Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))`` (the PTX ISA), ``Sw<1,4,3> o _0 o ...``
-    (CuTe's print) and ``A o O o B`` with a layout ``A``; chains nest to the right. Round-trips
-    ``str`` and ``.ptx`` exactly.
-
-    >>> C = parse_composed("Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))")
-    >>> print(C)
-    Sw<1,4,3> o _0 o ((8,2),(4,4)):((8,64),(1,4))
-    >>> parse_composed(str(C)) == C, C.ptx
-    (True, 'Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))')
-    """
-    return parse(text)
 
 
 def as_concrete_layout(x: Any, op: str, what: str = "layout") -> Layout | ComposedLayout:

@@ -157,6 +157,14 @@ def rand_tile_layout(r: random.Random, size: int) -> Layout:
 # ---------------------------------------------------------------------------------------------
 # cases
 # ---------------------------------------------------------------------------------------------
+def rand_tiler(r: random.Random, A: Layout, holes: random.Random) -> tuple[tuple, str]:
+    """A tiler of A's first modes (per mode a tile layout or a divisor of its size, or, drawn from the
+    stream ``holes``, None: CuTe's ``_``) and its C++ make_tile."""
+    tiler = _underscores(holes, tuple(rand_tile_layout(r, Layout(s).size()) if r.random() < 0.6
+                                      else r.choice(divisors(Layout(s).size())) for s in A.shape[: r.randint(1, len(A.shape))]))
+    return tiler, _tiler_cpp(tiler)
+
+
 def _run(f: Callable[[], Any]) -> Any:
     try:
         return f()
@@ -237,9 +245,7 @@ def algebra_cases(seed: int = 20261123, per_op: int = 110) -> list[Case]:
         A = rand_compact(r, max_leaves=4)
         if type(A.shape) is not tuple:
             continue
-        tiler = _underscores(holes, tuple(rand_tile_layout(r, Layout(s).size()) if r.random() < 0.6
-                                          else r.choice(divisors(Layout(s).size())) for s in A.shape[: r.randint(1, len(A.shape))]))
-        t_cpp = _tiler_cpp(tiler)
+        tiler, t_cpp = rand_tiler(r, A, holes)
         add(_case("composition/tiler", (A, tiler), _print(f"composition({cpp(A)}, {t_cpp})"),
                   lambda A=A, t=tiler: la.composition(A, t)))
 
@@ -283,9 +289,7 @@ def algebra_cases(seed: int = 20261123, per_op: int = 110) -> list[Case]:
             A = rand_compact(r, max_leaves=4)
             if type(A.shape) is not tuple:
                 continue
-            tiler = _underscores(holes, tuple(rand_tile_layout(r, Layout(s).size()) if r.random() < 0.6
-                                              else r.choice(divisors(Layout(s).size())) for s in A.shape[: r.randint(1, len(A.shape))]))
-            t_cpp = _tiler_cpp(tiler)
+            tiler, t_cpp = rand_tiler(r, A, holes)
             add(_case(op + "/tiler", (A, tiler), _print(f"{op}({cpp(A)}, {t_cpp})"), lambda A=A, t=tiler, f=f: f(A, t)))
     for op in ("logical_product", "zipped_product", "tiled_product", "flat_product"):
         f = getattr(la, op)

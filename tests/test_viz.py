@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET
 
-import numpy as np
 import pytest
 
+from image_distance import distance
 from layoutalg import Layout, LayoutError, parse
 from layoutalg import viz
 from layoutalg.nvidia import mma
@@ -221,18 +221,6 @@ def test_save_picks_format_by_suffix(tmp_path):
         viz.save(f, tmp_path / "a.pdf")
 
 
-def _blocks(img: np.ndarray, k: int = 6) -> np.ndarray:
-    h, w = (img.shape[0] // k) * k, (img.shape[1] // k) * k
-    return img[:h, :w, :3].reshape(h // k, k, w // k, k, 3).mean(axis=(1, 3))
-
-
-def _distance(a: np.ndarray, b: np.ndarray) -> float:
-    """Mean absolute difference of 6x6-block averages: tolerant of font and anti-aliasing changes."""
-    if a.shape[:2] != b.shape[:2]:
-        return float("inf")
-    return float(np.abs(_blocks(a) - _blocks(b)).mean())
-
-
 def test_png_matches_reference_image():
     pytest.importorskip("matplotlib")
     from matplotlib.image import imread
@@ -240,9 +228,9 @@ def test_png_matches_reference_image():
     ref = imread(REF)
     got = viz.render_png(mma.fragment("m16n8k16", "f16", "A"), dpi=50)
     assert got.shape[:2] == ref.shape[:2]
-    assert _distance(got, ref) < 0.02
+    assert distance(got, ref) < 0.02
     # the metric can fail: the s8 A fragment has the same 16x16 grid but other owners (compared on
     # the common top-left region, as its notes line is narrower)
     other = viz.render_png(mma.fragment("m16n8k16", "s8", "A"), dpi=50)
     h, w = min(other.shape[0], ref.shape[0]), min(other.shape[1], ref.shape[1])
-    assert _distance(other[:h, :w], ref[:h, :w]) > 0.02
+    assert distance(other[:h, :w], ref[:h, :w]) > 0.02

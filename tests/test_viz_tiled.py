@@ -7,10 +7,10 @@ import json
 import os
 import xml.etree.ElementTree as ET
 
-import numpy as np
 import pytest
 
 import cute_tiled_cases as C
+from image_distance import distance
 from layoutalg import LayoutError, viz
 from layoutalg.nvidia.atoms import copy_atom, mma_atom
 from layoutalg.tiled import make_tiled_copy, make_tiled_copy_A, make_tiled_mma
@@ -112,17 +112,6 @@ def test_save_svg_and_png(tmp_path):
     assert mma._repr_svg_().startswith("<svg")
 
 
-def _blocks(img: np.ndarray, k: int = 6) -> np.ndarray:
-    h, w = (img.shape[0] // k) * k, (img.shape[1] // k) * k
-    return img[:h, :w, :3].reshape(h // k, k, w // k, k, 3).mean(axis=(1, 3))
-
-
-def _distance(a: np.ndarray, b: np.ndarray) -> float:
-    if a.shape[:2] != b.shape[:2]:
-        return float("inf")
-    return float(np.abs(_blocks(a) - _blocks(b)).mean())
-
-
 def test_png_matches_reference_image():
     pytest.importorskip("matplotlib")
     from matplotlib.image import imread
@@ -131,7 +120,7 @@ def test_png_matches_reference_image():
     mma = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 1, 1))
     got = viz.render_png(mma, dpi=24)
     assert got.shape[:2] == ref.shape[:2]
-    assert _distance(got, ref) < 0.02
+    assert distance(got, ref) < 0.02
     # the metric can fail: the same tile with M permuted (rows interleaved between the two warps)
     other = viz.render_png(make_tiled_mma(mma.atom, (2, 1, 1), (Layout((16, 2), (2, 1)), _, _)), dpi=24)
-    assert other.shape[:2] == ref.shape[:2] and _distance(other, ref) > 0.02
+    assert other.shape[:2] == ref.shape[:2] and distance(other, ref) > 0.02

@@ -24,12 +24,13 @@ elements, and a 2-way pattern.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 
 import numpy as np
+
+from .harness import child_env, ncu_launches, ncu_path, nvcc_cubin
 
 __all__ = ["cases", "predict", "addresses", "cuda_source", "run", "replay", "ITERS", "UNROLL"]
 
@@ -122,8 +123,6 @@ extern "C" __global__ void {name}(const unsigned* addr, int iters, long long* cy
 
 
 def _compile(workdir: str) -> str:
-    from .harness import nvcc_cubin
-
     return nvcc_cubin(cuda_source(), "bank_kernels", workdir)
 
 
@@ -152,34 +151,19 @@ _NCU_METRICS = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
 
 def _run_ncu(cubin: str) -> dict:
     """Per case, the ncu counters of its launch (16 loads), or why ncu could not give them."""
-    import csv
-    import io
-    import shutil
-
-    ncu = shutil.which("ncu") or next((p for p in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
-                                       if os.path.exists(p)), None)
+    ncu = ncu_path()
     if not ncu:
         return {"error": "ncu not found"}
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     try:
         p = subprocess.run([ncu, "--csv", "--metrics", ",".join(_NCU_METRICS), "-k", "regex:bank_ld",
                             sys.executable, "-m", "layoutalg.gpu.bank_check", "--ncu-child", cubin],
-                           capture_output=True, text=True, env=env, timeout=180)
+                           capture_output=True, text=True, env=child_env(), timeout=180)
     except Exception as e:  # noqa: BLE001
         return {"error": f"{type(e).__name__}: {e}"}
     text = p.stdout
-    start = text.find('"ID"')
-    if start < 0:
+    per_id = ncu_launches(text)
+    if per_id is None:
         return {"error": f"no ncu table (rc {p.returncode}): {(p.stdout + p.stderr)[-600:]}"}
-    rows = list(csv.DictReader(io.StringIO(text[start:])))
-    per_id: dict = {}
-    for r in rows:
-        try:
-            per_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = float(str(r["Metric Value"]).replace(",", ""))
-        except (KeyError, ValueError):
-            continue
     ids = sorted(per_id)
     if len(ids) != len(cases()):
         return {"error": f"ncu reported {len(ids)} launches, expected {len(cases())}", "raw": text[-1500:]}

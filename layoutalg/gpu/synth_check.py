@@ -19,13 +19,14 @@ shared-memory wavefront and bank-conflict counter ncu offers for the launch.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from functools import cache
 
 import numpy as np
+
+from .harness import child_env, ncu_launches, ncu_path, nvcc_cubin
 
 __all__ = ["cases", "cuda_source", "run", "replay", "agreement", "ldgsts_aligned", "measured", "measured_table", "OPS"]
 
@@ -196,13 +197,6 @@ PREFERRED = {
 }
 
 
-def _ncu() -> str | None:
-    import shutil
-
-    return shutil.which("ncu") or next((p for p in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
-                                        if os.path.exists(p)), None)
-
-
 def _available_metrics(ncu: str) -> tuple[list[str], str]:
     """The wanted counters the device's ncu lists, and every shared-memory counter name it lists (for the record)."""
     p = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=120)
@@ -212,10 +206,7 @@ def _available_metrics(ncu: str) -> tuple[list[str], str]:
 
 
 def _run_ncu(cubin: str) -> dict:
-    import csv
-    import io
-
-    ncu = _ncu()
+    ncu = ncu_path()
     if not ncu:
         return {"error": "ncu not found"}
     try:
@@ -224,22 +215,13 @@ def _run_ncu(cubin: str) -> dict:
         return {"error": f"ncu --query-metrics: {type(e).__name__}: {e}"}
     if not metrics:
         return {"error": "ncu lists none of the wanted counters", "listed": listed}
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     p = subprocess.run([ncu, "--csv", "--metrics", ",".join(m + ".sum" for m in metrics), "-k", "regex:synth_",
                         sys.executable, "-m", "layoutalg.gpu.synth_check", "--ncu-child", cubin],
-                       capture_output=True, text=True, env=env, timeout=400)
+                       capture_output=True, text=True, env=child_env(), timeout=400)
     text = p.stdout
-    start = text.find('"ID"')
-    if start < 0:
+    per_id = ncu_launches(text)
+    if per_id is None:
         return {"error": f"no ncu table (rc {p.returncode}): {(p.stdout + p.stderr)[-1500:]}", "listed": listed}
-    per_id: dict = {}
-    for r in csv.DictReader(io.StringIO(text[start:])):
-        try:
-            per_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = float(str(r["Metric Value"]).replace(",", ""))
-        except (KeyError, ValueError):
-            continue
     ids = sorted(per_id)
     cs = cases()
     if len(ids) != len(cs):
@@ -324,8 +306,6 @@ def measured_table(recording: dict) -> str:
 def run(log=print) -> dict:
     """Compile, run every case under ncu, and return the recording (results, the counters, problems)."""
     import tempfile
-
-    from .harness import nvcc_cubin
 
     t0 = time.time()
     workdir = tempfile.mkdtemp(prefix="layoutalg_synth_")

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import time
@@ -46,6 +45,8 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
+from .harness import DEFAULT_DIR, child_env, compare_exact, ncu_launches, ncu_path, nvcc_cubin, wgmma_mainloop
 
 __all__ = ["ampere_plan", "hopper_plan", "bank_cases", "emulate_ampere", "emulate_hopper", "cuda_source",
            "run", "replay", "plan_digest"]
@@ -342,10 +343,7 @@ def cuda_source() -> str:
     """The three kernels: the table-driven Ampere step, the Hopper step, and the ldmatrix loops for ncu."""
     pa = ampere_plan()
     na, nb, nc = pa["frag_sizes"]
-    dl = ", ".join(f"%{j}" for j in range(32))
-    outs = ", ".join(f'"+f"(d[{j}])' for j in range(32))
-    wg_asm = ('"{\\n.reg .pred p;\\nsetp.ne.b32 p, %34, 0;\\n"\n'
-              f'      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{dl}}}, %32, %33, p, 1, 1, 0, 0;\\n}}\\n"')
+    loop = wgmma_mainloop(64, 16, "f16", "K", "K", "da[wg * nk + s] + a_base", "db[s] + b_base")
     return f"""#include <cstdint>
 extern "C" __global__ void __launch_bounds__(128) ampere_step(
     const uint4* a_img, int a_words, const uint4* b_img, int b_words,
@@ -399,19 +397,7 @@ extern "C" __global__ void __launch_bounds__(256) hopper_step(
   __syncthreads();
   unsigned long long a_base = ((unsigned)__cvta_generic_to_shared(smA)) >> 4;
   unsigned long long b_base = ((unsigned)__cvta_generic_to_shared(smB)) >> 4;
-  float d[32];
-  #pragma unroll
-  for (int j = 0; j < 32; ++j) d[j] = 0.f;
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-  for (int s = 0; s < nk; ++s) {{
-    unsigned long long descA = da[wg * nk + s] + a_base;
-    unsigned long long descB = db[s] + b_base;
-    asm volatile({wg_asm}
-      : {outs}
-      : "l"(descA), "l"(descB), "r"(s) : "memory");
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  }}
+{loop}
   const int* om = outmap + tid * 32;
   #pragma unroll
   for (int j = 0; j < 32; ++j) D[om[j]] = d[j];
@@ -450,8 +436,6 @@ extern "C" __global__ void tiled_ldsm_x2(const uint4* img, int words, const int*
 
 
 def _compile(workdir: str) -> str:
-    from .harness import nvcc_cubin
-
     return nvcc_cubin(cuda_source(), "tiled_kernels", workdir)
 
 
@@ -500,15 +484,6 @@ def _launch_banks(cubin: str, case: dict) -> None:
     cp.cuda.runtime.deviceSynchronize()
 
 
-def _compare(got: np.ndarray, ref: np.ndarray) -> dict:
-    err = np.abs(got - ref)
-    bad = np.argwhere(~(err == 0))
-    return {"ok": bool(len(bad) == 0), "max_abs_err": float(np.nanmax(err)) if np.isfinite(err).any() else None,
-            "mismatched_elements": int(len(bad)),
-            "examples": [{"element": [int(a), int(b)], "hw": float(got[a, b]), "ref": float(ref[a, b])}
-                         for a, b in bad[:4]]}
-
-
 #: metric names looked for (those this ncu knows are collected)
 NCU_METRICS = (
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
@@ -527,44 +502,25 @@ def _ncu_child(cubin: str) -> None:
         _launch_banks(cubin, case)
 
 
-def _ncu_path() -> str | None:
-    import shutil
-
-    return shutil.which("ncu") or next((p for p in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
-                                        if os.path.exists(p)), None)
-
-
 def _run_ncu(cubin: str, log: Any = print) -> dict:
     """Per case, the ncu counters of its launch, or why ncu could not give them."""
-    import csv
-    import io
-
-    ncu = _ncu_path()
+    ncu = ncu_path()
     if not ncu:
         return {"error": "ncu not found"}
     q = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=120)
     known = q.stdout
     metrics = [m for m in NCU_METRICS if m.rsplit(".", 1)[0] in known]
     log(f"[tiled banks] ncu metrics available: {metrics}")
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     try:
         p = subprocess.run([ncu, "--csv", "--metrics", ",".join(metrics), "-k", "regex:tiled_ldsm",
                             sys.executable, "-m", "layoutalg.gpu.tiled_check", "--ncu-child", cubin],
-                           capture_output=True, text=True, env=env, timeout=300)
+                           capture_output=True, text=True, env=child_env(), timeout=300)
     except Exception as e:  # noqa: BLE001
         return {"error": f"{type(e).__name__}: {e}", "metrics": metrics}
     text = p.stdout
-    start = text.find('"ID"')
-    if start < 0:
+    per_id = ncu_launches(text)
+    if per_id is None:
         return {"error": f"no ncu table (rc {p.returncode}): {(p.stdout + p.stderr)[-800:]}", "metrics": metrics}
-    per_id: dict = {}
-    for r in csv.DictReader(io.StringIO(text[start:])):
-        try:
-            per_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = float(str(r["Metric Value"]).replace(",", ""))
-        except (KeyError, ValueError):
-            continue
     ids = sorted(per_id)
     cases = bank_cases()
     if len(ids) != len(cases):
@@ -607,8 +563,8 @@ def run(log: Any = print) -> dict:
         ref = plan["A"] @ plan["B"].T
         rec: dict = {"config": plan["config"], "digest": plan_digest(plan)}
         try:
-            rec["emulated"] = _compare(emulate(plan), ref)["ok"]
-            rec.update(_compare(launch(cubin, plan), ref))
+            rec["emulated"] = compare_exact(emulate(plan), ref)["ok"]
+            rec.update(compare_exact(launch(cubin, plan), ref))
             rec["status"] = "pass" if rec["ok"] else "fail"
         except Exception as e:  # noqa: BLE001 - a failing check is a row of the recording
             rec.update({"status": "error", "error": f"{type(e).__name__}: {str(e)[-500:]}"})
@@ -661,8 +617,7 @@ if __name__ == "__main__":  # child process under ncu, or the whole check
     elif len(sys.argv) >= 2 and sys.argv[1] == "--run":
         from .harness import environment, write_recording
 
-        outdir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
-            os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tests", "data", "hardware")
+        outdir = sys.argv[2] if len(sys.argv) > 2 else DEFAULT_DIR
         data = run()
         path = write_recording("tiled", data, environment(), outdir)
         print(json.dumps({k: data[k] for k in ("problems", "seconds")}, default=str))

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from ..nvidia.tma import SWIZZLE_MODES, TensorMap, check_wgmma, element_bytes, make_tma_copy
+from .harness import child_env, compare_exact, wgmma_mainloop
 
 __all__ = [
     "placement_cases", "layout_cases", "refusal_cases", "cute_cases", "e2e_modes", "E2E_NEGATIVES",
@@ -618,7 +619,7 @@ def _e2e_operands(m: dict, seed: int = 0, desc_swizzle: int | None = None) -> di
     dt, major, KT = m["dtype"], m["major"], m["KT"]
     nb = _E2E_BYTES[dt]
     rng = np.random.default_rng(seed)
-    hi = 2 if dt != "e4m3" else 2
+    hi = 2
     res: dict = {}
     tiles = {}
     for op, rows in (("A", 64), ("B", m["N"])):
@@ -731,14 +732,9 @@ extern "C" __global__ void __launch_bounds__(128) tma_place(const __grid_constan
         if key in done:
             continue
         done.add(key)
-        dt, major = m["dtype"], m["major"]
         nreg = m["N"] // 2
-        dlist = ", ".join(f"%{j}" for j in range(nreg))
-        tail = f", {int(major == 'MN')}, {int(major == 'MN')}" if dt in ("f16", "bf16") else ""
-        asm = (f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nreg + 2}, 0;\\n"\n'
-               f'      "wgmma.mma_async.sync.aligned.m64n{m["N"]}k{m["K"]}.f32.{dt}.{dt} '
-               f'{{{dlist}}}, %{nreg}, %{nreg + 1}, p, 1, 1{tail};\\n}}\\n"')
-        outs = ", ".join(f'"+f"(d[{j}])' for j in range(nreg))
+        loop = wgmma_mainloop(m["N"], m["K"], m["dtype"], m["major"], m["major"],
+                              "da[s] + (sA >> 4)", "db[s] + (sB >> 4)")
         parts.append(f"""
 extern "C" __global__ void __launch_bounds__(128) tma_wgmma_{key}(
     const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc mapB,
@@ -762,19 +758,7 @@ extern "C" __global__ void __launch_bounds__(128) tma_wgmma_{key}(
   int late = bar_wait(bar);
   __syncthreads();
   if (tid == 0) {{ info[0] = sA; info[1] = sB; info[2] = late; }}
-  float d[{nreg}];
-  #pragma unroll
-  for (int j = 0; j < {nreg}; ++j) d[j] = 0.f;
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-  for (int s = 0; s < nk; ++s) {{
-    unsigned long long descA = da[s] + (sA >> 4);
-    unsigned long long descB = db[s] + (sB >> 4);
-    asm volatile({asm}
-      : {outs}
-      : "l"(descA), "l"(descB), "r"(s) : "memory");
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  }}
+{loop}
   #pragma unroll
   for (int j = 0; j < {nreg}; ++j) out[tid * {nreg} + j] = d[j];
 }}
@@ -1035,7 +1019,7 @@ def _run_cute_gpu(drv: Driver, workdir: str, include: str | None) -> dict:
 
 
 def _e2e_execute(drv: Driver, cubin: str, m: dict, ops: dict, words: dict | None = None) -> dict:
-    from ..gpu.wgmma_check import _readout
+    from .wgmma_check import gather_d
 
     nb = _E2E_BYTES[m["dtype"]]
     fn = drv.function(cubin, f"tma_wgmma_{m['dtype']}_{m['major']}")
@@ -1092,15 +1076,7 @@ def _e2e_execute(drv: Driver, cubin: str, m: dict, ops: dict, words: dict | None
     finally:
         for p in ptrs:
             drv.free(p)
-    rows, cols = _readout(m["N"], m["K"])
-    got = np.full((64, m["N"]), np.nan)
-    got[rows, cols] = d
-    ref = ops["D"]
-    err = np.abs(got - ref)
-    bad = np.argwhere(~(err == 0))
-    return {"ok": bool(len(bad) == 0), "mismatched_elements": int(len(bad)), "smem_bases": bases,
-            "max_abs_err": float(np.nanmax(err)) if np.isfinite(err).any() else None,
-            "examples": [{"element": [int(a), int(b)], "hw": float(got[a, b]), "ref": float(ref[a, b])} for a, b in bad[:3]]}
+    return {**compare_exact(gather_d(d, m["N"], m["K"]), ops["D"], examples=3), "smem_bases": bases}
 
 
 def _e2e_record(m: dict, ops: dict) -> dict:
@@ -1132,9 +1108,7 @@ def _negative_child(cubin: str, name: str) -> None:
 
 
 def _run_negatives(cubin: str) -> dict:
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env = child_env()
     procs = {n: subprocess.Popen([sys.executable, "-m", "layoutalg.gpu.tma_check", "--negative", cubin, n],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for n in E2E_NEGATIVES}
     out = {}
@@ -1178,9 +1152,7 @@ def _placement_child(cubin: str, start: int) -> None:
 
 
 def _run_placements(cubin: str, log=print) -> tuple[dict, dict]:
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env = child_env()
     got: dict = {}
     sm100: dict = {}
     start = 0

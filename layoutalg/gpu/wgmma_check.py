@@ -43,7 +43,6 @@ swizzle code. Either a wrong D or a CUDA error counts as *caught*.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -52,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from . import encode as enc
+from .harness import child_env, compare_exact, nvcc_cubin, wgmma_mainloop
 
 __all__ = ["modes", "mixed_modes", "offset_cases", "descriptors", "images", "cuda_source", "run", "replay",
            "replay_mixed", "replay_offsets", "NEGATIVES", "with_base_offset"]
@@ -203,17 +203,9 @@ def cuda_source() -> str:
         if key in done:
             continue
         done.add(key)
-        dt = m["dtype"]
         (ma, _), (mb, _) = _ab(m)
         nreg = m["N"] // 2  # f32 accumulators per thread: 64*N/128
-        dlist = ", ".join(f"%{j}" for j in range(nreg))
-        tail = ""
-        if dt in ("f16", "bf16"):
-            tail = f", {int(ma == 'MN')}, {int(mb == 'MN')}"
-        asm = (f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nreg + 2}, 0;\\n"\n'
-               f'      "wgmma.mma_async.sync.aligned.m64n{m["N"]}k{m["K"]}.f32.{dt}.{dt} '
-               f'{{{dlist}}}, %{nreg}, %{nreg + 1}, p, 1, 1{tail};\\n}}\\n"')
-        outs = ", ".join(f'"+f"(d[{j}])' for j in range(nreg))
+        loop = wgmma_mainloop(m["N"], m["K"], m["dtype"], ma, mb, "da[s] + a_base", "db[s] + b_base")
         parts.append(f"""
 extern "C" __global__ void __launch_bounds__(128) {key}(
     const uint4* a_img, const uint4* b_img, int a_words, int b_words,
@@ -228,19 +220,7 @@ extern "C" __global__ void __launch_bounds__(128) {key}(
   unsigned long long a_base = ((unsigned)__cvta_generic_to_shared(smA)) >> 4;
   unsigned long long b_base = ((unsigned)__cvta_generic_to_shared(smB)) >> 4;
   if (tid == 0) {{ info[0] = (unsigned)a_base << 4; info[1] = (unsigned)b_base << 4; }}
-  float d[{nreg}];
-  #pragma unroll
-  for (int j = 0; j < {nreg}; ++j) d[j] = 0.f;
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-  for (int s = 0; s < nk; ++s) {{
-    unsigned long long descA = da[s] + a_base;
-    unsigned long long descB = db[s] + b_base;
-    asm volatile({asm}
-      : {outs}
-      : "l"(descA), "l"(descB), "r"(s) : "memory");
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  }}
+{loop}
   #pragma unroll
   for (int j = 0; j < {nreg}; ++j) out[tid * {nreg} + j] = d[j];
 }}
@@ -250,8 +230,6 @@ extern "C" __global__ void __launch_bounds__(128) {key}(
 
 def compile_cubin(workdir: str) -> str:
     """nvcc -arch sm_90a -cubin of :func:`cuda_source`; the cubin's path."""
-    from .harness import nvcc_cubin
-
     return nvcc_cubin(cuda_source(), "wgmma_kernels", workdir)
 
 
@@ -269,6 +247,15 @@ def _readout(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         rc = np.array([[f.coords(tid, j) for j in range(n // 2)] for tid in range(128)], dtype=np.int64)
         _READOUT[key] = (rc[..., 0], rc[..., 1])
     return _READOUT[key]
+
+
+def gather_d(d: np.ndarray, n: int, k: int) -> np.ndarray:
+    """D (64 x n, NaN where no register lands) from the accumulators ``d[tid, j]`` of an m64n<n>k<k> wgmma,
+    placed by the library's D fragment."""
+    rows, cols = _readout(n, k)
+    got = np.full((64, n), np.nan)
+    got[rows, cols] = d
+    return got
 
 
 def _execute(cubin: str, m: dict, words_a: list, words_b: list, seed: int = 0,
@@ -294,15 +281,7 @@ def _execute(cubin: str, m: dict, words_a: list, words_b: list, seed: int = 0,
     bases = [int(x) for x in info.get()]
     if any(b % 1024 for b in bases):
         raise RuntimeError(f"shared buffers at {bases} are not 1024-byte aligned; the base-offset analysis needs that")
-    rows, cols = _readout(m["N"], m["K"])
-    got = np.full((64, m["N"]), np.nan)
-    got[rows, cols] = d
-    ref = A @ B.T
-    err = np.abs(got - ref)
-    bad = np.argwhere(~(err == 0))
-    return {"ok": bool(len(bad) == 0), "max_abs_err": float(np.nanmax(err)) if np.isfinite(err).any() else None,
-            "mismatched_elements": int(len(bad)),
-            "examples": [{"element": [int(a), int(b)], "hw": float(got[a, b]), "ref": float(ref[a, b])} for a, b in bad[:4]]}
+    return compare_exact(gather_d(d, m["N"], m["K"]), A @ B.T)
 
 
 # --- negative controls: deliberately wrong descriptors ------------------------------------------
@@ -346,7 +325,7 @@ def _negative_child(cubin: str, name: str) -> None:
 
 def _run_negatives(cubin: str) -> dict:
     procs = {}
-    env = _child_env()
+    env = child_env()
     for name in NEGATIVES:
         procs[name] = subprocess.Popen([sys.executable, "-m", "layoutalg.gpu.wgmma_check", "--negative", cubin, name],
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -400,13 +379,6 @@ def _offsets_child(cubin: str, start: int) -> None:
         print(f"RESULT {idx} " + json.dumps({"ok": res["ok"], "mismatched": res["mismatched_elements"]}), flush=True)
 
 
-def _child_env() -> dict:
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 def run_offsets(cubin: str, log=print) -> dict:
     """Every offset case x placement (abs / rel) x base-offset field 0..7, in child processes.
 
@@ -422,7 +394,7 @@ def run_offsets(cubin: str, log=print) -> dict:
     while start < len(items) and launches < 12:
         launches += 1
         p = subprocess.run([sys.executable, "-m", "layoutalg.gpu.wgmma_check", "--offsets", cubin, str(start)],
-                           capture_output=True, text=True, env=_child_env(), timeout=300)
+                           capture_output=True, text=True, env=child_env(), timeout=300)
         nxt = None
         for line in p.stdout.splitlines():
             if line.startswith("RESULT "):
