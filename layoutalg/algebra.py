@@ -646,37 +646,39 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
     '(8,6):(1,16)'
     """
     if type(layout) is Layout and (layout._static or layout.is_static) and profile is None and _FAST:
-        # concrete ints: drop size-1 modes and merge (s0:d0),(s1:d1) when s0*d0 == d1, in one pass
+        # concrete ints: drop size-1 modes and merge (s0:d0),(s1:d1) when s0*d0 == d1, in one pass.
+        # A leading size-1 mode is carried as the current mode: it merges with the next one only
+        # when their strides are equal (1*d == d'), which gives that next mode -- as dropping it would.
         f = layout._flat
         fs, fd = f if f is not None else layout.flat
-        pairs = zip(fs, fd)
-        R = _new(Layout)
-        R._hash = None
-        R._static = True
-        for cs, cd in pairs:  # the first mode of size > 1  # noqa: B007 - cd is read after the loop
-            if cs != 1:
-                break
-        else:
-            R._shape = 1
-            R._stride = 0
-            R._flat = None
-            return R
+        cs = fs[0]
+        cd = fd[0]
         rs: list = []
         rd: list = []
-        for sh, st in pairs:
+        for k in range(1, len(fs)):
+            sh = fs[k]
+            st = fd[k]
             if cs * cd == st:  # merge (a size-1 mode merges as a no-op)
                 cs *= sh
             elif sh != 1:
-                rs.append(cs)
-                rd.append(cd)
+                if cs != 1:
+                    rs.append(cs)
+                    rd.append(cd)
                 cs = sh
                 cd = st
+        R = _new(Layout)
+        R._hash = None
+        R._static = True
         if rs:
             rs.append(cs)
             rd.append(cd)
             R._shape = ts = tuple(rs)
             R._stride = td = tuple(rd)
             R._flat = (ts, td)
+        elif cs == 1:
+            R._shape = 1
+            R._stride = 0
+            R._flat = None
         else:
             R._shape = cs
             R._stride = cd
