@@ -133,7 +133,7 @@ def bench_ops(rounds: int) -> dict[str, dict[str, float]]:
 
             # the harness itself: the same calls with a no-op for the op and for each constructor
             a0, b0 = bl["A"](), bl["B"]()
-            nb = {"A": lambda: a0, "B": lambda: b0}
+            nb = {"A": lambda a0=a0: a0, "B": lambda b0=b0: b0}
             fns = [lambda f=ours, b=bl: f(la, *build(b)), lambda b=bl: build(b),
                    lambda f=theirs, b=bp: f(pycute, *build(b)), lambda b=bp: build(b),
                    lambda b=nb: _noop(la, *build(b))]
