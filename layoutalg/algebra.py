@@ -232,17 +232,6 @@ def _static_flat_of(L: Layout) -> tuple[tuple, tuple] | None:
     return f if f is not None else L.flat
 
 
-def _mk(shape: Any, stride: Any, flat: tuple[tuple, tuple] | None = None) -> Layout:
-    """A concrete Layout from normalised, congruent int tuples (no validation)."""
-    L = _new(Layout)
-    L._shape = shape
-    L._stride = stride
-    L._flat = flat
-    L._hash = None
-    L._static = True
-    return L
-
-
 def _coalesce_fast(fs: tuple | list, fd: tuple | list) -> tuple[list, list]:
     """:func:`_coalesce_flat_int`: size-1 modes dropped, ``(s0:d0),(s1:d1)`` merged when ``s0*d0 == d1``."""
     rs: list = []
@@ -567,7 +556,7 @@ def _left_inverse_fast(f: tuple[tuple, tuple]) -> Layout | None:
     or CuTe's divisibility condition fails: the reference words the error)."""
     S, D = _coalesce_fast(f[0], f[1])
     if not S:
-        return _mk(1, 0)
+        return Layout._make(1, 0, True)
     order = sorted(D)
     if order[0] < 0:
         return None
@@ -614,10 +603,10 @@ def _left_inverse_fast(f: tuple[tuple, tuple]) -> Layout | None:
     if len(rs) > 1:
         ts = tuple(rs)
         td = tuple(rd)
-        return _mk(ts, td, (ts, td))
+        return Layout._make(ts, td, True, (ts, td))
     if rs:
-        return _mk(rs[0], rd[0])
-    return _mk(1, 0)
+        return Layout._make(rs[0], rd[0], True)
+    return Layout._make(1, 0, True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -125,12 +125,14 @@ class Layout:
         self._static = e[5]
 
     @staticmethod
-    def _make(shape: IntTuple, stride: IntTuple, static: bool | None = None) -> Layout:
-        """Construct without validation (for internal use: inputs already normalised and congruent)."""
+    def _make(shape: IntTuple, stride: IntTuple, static: bool | None = None,
+              flat: tuple[tuple, tuple] | None = None) -> Layout:
+        """Construct without validation (for internal use: inputs already normalised and congruent;
+        ``flat``, when given, is their flattening)."""
         self = _new(Layout)
         self._shape = shape
         self._stride = stride
-        self._flat = None
+        self._flat = flat
         self._hash = None
         self._static = static
         return self
