@@ -90,7 +90,8 @@ _QUOTED_ANNOTATION = re.compile(r"""(: |-> )"?'([^']*)'"?""")
 def _signature(obj) -> str:
     """inspect.signature as text, annotations unquoted, no return annotation for classes."""
     try:
-        sig = inspect.signature(obj)
+        twin = _fields_twin(obj) if inspect.isclass(obj) else None
+        sig = inspect.signature(twin or obj)
     except (TypeError, ValueError):
         return "(...)"
     if inspect.isclass(obj):
@@ -114,10 +115,19 @@ def _first_line(doc: str) -> str:
     return doc.splitlines()[0].strip() if doc else ""
 
 
+def _fields_twin(cls):
+    """Layout's fields and constructor live in a base class that is C where the extension is built
+    (``layoutalg._speedups.LayoutBase``); its pure-Python twin documents them the same either way."""
+    from layoutalg.layout import Layout, _PyLayoutFields
+
+    return _PyLayoutFields if cls is Layout else None
+
+
 def _class_members(cls) -> list[tuple[str, str, str]]:
     """(name, kind, signature, docstring) of the public methods and properties a class defines itself."""
     out = []
-    for name, raw in cls.__dict__.items():
+    twin = _fields_twin(cls)
+    for name, raw in [*(vars(twin).items() if twin else ()), *cls.__dict__.items()]:
         if name.startswith("_"):
             continue
         if isinstance(raw, property) or type(raw).__name__ == "cached_property":

@@ -35,7 +35,7 @@ import numpy as np
 from . import inttuple as it
 from .errors import LayoutError
 from .inttuple import flatten
-from .layout import Layout, _fmt, append, make_layout, make_ordered_layout
+from .layout import Layout, _fmt, _speedups, append, make_layout, make_ordered_layout
 
 __all__ = [
     "coalesce",
@@ -206,7 +206,10 @@ def _from_flat(rs: list, rd: list, static: bool | None = None) -> Layout:
 # kernels off; tests compare both on random layouts.
 
 _FAST = True
-_new = object.__new__
+_new = Layout.__new__
+#: coalesce of a static Layout in C (None where the C fast paths are not built)
+_c_coalesce: Callable[[Layout], Layout | None] | None = _speedups.coalesce if _speedups is not None else None
+_c_right_inverse: Callable[[Layout], Layout | None] | None = _speedups.right_inverse if _speedups is not None else None
 
 
 @contextlib.contextmanager
@@ -634,6 +637,10 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
     >>> str(coalesce(Layout(((4, 2), (2, 3)), ((1, 4), (16, 32))), (1, 1)))
     '(8,6):(1,16)'
     """
+    if profile is None and _c_coalesce is not None and _FAST:
+        R = _c_coalesce(layout)  # the kernel below, in C, for modes that fit in 64 bits
+        if R is not None:
+            return R
     if type(layout) is Layout and (layout._static or layout.is_static) and profile is None and _FAST:
         # concrete ints: drop size-1 modes and merge (s0:d0),(s1:d1) when s0*d0 == d1, in one pass.
         # A leading size-1 mode is carried as the current mode: it merges with the next one only
@@ -1237,6 +1244,10 @@ def right_inverse(layout: Any) -> Any:
     >>> str(right_inverse(Layout((4, 2), (2, 1))))
     '(2,4):(4,1)'
     """
+    if _c_right_inverse is not None and _FAST:
+        R = _c_right_inverse(layout)  # the kernel below, in C, for modes that fit in 64 bits
+        if R is not None:
+            return R
     if type(layout) is Layout and (layout._static or layout.is_static) and _FAST:
         # the kernel of _right_inverse_static, for non-negative strides and size > 1: coalesce, noting
         # for each stride its first mode's (shape, prefix product of the shapes before it), then follow

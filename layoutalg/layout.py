@@ -31,6 +31,7 @@ expressions (see :mod:`layoutalg.inttuple`); such layouts evaluate to expression
 from __future__ import annotations
 
 import marshal
+import os
 from operator import attrgetter as _attrgetter
 from typing import TYPE_CHECKING, Any, cast
 
@@ -41,6 +42,15 @@ from . import inttuple as it
 from .errors import LayoutError
 from .hooks import svg_of
 from .inttuple import IntTuple, flatten, is_tuple, product
+
+_speedups: Any
+if os.environ.get("LAYOUTALG_PURE_PYTHON"):
+    _speedups = None
+else:
+    try:
+        from . import _speedups
+    except ImportError:  # not built (no C compiler at install): the same in pure Python
+        _speedups = None
 
 __all__ = [
     "Layout",
@@ -77,14 +87,12 @@ def _fmt(t: Any) -> str:
     return str(t).replace(" ", "")
 
 
-class Layout:
-    """A layout ``shape:stride``; immutable and hashable.
+class _PyLayoutFields:
+    """The five fields of a :class:`Layout` and its checked construction, in pure Python.
 
-    ``Layout(shape)`` is compact column-major (CuTe's LayoutLeft): stride = prefix products.
-
-    Invariant: ``shape`` and ``stride`` are congruent IntTuples of normalised leaves (Python ints
-    or sympy integer expressions), every shape leaf >= 1. Every construction checks it; a
-    (shape, stride) pair of plain ints already checked is recognised and not walked again.
+    ``layoutalg._speedups.LayoutBase`` is the same in C (built where a compiler is at hand): it
+    validates plain-int tuples itself and defers to the same Python checks (``_checked``) for the
+    rest, so results and error messages are one. ``LAYOUTALG_PURE_PYTHON=1`` selects this class.
     """
 
     __slots__ = ("_shape", "_stride", "_flat", "_hash", "_static")
@@ -123,6 +131,24 @@ class Layout:
         self._flat = e[4]
         self._hash = None
         self._static = e[5]
+
+
+_LayoutFields = _PyLayoutFields
+if _speedups is not None and not TYPE_CHECKING:
+    _LayoutFields = _speedups.LayoutBase  # the C twin of the class above
+
+
+class Layout(_LayoutFields):
+    """A layout ``shape:stride``; immutable and hashable.
+
+    ``Layout(shape)`` is compact column-major (CuTe's LayoutLeft): stride = prefix products.
+
+    Invariant: ``shape`` and ``stride`` are congruent IntTuples of normalised leaves (Python ints
+    or sympy integer expressions), every shape leaf >= 1. Every construction checks it; a
+    (shape, stride) pair of plain ints already checked is recognised and not walked again.
+    """
+
+    __slots__ = ()
 
     @staticmethod
     def _make(shape: IntTuple, stride: IntTuple, static: bool | None = None,
@@ -472,7 +498,7 @@ def _static_congruent(s: Any, d: Any, depth: int = 0) -> bool:
     return False
 
 
-_new = object.__new__
+_new = Layout.__new__
 _dumps = marshal.dumps
 
 # A checked construction is one of:  (shape given, stride given, shape, stride, flat, static).
@@ -515,6 +541,53 @@ def _checked(shape: Any, stride: Any) -> _Checked:
             _remember(_KNOWN, key, e, _KNOWN_MAX)
         _remember(_SEEN, id(shape), e)
         return e
+    return _checked_symbolic(shape, stride)
+
+
+#: sympy leaves seen normalised before (``as_leaf(x) is x``) -> True if ``x`` passed as a shape leaf
+#: (not known to be <= 0), False if only as a stride leaf. sympy expressions are immutable values, so
+#: a layout whose every leaf is an int or one of these is valid as the full check would find it.
+_SYM_LEAVES: dict[Any, bool] = {}
+_SYM_LEAVES_MAX = 4096
+
+
+def _mixed_walk(s: Any, d: Any, fs: list, fd: list, depth: int) -> bool:
+    """Flatten ``s``:``d`` into ``fs``/``fd`` if they are congruent tuples of ints (shapes >= 1) and known
+    sympy leaves (_SYM_LEAVES); False as soon as anything else is met."""
+    if type(s) is tuple:
+        if type(d) is not tuple or len(s) != len(d) or depth >= MAX_DEPTH:
+            return False
+        for x, y in zip(s, d):  # noqa: SIM110 - a loop: all() over a generator is slower
+            if not _mixed_walk(x, y, fs, fd, depth + 1):
+                return False
+        return True
+    if type(s) is int:
+        if s < 1 or type(d) is tuple:
+            return False
+    elif type(s) in _SYM_TYPES:
+        if _SYM_LEAVES.get(s) is not True:
+            return False
+    else:
+        return False
+    if type(d) is not int and (type(d) not in _SYM_TYPES or _SYM_LEAVES.get(d) is None):
+        return False
+    fs.append(s)
+    fd.append(d)
+    return True
+
+
+#: the sympy classes of the leaves in _SYM_LEAVES (a type test before the dict lookup keeps other
+#: objects, unhashable or comparing equal to a sympy value, out of it)
+_SYM_TYPES: set[type] = set()
+
+
+def _checked_symbolic(shape: Any, stride: Any) -> _Checked:
+    """The check of a layout that is not congruent tuples of plain ints: sympy leaves, numpy ints,
+    lists, or bad input (the LayoutError is raised here)."""
+    fs: list = []
+    fd: list = []
+    if _SYM_LEAVES and _mixed_walk(shape, stride, fs, fd, 0):
+        return (shape, stride, shape, stride, (tuple(fs), tuple(fd)), False)
     try:
         shape = it.normalize(shape, "Layout shape")
         stride = it.normalize(stride, "Layout stride")
@@ -528,6 +601,14 @@ def _checked(shape: Any, stride: Any) -> _Checked:
             f"Layout: stride {_fmt(stride)} is not congruent with shape {_fmt(shape)} "
             "(they must have the same nesting)"
         )
+    if len(_SYM_LEAVES) >= _SYM_LEAVES_MAX:
+        _SYM_LEAVES.clear()
+    for leaves, as_shape in ((flatten(shape), True), (flatten(stride), False)):
+        for x in leaves:
+            if isinstance(x, sympy.Basic):
+                _SYM_TYPES.add(type(x))
+                if as_shape or x not in _SYM_LEAVES:
+                    _SYM_LEAVES[x] = as_shape
     return (None, None, shape, stride, None, None)
 
 
@@ -548,6 +629,12 @@ def _checked_compact(shape: Any) -> _Checked:
         _remember(_SEEN_COMPACT, id(given), e)
         return e
     return (None, None, shape, stride, None, None)
+
+
+if _speedups is not None:
+    # C construction: plain-int tuples are checked in C, anything else by _checked/_checked_compact
+    _speedups._register(Layout, _checked_symbolic, _checked_compact)
+    Layout._make = _speedups.make  # type: ignore[method-assign]
 
 
 #: The most entries an int64 array of a whole layout's offsets may have (512 MiB): Layout.table and

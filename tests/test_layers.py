@@ -19,7 +19,7 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "layoutalg"
 #: lowest first; a unit is a top-level module or subpackage of layoutalg. Units in one layer may not
 #: import each other either.
 LAYERS: list[list[str]] = [
-    ["errors"],
+    ["errors", "_speedups"],  # _speedups: the C fast paths (layoutalg/_speedups.c), importing nothing
     ["hooks", "symbolic", "inttuple"],
     ["layout"],
     ["algebra"],

@@ -1,0 +1,598 @@
+/* layoutalg._speedups: the C fast path of Layout's construction and of coalesce.
+ *
+ * Optional: setup.py builds it when a C compiler is there, and layoutalg runs the same code in
+ * pure Python without it (or with LAYOUTALG_PURE_PYTHON=1). It knows one thing only: shapes and
+ * strides that are congruent nested tuples of plain Python ints with every shape >= 1 and that fit
+ * in 64 bits where arithmetic is done. Everything else -- symbolic leaves, numpy ints, bad input
+ * and its error messages -- goes to the Python functions that layoutalg.layout registers with
+ * `_register`, so there is one definition of what a valid layout is and how an error reads.
+ *
+ * LayoutBase holds the five fields of a Layout (shape, stride, flat, hash, static) as C members;
+ * layoutalg.layout.Layout subclasses it and adds every method.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#define MAX_DEPTH 64 /* layoutalg.layout.MAX_DEPTH: deeper input goes to Python, which refuses it */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *shape;
+    PyObject *stride;
+    PyObject *flat;   /* (flat shape, flat stride), or None: not computed yet */
+    PyObject *hash;   /* the cached hash, or None */
+    PyObject *statik; /* True / False / None (not known yet): every leaf a plain int */
+} LayoutObject;
+
+static PyObject *checked_fn = NULL;         /* layout._checked(shape, stride) -> _Checked */
+static PyObject *checked_compact_fn = NULL; /* layout._checked_compact(shape) -> _Checked */
+static PyTypeObject *layout_type = NULL;    /* layout.Layout, what make() and coalesce() build */
+
+/* ---- validation ------------------------------------------------------------------------------ */
+
+/* Number of leaves if s:d are congruent tuples of plain ints with shapes >= 1, else -1 (not an
+ * error: Python decides). */
+static Py_ssize_t
+count_static(PyObject *s, PyObject *d, int depth)
+{
+    if (PyLong_CheckExact(s)) {
+        if (!PyLong_CheckExact(d))
+            return -1;
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(s, &overflow);
+        if (overflow > 0)
+            return 1;
+        if (overflow < 0 || v < 1)
+            return -1;
+        return 1;
+    }
+    if (!PyTuple_CheckExact(s) || !PyTuple_CheckExact(d) || depth >= MAX_DEPTH)
+        return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(s);
+    if (n != PyTuple_GET_SIZE(d))
+        return -1;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyTuple_GET_ITEM(s, i), *y = PyTuple_GET_ITEM(d, i);
+        Py_ssize_t r;
+        if (PyLong_CheckExact(x)) { /* the common leaf, inline */
+            if (!PyLong_CheckExact(y))
+                return -1;
+            int overflow;
+            long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+            if (overflow < 0 || (overflow == 0 && v < 1))
+                return -1;
+            r = 1;
+        }
+        else {
+            r = count_static(x, y, depth + 1);
+            if (r < 0)
+                return -1;
+        }
+        total += r;
+    }
+    return total;
+}
+
+static void
+fill_flat(PyObject *s, PyObject *d, PyObject *fs, PyObject *fd, Py_ssize_t *k)
+{
+    if (PyTuple_CheckExact(s)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(s);
+        for (Py_ssize_t i = 0; i < n; i++)
+            fill_flat(PyTuple_GET_ITEM(s, i), PyTuple_GET_ITEM(d, i), fs, fd, k);
+        return;
+    }
+    Py_INCREF(s);
+    PyTuple_SET_ITEM(fs, *k, s);
+    Py_INCREF(d);
+    PyTuple_SET_ITEM(fd, *k, d);
+    (*k)++;
+}
+
+/* (flat shape, flat stride) of a valid static s:d, or NULL with no exception set when s:d is not
+ * one (or NULL with an exception on allocation failure). */
+static PyObject *
+static_flat(PyObject *s, PyObject *d)
+{
+    Py_ssize_t n = count_static(s, d, 0);
+    if (n < 0)
+        return NULL;
+    if (PyTuple_CheckExact(s) && PyTuple_GET_SIZE(s) == n) {
+        int leaves = 1; /* a tuple of ints is its own flattening */
+        for (Py_ssize_t i = 0; i < n && leaves; i++)
+            leaves = PyLong_CheckExact(PyTuple_GET_ITEM(s, i));
+        if (leaves)
+            return PyTuple_Pack(2, s, d);
+    }
+    PyObject *fs = PyTuple_New(n), *fd = PyTuple_New(n);
+    if (fs == NULL || fd == NULL) {
+        Py_XDECREF(fs);
+        Py_XDECREF(fd);
+        return NULL;
+    }
+    Py_ssize_t k = 0;
+    fill_flat(s, d, fs, fd, &k);
+    PyObject *f = PyTuple_Pack(2, fs, fd);
+    Py_DECREF(fs);
+    Py_DECREF(fd);
+    return f;
+}
+
+/* CuTe's compact column-major stride of a valid static shape: prefix products of the leaves, 0 for
+ * a leaf of 1 (as layoutalg.inttuple.compact_major). NULL with *fallback set when a product leaves
+ * 64 bits (Python does it), NULL with an exception on allocation failure. */
+static PyObject *
+compact_stride(PyObject *s, long long *p, int *fallback)
+{
+    if (PyTuple_CheckExact(s)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(s);
+        PyObject *t = PyTuple_New(n);
+        if (t == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *x = compact_stride(PyTuple_GET_ITEM(s, i), p, fallback);
+            if (x == NULL) {
+                Py_DECREF(t);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(t, i, x);
+        }
+        return t;
+    }
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(s, &overflow);
+    if (overflow) {
+        *fallback = 1;
+        return NULL;
+    }
+    if (v == 1)
+        return PyLong_FromLong(0);
+    PyObject *d = PyLong_FromLongLong(*p);
+    if (d != NULL && __builtin_mul_overflow(*p, v, p)) {
+        Py_DECREF(d);
+        *fallback = 1;
+        return NULL;
+    }
+    return d;
+}
+
+/* ---- LayoutBase ------------------------------------------------------------------------------ */
+
+/* Every field always holds an object (None where unknown): the members are T_OBJECT_EX, the kind
+ * of member CPython's attribute caches specialise, as they do Python's __slots__. */
+static inline void
+set_slot(PyObject **slot, PyObject *v)
+{
+    if (v == NULL)
+        v = Py_None;
+    Py_INCREF(v);
+    Py_XSETREF(*slot, v);
+}
+
+static void
+set_fields(LayoutObject *self, PyObject *shape, PyObject *stride, PyObject *flat, PyObject *statik)
+{
+    set_slot(&self->shape, shape);
+    set_slot(&self->stride, stride);
+    set_slot(&self->flat, flat);
+    set_slot(&self->hash, Py_None);
+    set_slot(&self->statik, statik);
+}
+
+/* Fill self from a Python _Checked tuple (given shape, given stride, shape, stride, flat, static). */
+static int
+set_from_checked(LayoutObject *self, PyObject *e)
+{
+    if (e == NULL)
+        return -1;
+    if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 6) {
+        Py_DECREF(e);
+        PyErr_SetString(PyExc_SystemError, "layoutalg._speedups: the registered check returned a bad value");
+        return -1;
+    }
+    set_fields(self, PyTuple_GET_ITEM(e, 2), PyTuple_GET_ITEM(e, 3), PyTuple_GET_ITEM(e, 4),
+               PyTuple_GET_ITEM(e, 5));
+    Py_DECREF(e);
+    return 0;
+}
+
+static int
+Layout_init(LayoutObject *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *shape, *stride = Py_None;
+    if (kwds == NULL && PyTuple_GET_SIZE(args) >= 1 && PyTuple_GET_SIZE(args) <= 2) {
+        shape = PyTuple_GET_ITEM(args, 0);
+        if (PyTuple_GET_SIZE(args) == 2)
+            stride = PyTuple_GET_ITEM(args, 1);
+    }
+    else {
+        static char *kwlist[] = {"shape", "stride", NULL};
+        if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:Layout", kwlist, &shape, &stride))
+            return -1;
+    }
+    if (checked_fn == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "layoutalg._speedups: import layoutalg.layout first");
+        return -1;
+    }
+    if (stride == Py_None) {
+        if (count_static(shape, shape, 0) >= 0) {
+            long long p = 1;
+            int fallback = 0;
+            PyObject *d = compact_stride(shape, &p, &fallback);
+            if (d != NULL) {
+                PyObject *flat = static_flat(shape, d);
+                if (flat == NULL) {
+                    Py_DECREF(d);
+                    return -1;
+                }
+                set_fields(self, shape, d, NULL, Py_True);
+                Py_DECREF(d);
+                Py_SETREF(self->flat, flat);
+                return 0;
+            }
+            if (!fallback)
+                return -1;
+        }
+        return set_from_checked(self, PyObject_CallOneArg(checked_compact_fn, shape));
+    }
+    PyObject *flat = static_flat(shape, stride);
+    if (flat != NULL) {
+        set_fields(self, shape, stride, NULL, Py_True);
+        Py_SETREF(self->flat, flat); /* the reference static_flat made */
+        return 0;
+    }
+    if (PyErr_Occurred())
+        return -1;
+    PyObject *pair[2] = {shape, stride};
+    return set_from_checked(self, PyObject_Vectorcall(checked_fn, pair, 2, NULL));
+}
+
+static PyObject *
+Layout_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    LayoutObject *self = (LayoutObject *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    PyObject **f[5] = {&self->shape, &self->stride, &self->flat, &self->hash, &self->statik};
+    for (int i = 0; i < 5; i++) {
+        Py_INCREF(Py_None);
+        *f[i] = Py_None;
+    }
+    return (PyObject *)self;
+}
+
+static void
+Layout_dealloc(LayoutObject *self)
+{
+    Py_XDECREF(self->shape);
+    Py_XDECREF(self->stride);
+    Py_XDECREF(self->flat);
+    Py_XDECREF(self->hash);
+    Py_XDECREF(self->statik);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef Layout_members[] = {
+    {"shape", T_OBJECT_EX, offsetof(LayoutObject, shape), READONLY,
+     "The shape: an int, a sympy integer expression, or a tuple of shapes."},
+    {"stride", T_OBJECT_EX, offsetof(LayoutObject, stride), READONLY, "The stride, congruent with the shape."},
+    {"_shape", T_OBJECT_EX, offsetof(LayoutObject, shape), 0, NULL},
+    {"_stride", T_OBJECT_EX, offsetof(LayoutObject, stride), 0, NULL},
+    {"_flat", T_OBJECT_EX, offsetof(LayoutObject, flat), 0, NULL},
+    {"_hash", T_OBJECT_EX, offsetof(LayoutObject, hash), 0, NULL},
+    {"_static", T_OBJECT_EX, offsetof(LayoutObject, statik), 0, NULL},
+    {NULL},
+};
+
+static PyTypeObject LayoutBase_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "layoutalg._speedups.LayoutBase",
+    .tp_basicsize = sizeof(LayoutObject),
+    .tp_dealloc = (destructor)Layout_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "LayoutBase(shape, stride=None)\n--\n\n"
+              "The fields of a Layout, built in C (layoutalg.layout.Layout adds the methods).",
+    .tp_members = Layout_members,
+    .tp_init = (initproc)Layout_init,
+    .tp_new = Layout_new,
+};
+
+static LayoutObject *
+new_layout(void)
+{
+    if (layout_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "layoutalg._speedups: import layoutalg.layout first");
+        return NULL;
+    }
+    return (LayoutObject *)Layout_new(layout_type, NULL, NULL);
+}
+
+/* make(shape, stride, static=None, flat=None): a Layout from fields already normalised (no check). */
+static PyObject *
+sp_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 2 || nargs > 4) {
+        PyErr_SetString(PyExc_TypeError, "_make(shape, stride, static=None, flat=None)");
+        return NULL;
+    }
+    LayoutObject *self = new_layout();
+    if (self == NULL)
+        return NULL;
+    set_fields(self, args[0], args[1], nargs > 3 ? args[3] : NULL, nargs > 2 ? args[2] : NULL);
+    return (PyObject *)self;
+}
+
+/* ---- coalesce -------------------------------------------------------------------------------- */
+
+#define COALESCE_MAX 64 /* more flat modes than this: Python */
+
+/* coalesce(L) for a static Layout whose flat modes fit in int64, or None (Python does it). */
+static PyObject *
+sp_coalesce(PyObject *module, PyObject *arg)
+{
+    if (Py_TYPE(arg) != layout_type)
+        Py_RETURN_NONE;
+    LayoutObject *L = (LayoutObject *)arg;
+    if (L->statik != Py_True || !PyTuple_CheckExact(L->flat))
+        Py_RETURN_NONE;
+    PyObject *fs = PyTuple_GET_ITEM(L->flat, 0), *fd = PyTuple_GET_ITEM(L->flat, 1);
+    Py_ssize_t n = PyTuple_GET_SIZE(fs);
+    if (n == 0 || n > COALESCE_MAX)
+        Py_RETURN_NONE;
+    long long rs[COALESCE_MAX], rd[COALESCE_MAX];
+    int m = 0, overflow;
+    long long cs = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fs, 0), &overflow);
+    if (overflow)
+        Py_RETURN_NONE;
+    long long cd = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fd, 0), &overflow);
+    if (overflow)
+        Py_RETURN_NONE;
+    for (Py_ssize_t k = 1; k < n; k++) {
+        int o1, o2;
+        long long sh = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fs, k), &o1);
+        long long st = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fd, k), &o2);
+        long long span;
+        if (o1 || o2 || __builtin_mul_overflow(cs, cd, &span))
+            Py_RETURN_NONE;
+        if (span == st) { /* merge (a size-1 mode merges as a no-op) */
+            if (__builtin_mul_overflow(cs, sh, &cs))
+                Py_RETURN_NONE;
+        }
+        else if (sh != 1) {
+            if (cs != 1) {
+                rs[m] = cs;
+                rd[m] = cd;
+                m++;
+            }
+            cs = sh;
+            cd = st;
+        }
+    }
+    PyObject *shape = NULL, *stride = NULL, *flat = NULL;
+    if (m == 0) {
+        shape = PyLong_FromLongLong(cs == 1 ? 1 : cs);
+        stride = PyLong_FromLongLong(cs == 1 ? 0 : cd);
+    }
+    else {
+        rs[m] = cs;
+        rd[m] = cd;
+        m++;
+        shape = PyTuple_New(m);
+        stride = PyTuple_New(m);
+        if (shape != NULL && stride != NULL) {
+            for (int i = 0; i < m; i++) {
+                PyObject *a = PyLong_FromLongLong(rs[i]), *b = PyLong_FromLongLong(rd[i]);
+                if (a == NULL || b == NULL) {
+                    Py_XDECREF(a);
+                    Py_XDECREF(b);
+                    Py_CLEAR(shape);
+                    break;
+                }
+                PyTuple_SET_ITEM(shape, i, a);
+                PyTuple_SET_ITEM(stride, i, b);
+            }
+        }
+        if (shape != NULL && stride != NULL)
+            flat = PyTuple_Pack(2, shape, stride);
+    }
+    LayoutObject *R = NULL;
+    if (shape != NULL && stride != NULL && (m == 0 || flat != NULL))
+        R = new_layout();
+    if (R != NULL) {
+        Py_SETREF(R->shape, shape);
+        Py_SETREF(R->stride, stride);
+        if (flat != NULL)
+            Py_SETREF(R->flat, flat);
+        set_slot(&R->statik, Py_True);
+        return (PyObject *)R;
+    }
+    Py_XDECREF(shape);
+    Py_XDECREF(stride);
+    Py_XDECREF(flat);
+    return NULL;
+}
+
+/* right_inverse(L) for a static Layout of non-negative strides and size > 1 whose flat modes fit in
+ * int64, or None (Python does it): coalesce, note for each stride its first mode's (extent, product
+ * of the extents before it), then follow the strides from 1 -- layoutalg.algebra's kernel, in C. */
+static PyObject *
+sp_right_inverse(PyObject *module, PyObject *arg)
+{
+    if (Py_TYPE(arg) != layout_type)
+        Py_RETURN_NONE;
+    LayoutObject *L = (LayoutObject *)arg;
+    if (L->statik != Py_True || !PyTuple_CheckExact(L->flat))
+        Py_RETURN_NONE;
+    PyObject *fs = PyTuple_GET_ITEM(L->flat, 0), *fd = PyTuple_GET_ITEM(L->flat, 1);
+    Py_ssize_t n = PyTuple_GET_SIZE(fs);
+    if (n > COALESCE_MAX)
+        Py_RETURN_NONE;
+    long long ws[COALESCE_MAX], wd[COALESCE_MAX], wp[COALESCE_MAX]; /* first mode of each stride */
+    int m = 0;
+    long long cs = 0, cd = 0, p = 1;
+    Py_ssize_t k = 0;
+    for (; k < n; k++) { /* the first mode that is not of extent 1 */
+        int o1, o2;
+        cs = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fs, k), &o1);
+        cd = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fd, k), &o2);
+        if (o1 || o2)
+            Py_RETURN_NONE;
+        if (cs != 1)
+            break;
+    }
+    if (k == n) /* size 1 */
+        Py_RETURN_NONE;
+    for (k++;; k++) {
+        long long s = 0, d = 0, span;
+        if (k < n) {
+            int o1, o2;
+            s = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fs, k), &o1);
+            d = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fd, k), &o2);
+            if (o1 || o2 || __builtin_mul_overflow(cs, cd, &span))
+                Py_RETURN_NONE;
+            if (span == d) { /* merge (a size-1 mode merges as a no-op) */
+                if (__builtin_mul_overflow(cs, s, &cs))
+                    Py_RETURN_NONE;
+                continue;
+            }
+            if (s == 1)
+                continue;
+        }
+        int seen = 0;
+        for (int j = 0; j < m && !seen; j++)
+            seen = wd[j] == cd;
+        if (!seen) {
+            ws[m] = cs;
+            wd[m] = cd;
+            wp[m] = p;
+            m++;
+        }
+        if (k >= n)
+            break;
+        if (__builtin_mul_overflow(p, cs, &p))
+            Py_RETURN_NONE;
+        cs = s;
+        cd = d;
+    }
+    for (int j = 0; j < m; j++)
+        if (wd[j] < 0)
+            Py_RETURN_NONE;
+    long long rs[COALESCE_MAX], rd[COALESCE_MAX];
+    int r = 0;
+    long long nxt = 1;
+    for (;;) { /* strides strictly increase (coalesced extents are >= 2): no mode is found twice */
+        int j = 0;
+        while (j < m && wd[j] != nxt)
+            j++;
+        if (j == m)
+            break;
+        rs[r] = ws[j];
+        rd[r] = wp[j];
+        r++;
+        if (__builtin_mul_overflow(nxt, ws[j], &nxt))
+            Py_RETURN_NONE;
+    }
+    PyObject *shape, *stride;
+    if (r <= 1) {
+        shape = PyLong_FromLongLong(r ? rs[0] : 1);
+        stride = PyLong_FromLongLong(r ? rd[0] : 0);
+    }
+    else {
+        shape = PyTuple_New(r);
+        stride = PyTuple_New(r);
+        for (int i = 0; shape != NULL && stride != NULL && i < r; i++) {
+            PyObject *a = PyLong_FromLongLong(rs[i]), *b = PyLong_FromLongLong(rd[i]);
+            if (a == NULL || b == NULL) {
+                Py_XDECREF(a);
+                Py_XDECREF(b);
+                Py_CLEAR(shape);
+                break;
+            }
+            PyTuple_SET_ITEM(shape, i, a);
+            PyTuple_SET_ITEM(stride, i, b);
+        }
+    }
+    LayoutObject *R = NULL;
+    if (shape != NULL && stride != NULL)
+        R = new_layout();
+    if (R == NULL) {
+        Py_XDECREF(shape);
+        Py_XDECREF(stride);
+        return NULL;
+    }
+    Py_SETREF(R->shape, shape);
+    Py_SETREF(R->stride, stride);
+    set_slot(&R->statik, Py_True);
+    return (PyObject *)R;
+}
+
+/* ---- module ---------------------------------------------------------------------------------- */
+
+static PyObject *
+sp_static_flat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "static_flat(shape, stride)");
+        return NULL;
+    }
+    PyObject *f = static_flat(args[0], args[1]);
+    if (f == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return f;
+}
+
+static PyObject *
+sp_register(PyObject *module, PyObject *args)
+{
+    PyObject *cls, *checked, *compact;
+    if (!PyArg_ParseTuple(args, "O!OO:_register", &PyType_Type, &cls, &checked, &compact))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)cls, &LayoutBase_Type)) {
+        PyErr_SetString(PyExc_TypeError, "_register: the class must subclass LayoutBase");
+        return NULL;
+    }
+    Py_INCREF(cls);
+    Py_XSETREF(layout_type, (PyTypeObject *)cls);
+    Py_INCREF(checked);
+    Py_XSETREF(checked_fn, checked);
+    Py_INCREF(compact);
+    Py_XSETREF(checked_compact_fn, compact);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef sp_methods[] = {
+    {"_register", sp_register, METH_VARARGS,
+     "_register(Layout, checked, checked_compact): the class to build and the Python checks to defer to."},
+    {"make", (PyCFunction)(void (*)(void))sp_make, METH_FASTCALL,
+     "make(shape, stride, static=None, flat=None): a Layout from normalised fields, unchecked."},
+    {"static_flat", (PyCFunction)(void (*)(void))sp_static_flat, METH_FASTCALL,
+     "static_flat(shape, stride): (flat shape, flat stride) of congruent plain-int tuples with shapes >= 1, else None."},
+    {"right_inverse", sp_right_inverse, METH_O,
+     "right_inverse(L): right inverse of a static Layout of non-negative strides in 64-bit arithmetic, or None."},
+    {"coalesce", sp_coalesce, METH_O, "coalesce(L): coalesce of a static Layout in 64-bit arithmetic, or None."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef sp_module = {
+    PyModuleDef_HEAD_INIT, "layoutalg._speedups",
+    "C fast paths of Layout construction and coalesce (optional; pure Python without it).", -1, sp_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    if (PyType_Ready(&LayoutBase_Type) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&sp_module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&LayoutBase_Type);
+    if (PyModule_AddObject(m, "LayoutBase", (PyObject *)&LayoutBase_Type) < 0) {
+        Py_DECREF(&LayoutBase_Type);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

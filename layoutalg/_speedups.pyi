@@ -1,0 +1,19 @@
+"""Types of the optional C fast paths (layoutalg/_speedups.c)."""
+
+from typing import Any
+
+class LayoutBase:
+    shape: Any
+    stride: Any
+    _shape: Any
+    _stride: Any
+    _flat: Any
+    _hash: Any
+    _static: Any
+    def __init__(self, shape: Any, stride: Any = None) -> None: ...
+
+def _register(cls: type, checked: Any, checked_compact: Any) -> None: ...
+def make(shape: Any, stride: Any, static: bool | None = None, flat: Any = None) -> Any: ...
+def static_flat(shape: Any, stride: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None: ...
+def coalesce(layout: Any) -> Any: ...
+def right_inverse(layout: Any) -> Any: ...
