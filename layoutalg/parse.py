@@ -51,6 +51,7 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
+from collections.abc import Iterator
 from typing import Any, Union
 
 import sympy
@@ -59,8 +60,8 @@ from .algebra import composition, tile_to_shape
 from .composed import ComposedLayout, parse_composed  # parse_composed: re-exported (it reads through parse)
 from .errors import LayoutError
 from .hooks import provide
-from .inttuple import flatten, unflatten
-from .layout import Layout, make_layout
+from .inttuple import as_leaf, flatten, unflatten
+from .layout import MAX_DEPTH, Layout, make_layout
 from .swizzle import Swizzle
 
 __all__ = ["parse", "parse_composed", "symbol", "as_concrete_layout"]
@@ -120,11 +121,80 @@ def _plain(text: str) -> Layout | None:
         return None
 
 
+#: CuTe notation with no swizzle, offset or C++ in it: tuples of leaves and at most one ':'
+_SYMBOLIC = re.compile(r"[\w\s(),:*+\-]*", re.ASCII).fullmatch
+_LEAF_TEXT = re.compile(r"[^(),:\s](?:[^(),:]*[^(),:\s])?")
+#: leaf text (``2k``, ``SBO``, ``T+1``) -> (its value as the full parser reads it, whether it may be a
+#: shape entry as Layout checks one), or None where the full parser must read it and word the error
+_LEAVES: dict[str, tuple[Any, bool] | None] = {}
+_LEAVES_MAX = 4096
+
+
+def _leaf(text: str) -> tuple[Any, bool] | None:
+    try:
+        p = _Parser(text)
+        v = p.leaf()
+        if p.i != len(p.toks) or as_leaf(v) is not v:
+            return None
+    except LayoutError:
+        return None
+    # Layout's check of a shape entry: an int >= 1, or an expression not known to be <= 0
+    return v, (v >= 1) if type(v) is int else (v.is_positive is not False)
+
+
+def _fill(skeleton: Any, leaves: Iterator[Any]) -> Any:
+    if type(skeleton) is list:
+        return tuple([_fill(x, leaves) if type(x) is list else next(leaves) for x in skeleton])
+    return next(leaves)
+
+
+def _symbolic(text: str) -> Layout | None:
+    """``Shape:Stride`` with symbolic leaves, or None when anything is unusual (the full parser then
+    reads the text and words the error). The tuples are read by the C JSON reader with every leaf
+    replaced by 0 -- so congruence is equality of the two skeletons -- and each distinct leaf text by
+    the full parser once; the flat modes are the leaves in order."""
+    a, colon, b = text.partition(":")
+    if not colon or a.count("(") > MAX_DEPTH:
+        return None
+    found = _LEAVES
+    shape_leaves = []
+    for t in _LEAF_TEXT.findall(a):
+        e = found[t] if t in found else _remember_leaf(t)
+        if e is None or not e[1]:
+            return None
+        shape_leaves.append(e[0])
+    stride_leaves = []
+    for t in _LEAF_TEXT.findall(b):
+        e = found[t] if t in found else _remember_leaf(t)
+        if e is None:
+            return None
+        stride_leaves.append(e[0])
+    try:
+        sk = _loads(_LEAF_TEXT.sub("0", a).translate(_BRACKETS))
+        if sk != _loads(_LEAF_TEXT.sub("0", b).translate(_BRACKETS)) or type(sk) not in (list, int):
+            return None
+        shape = _fill(sk, iter(shape_leaves))
+        stride = _fill(sk, iter(stride_leaves))
+    except (ValueError, TypeError, RecursionError, StopIteration):  # not two congruent tuples
+        return None
+    static = all(type(x) is int for x in shape_leaves) and all(type(x) is int for x in stride_leaves)
+    return Layout._make(shape, stride, static, (tuple(shape_leaves), tuple(stride_leaves)))
+
+
+def _remember_leaf(text: str) -> tuple[Any, bool] | None:
+    if len(_LEAVES) >= _LEAVES_MAX:
+        _LEAVES.clear()
+    e = _LEAVES[text] = _leaf(text)
+    return e
+
+
 def _fast(text: str) -> Parsed | None:
     if _PLAIN(text) is not None:
         return _plain(text)
     if "_" in text and _STATIC_PLAIN(text) is not None:
         return _plain(text.replace("_", ""))
+    if _SYMBOLIC(text) is not None:
+        return _symbolic(text)
     m = _SWIZZLED(text)
     if m is not None:
         inner = _plain(m.group(5))

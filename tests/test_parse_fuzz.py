@@ -206,3 +206,44 @@ def test_too_many_digits_name_the_limit() -> None:
     # the largest allowed integer prints and reads back
     L = parse(f"({'9' * MAX_DIGITS}):(1)")
     assert parse(str(L)) == L
+
+
+def _full(text: str) -> tuple:
+    """What the full recursive-descent parser makes of ``text``, with no fast path in front."""
+    from layoutalg.parse import _Parser
+
+    try:
+        r = _Parser(text).composed()
+    except LayoutError as e:
+        return ("refused", str(e))
+    return _described(r)
+
+
+def _described(r: object) -> tuple:
+    if isinstance(r, Layout):
+        return ("layout", repr(r.shape), repr(r.stride), repr(r.flat), r.is_static, str(r))
+    return (type(r).__name__, str(r))
+
+
+def test_fast_paths_read_as_the_full_parser() -> None:
+    """parse's fast paths (plain ints through the JSON reader, symbolic leaves read once per distinct
+    text) give what the full parser gives -- the same tuples, flat modes and static flag -- or hand
+    the text over, on the fuzz corpus (CuTe notation only: C++ spellings have their own reader)."""
+    import sys
+
+    parse_module = sys.modules["layoutalg.parse"]  # the module (the package's `parse` is the function)
+    rng = random.Random(SEED + 1)
+    corpus = [_seed_text(rng) for _ in range(600)]
+    texts = corpus + [_mutate(rng.choice(corpus), rng, corpus) for _ in range(4000)]
+    texts = [t for t in texts if not parse_module._CPP_MARK.search(t)]
+    taken = 0
+    for text in texts:
+        fast = parse_module._fast(text)
+        if fast is None:
+            continue
+        taken += 1
+        assert _described(fast) == _full(text), text
+    # the symbolic fast path in particular is exercised
+    sym = [t for t in texts if parse_module._SYMBOLIC(t) and not parse_module._PLAIN(t)]
+    n_sym = sum(parse_module._symbolic(t) is not None for t in sym)
+    assert taken > 600 and n_sym > 100, (taken, n_sym)
