@@ -200,6 +200,18 @@ def bench_parse(rounds: int) -> list[tuple[str, float]]:
     return list(zip(PARSE_TEXTS, t))
 
 
+def bench_parse_unseen(n: int = 300) -> tuple[str, float]:
+    """parse of the symbolic text with symbol names never seen before, so that every leaf is read by
+    sympy (parse keeps the value of each distinct leaf text it has read)."""
+    import itertools
+
+    texts = [f"((8,m{k}),(T{k},2k{k})):((1T{k},SBO{k}),(1,LBO{k}))" for k in itertools.islice(itertools.count(10**6), n)]
+    t0 = time.perf_counter()
+    for text in texts:
+        la.parse(text)
+    return texts[0], (time.perf_counter() - t0) / n * 1e6
+
+
 FIRST_VERIFY = """
 import time, sympy
 from layoutalg import Layout, verify
@@ -247,7 +259,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     import platform
 
-    print(f"layoutalg {la.__version__}; pycute (nvidia-cutlass); python {sys.version.split()[0]}; "
+    from layoutalg import layout as _layout_module
+
+    built = "built" if _layout_module._speedups is not None else "not built: pure Python"
+    print(f"layoutalg {la.__version__} (C fast paths {built}); pycute (nvidia-cutlass); python {sys.version.split()[0]}; "
           f"{platform.machine()}, {platform.processor() or 'cpu'}")
 
     print("\nconstruction, median us per call           layoutalg   pycute   ratio (<= 2x is the goal)")
@@ -274,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\nparse, median us per call (<= 10 us for <= 40 characters is the goal)")
     for text, us in bench_parse(rounds):
         print(f"  {text:<40}{len(text):>4} chars {us:>8.2f} us")
+    text, us = bench_parse_unseen()
+    print(f"  {text:<40}{len(text):>4} chars {us:>8.2f} us  (symbols never seen before: every leaf read by sympy)")
     ms, method = bench_first_verify()
     print(f"\nfirst verify in a fresh process (m8n8k4-style fragment, 32 points): {ms:.2f} ms [{method}] "
           "(<= 20 ms is the goal; import and building the sympy formula not counted)")
