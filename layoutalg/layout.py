@@ -84,7 +84,18 @@ def _fmt(t: Any) -> str:
         return "(" + ",".join(_fmt(x) for x in t) + ")"
     if type(t) is int:
         return str(t)
-    return str(t).replace(" ", "")
+    if not isinstance(t, sympy.Expr) or t.is_Number:  # numbers compare equal across types: not cached
+        return str(t).replace(" ", "")
+    text = _LEAF_TEXT.get(t)
+    if text is None:  # sympy's printer is slow; a value prints the same every time
+        if len(_LEAF_TEXT) >= 4096:
+            _LEAF_TEXT.clear()
+        text = _LEAF_TEXT[t] = str(t).replace(" ", "")
+    return text
+
+
+#: the text of each symbolic sympy leaf printed so far
+_LEAF_TEXT: dict[Any, str] = {}
 
 
 class _PyLayoutFields:
