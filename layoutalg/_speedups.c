@@ -324,177 +324,39 @@ sp_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)self;
 }
 
-/* ---- coalesce -------------------------------------------------------------------------------- */
+/* ---- kernels on flat int64 modes -------------------------------------------------------------- */
 
-#define COALESCE_MAX 64 /* more flat modes than this: Python */
+#define KERNEL_MAX 64 /* more flat modes than this: Python */
 
-/* coalesce(L) for a static Layout whose flat modes fit in int64, or None (Python does it). */
-static PyObject *
-sp_coalesce(PyObject *module, PyObject *arg)
+/* The flat modes of a static Layout as int64 in s[], d[] (room for KERNEL_MAX): how many, or -1 where
+ * the kernels decline (not a Layout, not static, too many modes, a value past 64 bits). */
+static Py_ssize_t
+read_modes(PyObject *arg, long long *s, long long *d)
 {
     if (Py_TYPE(arg) != layout_type)
-        Py_RETURN_NONE;
+        return -1;
     LayoutObject *L = (LayoutObject *)arg;
     if (L->statik != Py_True || !PyTuple_CheckExact(L->flat))
-        Py_RETURN_NONE;
+        return -1;
     PyObject *fs = PyTuple_GET_ITEM(L->flat, 0), *fd = PyTuple_GET_ITEM(L->flat, 1);
     Py_ssize_t n = PyTuple_GET_SIZE(fs);
-    if (n == 0 || n > COALESCE_MAX)
-        Py_RETURN_NONE;
-    long long rs[COALESCE_MAX], rd[COALESCE_MAX];
-    int m = 0, overflow;
-    long long cs = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fs, 0), &overflow);
-    if (overflow)
-        Py_RETURN_NONE;
-    long long cd = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fd, 0), &overflow);
-    if (overflow)
-        Py_RETURN_NONE;
-    for (Py_ssize_t k = 1; k < n; k++) {
+    if (n > KERNEL_MAX)
+        return -1;
+    for (Py_ssize_t k = 0; k < n; k++) {
         int o1, o2;
-        long long sh = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fs, k), &o1);
-        long long st = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fd, k), &o2);
-        long long span;
-        if (o1 || o2 || __builtin_mul_overflow(cs, cd, &span))
-            Py_RETURN_NONE;
-        if (span == st) { /* merge (a size-1 mode merges as a no-op) */
-            if (__builtin_mul_overflow(cs, sh, &cs))
-                Py_RETURN_NONE;
-        }
-        else if (sh != 1) {
-            if (cs != 1) {
-                rs[m] = cs;
-                rd[m] = cd;
-                m++;
-            }
-            cs = sh;
-            cd = st;
-        }
+        s[k] = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fs, k), &o1);
+        d[k] = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fd, k), &o2);
+        if (o1 || o2)
+            return -1;
     }
-    PyObject *shape = NULL, *stride = NULL, *flat = NULL;
-    if (m == 0) {
-        shape = PyLong_FromLongLong(cs == 1 ? 1 : cs);
-        stride = PyLong_FromLongLong(cs == 1 ? 0 : cd);
-    }
-    else {
-        rs[m] = cs;
-        rd[m] = cd;
-        m++;
-        shape = PyTuple_New(m);
-        stride = PyTuple_New(m);
-        if (shape != NULL && stride != NULL) {
-            for (int i = 0; i < m; i++) {
-                PyObject *a = PyLong_FromLongLong(rs[i]), *b = PyLong_FromLongLong(rd[i]);
-                if (a == NULL || b == NULL) {
-                    Py_XDECREF(a);
-                    Py_XDECREF(b);
-                    Py_CLEAR(shape);
-                    break;
-                }
-                PyTuple_SET_ITEM(shape, i, a);
-                PyTuple_SET_ITEM(stride, i, b);
-            }
-        }
-        if (shape != NULL && stride != NULL)
-            flat = PyTuple_Pack(2, shape, stride);
-    }
-    LayoutObject *R = NULL;
-    if (shape != NULL && stride != NULL && (m == 0 || flat != NULL))
-        R = new_layout();
-    if (R != NULL) {
-        Py_SETREF(R->shape, shape);
-        Py_SETREF(R->stride, stride);
-        if (flat != NULL)
-            Py_SETREF(R->flat, flat);
-        set_slot(&R->statik, Py_True);
-        return (PyObject *)R;
-    }
-    Py_XDECREF(shape);
-    Py_XDECREF(stride);
-    Py_XDECREF(flat);
-    return NULL;
+    return n;
 }
 
-/* right_inverse(L) for a static Layout of non-negative strides and size > 1 whose flat modes fit in
- * int64, or None (Python does it): coalesce, note for each stride its first mode's (extent, product
- * of the extents before it), then follow the strides from 1 -- layoutalg.algebra's kernel, in C. */
+/* A new static Layout of r modes rs:rd: ints for one mode (1:0 for none), flat tuples otherwise. */
 static PyObject *
-sp_right_inverse(PyObject *module, PyObject *arg)
+layout_of_modes(const long long *rs, const long long *rd, int r)
 {
-    if (Py_TYPE(arg) != layout_type)
-        Py_RETURN_NONE;
-    LayoutObject *L = (LayoutObject *)arg;
-    if (L->statik != Py_True || !PyTuple_CheckExact(L->flat))
-        Py_RETURN_NONE;
-    PyObject *fs = PyTuple_GET_ITEM(L->flat, 0), *fd = PyTuple_GET_ITEM(L->flat, 1);
-    Py_ssize_t n = PyTuple_GET_SIZE(fs);
-    if (n > COALESCE_MAX)
-        Py_RETURN_NONE;
-    long long ws[COALESCE_MAX], wd[COALESCE_MAX], wp[COALESCE_MAX]; /* first mode of each stride */
-    int m = 0;
-    long long cs = 0, cd = 0, p = 1;
-    Py_ssize_t k = 0;
-    for (; k < n; k++) { /* the first mode that is not of extent 1 */
-        int o1, o2;
-        cs = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fs, k), &o1);
-        cd = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fd, k), &o2);
-        if (o1 || o2)
-            Py_RETURN_NONE;
-        if (cs != 1)
-            break;
-    }
-    if (k == n) /* size 1 */
-        Py_RETURN_NONE;
-    for (k++;; k++) {
-        long long s = 0, d = 0, span;
-        if (k < n) {
-            int o1, o2;
-            s = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fs, k), &o1);
-            d = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(fd, k), &o2);
-            if (o1 || o2 || __builtin_mul_overflow(cs, cd, &span))
-                Py_RETURN_NONE;
-            if (span == d) { /* merge (a size-1 mode merges as a no-op) */
-                if (__builtin_mul_overflow(cs, s, &cs))
-                    Py_RETURN_NONE;
-                continue;
-            }
-            if (s == 1)
-                continue;
-        }
-        int seen = 0;
-        for (int j = 0; j < m && !seen; j++)
-            seen = wd[j] == cd;
-        if (!seen) {
-            ws[m] = cs;
-            wd[m] = cd;
-            wp[m] = p;
-            m++;
-        }
-        if (k >= n)
-            break;
-        if (__builtin_mul_overflow(p, cs, &p))
-            Py_RETURN_NONE;
-        cs = s;
-        cd = d;
-    }
-    for (int j = 0; j < m; j++)
-        if (wd[j] < 0)
-            Py_RETURN_NONE;
-    long long rs[COALESCE_MAX], rd[COALESCE_MAX];
-    int r = 0;
-    long long nxt = 1;
-    for (;;) { /* strides strictly increase (coalesced extents are >= 2): no mode is found twice */
-        int j = 0;
-        while (j < m && wd[j] != nxt)
-            j++;
-        if (j == m)
-            break;
-        rs[r] = ws[j];
-        rd[r] = wp[j];
-        r++;
-        if (__builtin_mul_overflow(nxt, ws[j], &nxt))
-            Py_RETURN_NONE;
-    }
-    PyObject *shape, *stride;
+    PyObject *shape, *stride, *flat = NULL;
     if (r <= 1) {
         shape = PyLong_FromLongLong(r ? rs[0] : 1);
         stride = PyLong_FromLongLong(r ? rd[0] : 0);
@@ -513,19 +375,133 @@ sp_right_inverse(PyObject *module, PyObject *arg)
             PyTuple_SET_ITEM(shape, i, a);
             PyTuple_SET_ITEM(stride, i, b);
         }
+        if (shape != NULL && stride != NULL)
+            flat = PyTuple_Pack(2, shape, stride);
     }
     LayoutObject *R = NULL;
-    if (shape != NULL && stride != NULL)
+    if (shape != NULL && stride != NULL && (r <= 1 || flat != NULL))
         R = new_layout();
     if (R == NULL) {
         Py_XDECREF(shape);
         Py_XDECREF(stride);
+        Py_XDECREF(flat);
         return NULL;
     }
     Py_SETREF(R->shape, shape);
     Py_SETREF(R->stride, stride);
+    if (flat != NULL)
+        Py_SETREF(R->flat, flat);
     set_slot(&R->statik, Py_True);
     return (PyObject *)R;
+}
+
+/* One step of coalesce: 1 if mode s:d continues the current mode cs:cd (cs*cd == d; cs grows by s,
+ * so that a size-1 mode merges as a no-op), 0 if not, -1 past 64 bits. */
+static inline int
+merges(long long *cs, long long cd, long long s, long long d)
+{
+    long long span;
+    if (__builtin_mul_overflow(*cs, cd, &span))
+        return -1;
+    if (span != d)
+        return 0;
+    return __builtin_mul_overflow(*cs, s, cs) ? -1 : 1;
+}
+
+/* coalesce(L) for a static Layout whose flat modes fit in int64, or None (Python does it): drop
+ * size-1 modes and merge (s0:d0),(s1:d1) when s0*d0 == d1, in one pass -- layoutalg.algebra's kernel. */
+static PyObject *
+sp_coalesce(PyObject *module, PyObject *arg)
+{
+    long long s[KERNEL_MAX], d[KERNEL_MAX], rs[KERNEL_MAX], rd[KERNEL_MAX];
+    Py_ssize_t n = read_modes(arg, s, d);
+    if (n <= 0)
+        Py_RETURN_NONE;
+    int m = 0;
+    long long cs = s[0], cd = d[0];
+    for (Py_ssize_t k = 1; k < n; k++) {
+        int step = merges(&cs, cd, s[k], d[k]);
+        if (step < 0)
+            Py_RETURN_NONE;
+        if (step == 0 && s[k] != 1) {
+            if (cs != 1) {
+                rs[m] = cs;
+                rd[m] = cd;
+                m++;
+            }
+            cs = s[k];
+            cd = d[k];
+        }
+    }
+    if (m > 0 || cs != 1) {
+        rs[m] = cs;
+        rd[m] = cd;
+        m++;
+    }
+    return layout_of_modes(rs, rd, m);
+}
+
+/* right_inverse(L) for a static Layout of non-negative strides and size > 1 whose flat modes fit in
+ * int64, or None (Python does it): coalesce, note for each stride its first mode's (extent, product
+ * of the extents before it), then follow the strides from 1 -- layoutalg.algebra's kernel, in C. */
+static PyObject *
+sp_right_inverse(PyObject *module, PyObject *arg)
+{
+    long long s[KERNEL_MAX], d[KERNEL_MAX];
+    long long ws[KERNEL_MAX], wd[KERNEL_MAX], wp[KERNEL_MAX]; /* the first mode of each stride */
+    Py_ssize_t n = read_modes(arg, s, d);
+    if (n < 0)
+        Py_RETURN_NONE;
+    Py_ssize_t k = 0;
+    while (k < n && s[k] == 1) /* the first mode that is not of extent 1 */
+        k++;
+    if (k == n) /* size 1 */
+        Py_RETURN_NONE;
+    int m = 0;
+    long long cs = s[k], cd = d[k], p = 1;
+    for (k++;; k++) {
+        if (k < n) {
+            int step = merges(&cs, cd, s[k], d[k]);
+            if (step < 0)
+                Py_RETURN_NONE;
+            if (step > 0 || s[k] == 1)
+                continue;
+        }
+        int seen = 0;
+        for (int j = 0; j < m && !seen; j++)
+            seen = wd[j] == cd;
+        if (!seen) {
+            ws[m] = cs;
+            wd[m] = cd;
+            wp[m] = p;
+            m++;
+        }
+        if (k >= n)
+            break;
+        if (__builtin_mul_overflow(p, cs, &p))
+            Py_RETURN_NONE;
+        cs = s[k];
+        cd = d[k];
+    }
+    for (int j = 0; j < m; j++)
+        if (wd[j] < 0)
+            Py_RETURN_NONE;
+    long long rs[KERNEL_MAX], rd[KERNEL_MAX];
+    int r = 0;
+    long long nxt = 1;
+    for (;;) { /* strides strictly increase (coalesced extents are >= 2): no mode is found twice */
+        int j = 0;
+        while (j < m && wd[j] != nxt)
+            j++;
+        if (j == m)
+            break;
+        rs[r] = ws[j];
+        rd[r] = wp[j];
+        r++;
+        if (__builtin_mul_overflow(nxt, ws[j], &nxt))
+            Py_RETURN_NONE;
+    }
+    return layout_of_modes(rs, rd, r);
 }
 
 /* ---- module ---------------------------------------------------------------------------------- */
