@@ -10,6 +10,8 @@ What is timed, all in this one process:
   by one harness, so machine load hits both alike; the harness's own cost per call (the same calls
   with a no-op in place of the op and of each constructor, ~0.4 us) is measured beside them and
   subtracted from every with-construction figure, so that it does not dilute the ratios;
+- the other operations pycute has (filter, complement with its default cotarget, tuple tilers,
+  zipped/tiled divide and product, cosize, evaluation), with construction, against pycute;
 - the CuTe DSL's host-side algebra: the same ops inside one ``@cute.jit`` trace, repeated
   ``cutlass.range_constexpr(N)`` times; per op = (trace with N ops - trace with none) / N, the median
   of a few traces (``no_cache=True``: each trace really runs);
@@ -68,6 +70,21 @@ OPS: dict[str, tuple[str, Callable[..., Any], Callable[..., Any], Callable[..., 
 }
 
 
+# the other operations pycute has (timed against pycute only): op -> (inputs, layoutalg call, pycute call)
+MORE_OPS: dict[str, tuple[str, Callable[..., Any], Callable[..., Any]]] = {
+    "filter": ("A", lambda m, a: m.filter(a), lambda m, a: m.filter(a)),
+    "complement(B)": ("B", lambda m, b: m.complement(b), lambda m, b: m.complement(b)),
+    "composition(A,(B,B))": ("AB", lambda m, a, b: m.composition(a, (b, b)), lambda m, a, b: m.composition(a, (b, b))),
+    "logical_divide(A,(B,B))": ("AB", lambda m, a, b: m.logical_divide(a, (b, b)), lambda m, a, b: m.logical_divide(a, (b, b))),
+    "zipped_divide": ("AB", lambda m, a, b: m.zipped_divide(a, b), lambda m, a, b: m.zipped_divide(a, b)),
+    "tiled_divide": ("AB", lambda m, a, b: m.tiled_divide(a, b), lambda m, a, b: m.tiled_divide(a, b)),
+    "zipped_product": ("B", lambda m, b: m.zipped_product(b, m.Layout(4, 1)), lambda m, b: m.zipped_product(b, m.Layout(4, 1))),
+    "tiled_product": ("B", lambda m, b: m.tiled_product(b, m.Layout(4, 1)), lambda m, b: m.tiled_product(b, m.Layout(4, 1))),
+    "cosize": ("A", lambda m, a: m.cosize(a), lambda m, a: m.cosize(a)),
+    "L(37)": ("A", lambda m, a: a(37), lambda m, a: a(37)),
+}
+
+
 def _interleaved_us(fns: list[Callable[[], Any]], rounds: int = 40, batch: int = 25) -> list[float]:
     """Median per-call time (us) of each function, timed in interleaved batches so that load on the
     machine affects all of them alike."""
@@ -120,10 +137,10 @@ def _noop(*args: Any) -> None:
     return None
 
 
-def bench_ops(rounds: int) -> dict[str, dict[str, float]]:
+def bench_ops(rounds: int, ops: dict | None = None) -> dict[str, dict[str, float]]:
     """Per op, medians over the cases: op alone and with construction, for layoutalg and pycute."""
     out = {}
-    for name, (needs, ours, theirs, _) in OPS.items():
+    for name, (needs, ours, theirs, *_) in (OPS if ops is None else ops).items():
         acc: dict[str, list[float]] = {"la": [], "pc": [], "la_all": [], "pc_all": []}
         for case in CASES:
             bl, bp = _builders(la, case), _builders(pycute, case)
@@ -285,6 +302,10 @@ def main(argv: list[str] | None = None) -> int:
             line += f"{d['dsl']:>10.1f}{d['dsl'] / r['la']:>7.0f}x"
             tail += f"{d['dsl_all']:>10.1f}{d['dsl_all'] / r['la_all']:>7.0f}x"
         print(line + "  |" + tail)
+
+    print("\nthe other operations pycute has, median us per op over the same layouts, with the inputs' construction")
+    for name, r in bench_ops(rounds, MORE_OPS).items():
+        print(f"  {name:<24}{r['la_all']:>10.2f}{r['pc_all']:>9.2f}{r['pc_all'] / r['la_all']:>6.1f}x")
 
     print("\nparse, median us per call (<= 10 us for <= 40 characters is the goal)")
     for text, us in bench_parse(rounds):

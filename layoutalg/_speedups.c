@@ -328,6 +328,27 @@ sp_make(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 #define KERNEL_MAX 64 /* more flat modes than this: Python */
 
+/* Append the leaves of the static shape:stride x:y to s[], d[] from *k: 0, or -1 past KERNEL_MAX
+ * leaves or 64 bits. */
+static int
+read_leaves(PyObject *x, PyObject *y, long long *s, long long *d, Py_ssize_t *k)
+{
+    if (PyTuple_CheckExact(x)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(x);
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (read_leaves(PyTuple_GET_ITEM(x, i), PyTuple_GET_ITEM(y, i), s, d, k) < 0)
+                return -1;
+        return 0;
+    }
+    int o1, o2;
+    if (*k >= KERNEL_MAX)
+        return -1;
+    s[*k] = PyLong_AsLongLongAndOverflow(x, &o1);
+    d[*k] = PyLong_AsLongLongAndOverflow(y, &o2);
+    (*k)++;
+    return (o1 || o2) ? -1 : 0;
+}
+
 /* The flat modes of a static Layout as int64 in s[], d[] (room for KERNEL_MAX): how many, or -1 where
  * the kernels decline (not a Layout, not static, too many modes, a value past 64 bits). */
 static Py_ssize_t
@@ -336,8 +357,12 @@ read_modes(PyObject *arg, long long *s, long long *d)
     if (Py_TYPE(arg) != layout_type)
         return -1;
     LayoutObject *L = (LayoutObject *)arg;
-    if (L->statik != Py_True || !PyTuple_CheckExact(L->flat))
+    if (L->statik != Py_True)
         return -1;
+    if (!PyTuple_CheckExact(L->flat)) { /* not flattened yet: walk the tuples */
+        Py_ssize_t k = 0;
+        return read_leaves(L->shape, L->stride, s, d, &k) < 0 ? -1 : k;
+    }
     PyObject *fs = PyTuple_GET_ITEM(L->flat, 0), *fd = PyTuple_GET_ITEM(L->flat, 1);
     Py_ssize_t n = PyTuple_GET_SIZE(fs);
     if (n > KERNEL_MAX)
@@ -352,6 +377,32 @@ read_modes(PyObject *arg, long long *s, long long *d)
     return n;
 }
 
+/* Two new tuples of the ints rs[0..r) and rd[0..r) in *shape and *stride: 0, or -1 with an exception
+ * set (and both NULL). */
+static int
+int_tuples(const long long *rs, const long long *rd, int r, PyObject **shape, PyObject **stride)
+{
+    *shape = PyTuple_New(r);
+    *stride = PyTuple_New(r);
+    int ok = *shape != NULL && *stride != NULL;
+    for (int i = 0; ok && i < r; i++) {
+        PyObject *a = PyLong_FromLongLong(rs[i]), *b = PyLong_FromLongLong(rd[i]);
+        ok = a != NULL && b != NULL;
+        if (!ok) {
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            break;
+        }
+        PyTuple_SET_ITEM(*shape, i, a);
+        PyTuple_SET_ITEM(*stride, i, b);
+    }
+    if (ok)
+        return 0;
+    Py_CLEAR(*shape);
+    Py_CLEAR(*stride);
+    return -1;
+}
+
 /* A new static Layout of r modes rs:rd: ints for one mode (1:0 for none), flat tuples otherwise. */
 static PyObject *
 layout_of_modes(const long long *rs, const long long *rd, int r)
@@ -361,23 +412,8 @@ layout_of_modes(const long long *rs, const long long *rd, int r)
         shape = PyLong_FromLongLong(r ? rs[0] : 1);
         stride = PyLong_FromLongLong(r ? rd[0] : 0);
     }
-    else {
-        shape = PyTuple_New(r);
-        stride = PyTuple_New(r);
-        for (int i = 0; shape != NULL && stride != NULL && i < r; i++) {
-            PyObject *a = PyLong_FromLongLong(rs[i]), *b = PyLong_FromLongLong(rd[i]);
-            if (a == NULL || b == NULL) {
-                Py_XDECREF(a);
-                Py_XDECREF(b);
-                Py_CLEAR(shape);
-                break;
-            }
-            PyTuple_SET_ITEM(shape, i, a);
-            PyTuple_SET_ITEM(stride, i, b);
-        }
-        if (shape != NULL && stride != NULL)
-            flat = PyTuple_Pack(2, shape, stride);
-    }
+    else if (int_tuples(rs, rd, r, &shape, &stride) == 0)
+        flat = PyTuple_Pack(2, shape, stride);
     LayoutObject *R = NULL;
     if (shape != NULL && stride != NULL && (r <= 1 || flat != NULL))
         R = new_layout();
@@ -408,21 +444,17 @@ merges(long long *cs, long long cd, long long s, long long d)
     return __builtin_mul_overflow(*cs, s, cs) ? -1 : 1;
 }
 
-/* coalesce(L) for a static Layout whose flat modes fit in int64, or None (Python does it): drop
- * size-1 modes and merge (s0:d0),(s1:d1) when s0*d0 == d1, in one pass -- layoutalg.algebra's kernel. */
-static PyObject *
-sp_coalesce(PyObject *module, PyObject *arg)
+/* Coalesce n >= 1 modes s:d into rs:rd (room for n): drop size-1 modes and merge (s0:d0),(s1:d1) when
+ * s0*d0 == d1, in one pass -- layoutalg.algebra's kernel. The number of modes, or -1 past 64 bits. */
+static int
+coalesce_modes(const long long *s, const long long *d, Py_ssize_t n, long long *rs, long long *rd)
 {
-    long long s[KERNEL_MAX], d[KERNEL_MAX], rs[KERNEL_MAX], rd[KERNEL_MAX];
-    Py_ssize_t n = read_modes(arg, s, d);
-    if (n <= 0)
-        Py_RETURN_NONE;
     int m = 0;
     long long cs = s[0], cd = d[0];
     for (Py_ssize_t k = 1; k < n; k++) {
         int step = merges(&cs, cd, s[k], d[k]);
         if (step < 0)
-            Py_RETURN_NONE;
+            return -1;
         if (step == 0 && s[k] != 1) {
             if (cs != 1) {
                 rs[m] = cs;
@@ -438,6 +470,41 @@ sp_coalesce(PyObject *module, PyObject *arg)
         rd[m] = cd;
         m++;
     }
+    return m;
+}
+
+/* coalesce(L) for a static Layout whose flat modes fit in int64, or None (Python does it). */
+static PyObject *
+sp_coalesce(PyObject *module, PyObject *arg)
+{
+    long long s[KERNEL_MAX], d[KERNEL_MAX], rs[KERNEL_MAX], rd[KERNEL_MAX];
+    Py_ssize_t n = read_modes(arg, s, d);
+    if (n <= 0)
+        Py_RETURN_NONE;
+    int m = coalesce_modes(s, d, n, rs, rd);
+    if (m < 0)
+        Py_RETURN_NONE;
+    return layout_of_modes(rs, rd, m);
+}
+
+/* filter(L): coalesce of L's modes of non-zero stride (1:0 when there are none), or None. */
+static PyObject *
+sp_filter(PyObject *module, PyObject *arg)
+{
+    long long s[KERNEL_MAX], d[KERNEL_MAX], rs[KERNEL_MAX], rd[KERNEL_MAX];
+    Py_ssize_t n = read_modes(arg, s, d);
+    if (n < 0)
+        Py_RETURN_NONE;
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (d[k] != 0) {
+            s[kept] = s[k];
+            d[kept] = d[k];
+            kept++;
+        }
+    int m = kept ? coalesce_modes(s, d, kept, rs, rd) : 0;
+    if (m < 0)
+        Py_RETURN_NONE;
     return layout_of_modes(rs, rd, m);
 }
 
@@ -504,6 +571,316 @@ sp_right_inverse(PyObject *module, PyObject *arg)
     return layout_of_modes(rs, rd, r);
 }
 
+/* ---- composition ----------------------------------------------------------------------------- */
+
+/* CuTe's coalesce_x of n >= 1 modes into S:D: coalesce with a trailing size-1 mode read as 2
+ * (layoutalg.algebra._coalesce_x_fast). The number of modes, or -1 past 64 bits. */
+static int
+coalesce_x_modes(const long long *s, const long long *d, Py_ssize_t n, long long *S, long long *D)
+{
+    int m = 0;
+    long long cs = 0, cd = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long long sk = (k == n - 1 && s[k] == 1) ? 2 : s[k], span;
+        if (sk == 1)
+            continue;
+        if (cs) {
+            if (__builtin_mul_overflow(cs, cd, &span))
+                return -1;
+            if (span == d[k]) {
+                if (__builtin_mul_overflow(cs, sk, &cs))
+                    return -1;
+                continue;
+            }
+            S[m] = cs;
+            D[m] = cd;
+            m++;
+        }
+        cs = sk;
+        cd = d[k];
+    }
+    S[m] = cs;
+    D[m] = cd;
+    return m + 1;
+}
+
+static PyObject *
+int_pair(long long a, long long b) /* (a, b) as two new ints in a new tuple */
+{
+    PyObject *x = PyLong_FromLongLong(a), *y = PyLong_FromLongLong(b);
+    PyObject *t = (x != NULL && y != NULL) ? PyTuple_Pack(2, x, y) : NULL;
+    Py_XDECREF(x);
+    Py_XDECREF(y);
+    return t;
+}
+
+/* The result mode of one leaf s:d of B composed with S:D (R1 = its last index), as a new tuple
+ * (shape, stride) -- each an int or a tuple of ints -- or NULL with no exception where the kernel
+ * declines (layoutalg.algebra._compose_leaf_fast returns None there, or past 64 bits). */
+static PyObject *
+compose_leaf(const long long *S, const long long *D, int R1, long long s, long long d)
+{
+    long long t;
+    if (d == 0)
+        return int_pair(s, 0);
+    if (R1 == 0)
+        return __builtin_mul_overflow(d, D[0], &t) ? NULL : int_pair(s, t);
+    if (d < 0)
+        return NULL;
+    int j = 0; /* divide the stride out of A's modes while it is at least their extent */
+    long long cs = S[0];
+    while (d >= cs) {
+        if (d % cs)
+            return NULL;
+        d /= cs;
+        j++;
+        if (j == R1)
+            return __builtin_mul_overflow(d, D[R1], &t) ? NULL : int_pair(s, t);
+        cs = S[j];
+    }
+    if (cs % d)
+        return NULL;
+    if (s == 1)
+        return int_pair(1, D[R1]);
+    long long n = cs / d;
+    if (s <= n)
+        return __builtin_mul_overflow(d, D[j], &t) ? NULL : int_pair(s, t);
+    if (s % n)
+        return NULL;
+    long long rs[KERNEL_MAX + 1], rd[KERNEL_MAX + 1];
+    int r = 0;
+    if (__builtin_mul_overflow(d, D[j], &t))
+        return NULL;
+    rs[r] = n;
+    rd[r++] = t;
+    s /= n;
+    int done = 0;
+    for (int k = j + 1; k < R1 && !done; k++) {
+        cs = S[k];
+        if (s <= cs) {
+            rs[r] = s;
+            rd[r++] = D[k];
+            done = 1;
+            break;
+        }
+        if (s % cs)
+            return NULL;
+        rs[r] = cs;
+        rd[r++] = D[k];
+        s /= cs;
+    }
+    if (!done) {
+        rs[r] = s;
+        rd[r++] = D[R1];
+    }
+    PyObject *shape, *stride;
+    if (int_tuples(rs, rd, r, &shape, &stride) < 0)
+        return NULL;
+    PyObject *pair = PyTuple_Pack(2, shape, stride);
+    Py_DECREF(shape);
+    Py_DECREF(stride);
+    return pair;
+}
+
+/* compose_leaf on each leaf of B's tuple bs:bd, keeping B's nesting: a new tuple (shape, stride), or
+ * NULL (an exception set, or none where the kernel declines). *prev follows B's leaves as
+ * layoutalg.algebra._compose_walk's ``prev`` does (0 once the strides stop ascending by multiples). */
+static PyObject *
+compose_walk(const long long *S, const long long *D, int R1, PyObject *bs, PyObject *bd, long long *prev)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(bs);
+    PyObject *rs = PyTuple_New(n), *rd = PyTuple_New(n);
+    if (rs == NULL || rd == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyTuple_GET_ITEM(bs, i), *y = PyTuple_GET_ITEM(bd, i), *q;
+        if (PyTuple_CheckExact(x)) {
+            q = compose_walk(S, D, R1, x, y, prev);
+        }
+        else {
+            int o1, o2;
+            long long s = PyLong_AsLongLongAndOverflow(x, &o1), d = PyLong_AsLongLongAndOverflow(y, &o2), t;
+            if (o1 || o2)
+                goto fail;
+            if (*prev && s != 1 && d) {
+                if (d < 0 || d % *prev)
+                    *prev = 0;
+                else if (__builtin_mul_overflow(s, d, &t))
+                    goto fail;
+                else
+                    *prev = t;
+            }
+            q = compose_leaf(S, D, R1, s, d);
+        }
+        if (q == NULL)
+            goto fail;
+        PyObject *a = PyTuple_GET_ITEM(q, 0), *b = PyTuple_GET_ITEM(q, 1);
+        Py_INCREF(a);
+        PyTuple_SET_ITEM(rs, i, a);
+        Py_INCREF(b);
+        PyTuple_SET_ITEM(rd, i, b);
+        Py_DECREF(q);
+    }
+    PyObject *pair = PyTuple_Pack(2, rs, rd);
+    Py_DECREF(rs);
+    Py_DECREF(rd);
+    return pair;
+fail:
+    Py_XDECREF(rs);
+    Py_XDECREF(rd);
+    return NULL;
+}
+
+/* Every leaf of the int tuple t times k, or NULL (no exception where past 64 bits). */
+static PyObject *
+scale(PyObject *t, long long k)
+{
+    if (!PyTuple_CheckExact(t)) {
+        int o;
+        long long v = PyLong_AsLongLongAndOverflow(t, &o), r;
+        if (o || __builtin_mul_overflow(v, k, &r))
+            return NULL;
+        return PyLong_FromLongLong(r);
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(t);
+    PyObject *out = PyTuple_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        PyObject *x = scale(PyTuple_GET_ITEM(t, i), k);
+        if (x == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, i, x);
+    }
+    return out;
+}
+
+/* composition(A, B) of two static Layouts, as layoutalg.algebra._compose_fast builds it, or None
+ * wherever that kernel returns None, the result would need the functional check (B's leaves do
+ * not chain), or a value leaves 64 bits: then Python runs. */
+static PyObject *
+sp_compose(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    long long s[KERNEL_MAX], d[KERNEL_MAX], S[KERNEL_MAX], D[KERNEL_MAX];
+    if (nargs != 2 || Py_TYPE(args[1]) != layout_type)
+        Py_RETURN_NONE;
+    Py_ssize_t n = read_modes(args[0], s, d);
+    LayoutObject *B = (LayoutObject *)args[1];
+    if (n <= 0 || B->statik != Py_True)
+        Py_RETURN_NONE;
+    int R = coalesce_x_modes(s, d, n, S, D);
+    if (R < 0)
+        Py_RETURN_NONE;
+    int R1 = R - 1;
+    PyObject *shape = NULL, *stride = NULL;
+    if (R1 == 0) { /* A is one mode s:d: every stride of B times d */
+        shape = B->shape;
+        Py_INCREF(shape);
+        if (D[0] == 1) {
+            stride = B->stride;
+            Py_INCREF(stride);
+        }
+        else
+            stride = scale(B->stride, D[0]);
+    }
+    else {
+        PyObject *q;
+        if (!PyTuple_CheckExact(B->shape)) {
+            int o1, o2;
+            long long bs = PyLong_AsLongLongAndOverflow(B->shape, &o1), bd = PyLong_AsLongLongAndOverflow(B->stride, &o2);
+            q = (o1 || o2) ? NULL : compose_leaf(S, D, R1, bs, bd);
+        }
+        else {
+            long long prev = 1;
+            q = compose_walk(S, D, R1, B->shape, B->stride, &prev);
+            if (q != NULL && prev == 0) { /* not chained: Python decides whether to check the function */
+                Py_DECREF(q);
+                q = NULL;
+            }
+        }
+        if (q != NULL) {
+            shape = PyTuple_GET_ITEM(q, 0);
+            stride = PyTuple_GET_ITEM(q, 1);
+            Py_INCREF(shape);
+            Py_INCREF(stride);
+            Py_DECREF(q);
+        }
+    }
+    if (shape == NULL || stride == NULL) {
+        Py_XDECREF(shape);
+        Py_XDECREF(stride);
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    LayoutObject *Rl = new_layout();
+    if (Rl == NULL) {
+        Py_DECREF(shape);
+        Py_DECREF(stride);
+        return NULL;
+    }
+    Py_SETREF(Rl->shape, shape);
+    Py_SETREF(Rl->stride, stride);
+    set_slot(&Rl->statik, Py_True);
+    return (PyObject *)Rl;
+}
+
+/* size(L) (the product of the extents), or None past 64 bits or for a layout that is not static. */
+static PyObject *
+sp_size(PyObject *module, PyObject *arg)
+{
+    long long s[KERNEL_MAX], d[KERNEL_MAX], p = 1;
+    Py_ssize_t n = read_modes(arg, s, d);
+    if (n < 0)
+        Py_RETURN_NONE;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (__builtin_mul_overflow(p, s[k], &p))
+            Py_RETURN_NONE;
+    return PyLong_FromLongLong(p);
+}
+
+/* cosize(L): one past the sum of (extent - 1) * stride over the positive strides (as Layout.cosize),
+ * or None. */
+static PyObject *
+sp_cosize(PyObject *module, PyObject *arg)
+{
+    long long s[KERNEL_MAX], d[KERNEL_MAX], hi = 0, t;
+    Py_ssize_t n = read_modes(arg, s, d);
+    if (n < 0)
+        Py_RETURN_NONE;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (d[k] > 0 && (__builtin_mul_overflow(s[k] - 1, d[k], &t) || __builtin_add_overflow(hi, t, &hi)))
+            Py_RETURN_NONE;
+    if (__builtin_add_overflow(hi, 1, &hi))
+        Py_RETURN_NONE;
+    return PyLong_FromLongLong(hi);
+}
+
+/* L(i) for a plain int index i >= 0 (the last mode absorbs the overflow), or None. */
+static PyObject *
+sp_eval_index(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    long long s[KERNEL_MAX], d[KERNEL_MAX];
+    if (nargs != 2 || !PyLong_CheckExact(args[1]))
+        Py_RETURN_NONE;
+    int overflow;
+    long long c = PyLong_AsLongLongAndOverflow(args[1], &overflow);
+    if (overflow || c < 0)
+        Py_RETURN_NONE;
+    Py_ssize_t n = read_modes(args[0], s, d);
+    if (n < 0)
+        Py_RETURN_NONE;
+    long long r = 0, t;
+    for (Py_ssize_t k = 0; k + 1 < n; k++) {
+        if (__builtin_mul_overflow(c % s[k], d[k], &t) || __builtin_add_overflow(r, t, &r))
+            Py_RETURN_NONE;
+        c /= s[k];
+    }
+    if (n > 0 && (__builtin_mul_overflow(c, d[n - 1], &t) || __builtin_add_overflow(r, t, &r)))
+        Py_RETURN_NONE;
+    return PyLong_FromLongLong(r);
+}
+
 /* ---- module ---------------------------------------------------------------------------------- */
 
 static PyObject *
@@ -547,6 +924,13 @@ static PyMethodDef sp_methods[] = {
      "static_flat(shape, stride): (flat shape, flat stride) of congruent plain-int tuples with shapes >= 1, else None."},
     {"right_inverse", sp_right_inverse, METH_O,
      "right_inverse(L): right inverse of a static Layout of non-negative strides in 64-bit arithmetic, or None."},
+    {"compose", (PyCFunction)(void (*)(void))sp_compose, METH_FASTCALL,
+     "compose(A, B): composition of static Layouts where the kernel is exact and chained, in 64-bit arithmetic, or None."},
+    {"size", sp_size, METH_O, "size(L): size of a static Layout in 64-bit arithmetic, or None."},
+    {"cosize", sp_cosize, METH_O, "cosize(L): cosize of a static Layout in 64-bit arithmetic, or None."},
+    {"eval_index", (PyCFunction)(void (*)(void))sp_eval_index, METH_FASTCALL,
+     "eval_index(L, i): L(i) for a static Layout and an int i >= 0 in 64-bit arithmetic, or None."},
+    {"filter", sp_filter, METH_O, "filter(L): filter of a static Layout in 64-bit arithmetic, or None."},
     {"coalesce", sp_coalesce, METH_O, "coalesce(L): coalesce of a static Layout in 64-bit arithmetic, or None."},
     {NULL, NULL, 0, NULL},
 };

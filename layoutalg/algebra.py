@@ -101,8 +101,12 @@ def _dispatch(op: str, left: Any, *args: Any) -> Any:
 
 
 def _modes_of(L: Layout) -> list[Layout]:
-    if type(L.shape) is tuple:
-        return [Layout._make(s, d) for s, d in zip(L.shape, cast(tuple, L.stride))]
+    shape = L._shape
+    if type(shape) is tuple:
+        if L._static:  # the modes of a concrete layout are concrete; an int mode is its own flattening
+            return [Layout._make(s, d, True, None if type(s) is tuple else ((s,), (d,)))
+                    for s, d in zip(shape, cast(tuple, L._stride))]
+        return [Layout._make(s, d) for s, d in zip(shape, cast(tuple, L._stride))]
     return [L]
 
 
@@ -210,6 +214,8 @@ _new = Layout.__new__
 #: coalesce of a static Layout in C (None where the C fast paths are not built)
 _c_coalesce: Callable[[Layout], Layout | None] | None = _speedups.coalesce if _speedups is not None else None
 _c_right_inverse: Callable[[Layout], Layout | None] | None = _speedups.right_inverse if _speedups is not None else None
+_c_filter: Callable[[Layout], Layout | None] | None = _speedups.filter if _speedups is not None else None
+_c_compose: Callable[[Layout, Layout], Layout | None] | None = _speedups.compose if _speedups is not None else None
 
 
 @contextlib.contextmanager
@@ -396,6 +402,17 @@ def _compose_fast(S: list, D: list, bs: Any, bd: Any, fb: tuple[tuple, tuple],
     return R
 
 
+def _ceil_div_product(a: tuple, b: int) -> int:
+    """``product(ceil_div(a, b))`` for a tuple of ints ``a >= 1`` and an int ``b >= 1``: CuTe folds the
+    division through the leaves in order (``ceil(ceil(b/x0)/x1) == ceil(b/(x0*x1))``, so nesting
+    does not matter)."""
+    p = 1
+    for x in flatten(a):
+        p *= -(-x // b)
+        b = -(-b // x)
+    return p
+
+
 def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
     """:func:`_complement_static` on flat int modes and an int (or int tuple) cotarget, or None where
     the reference raises (a negative stride, a non-injective layout)."""
@@ -432,7 +449,7 @@ def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
     if not ms:  # one mode cs:cd: the gap cd:1 below it, then the rest up to the cotarget at stride
         # cs*cd (the two never merge: cd*1 == cs*cd would need cs == 1)
         last = cd * cs
-        rest = -(-cotarget // last) if type(cotarget) is int else it.product(it.ceil_div(cotarget, last))
+        rest = -(-cotarget // last) if type(cotarget) is int else _ceil_div_product(cotarget, last)
         if cd == 1:
             if rest == 1:
                 C._shape = 1
@@ -473,7 +490,7 @@ def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
                 ps = gap
                 pd = last
         last = d * s
-    rest = -(-cotarget // last) if type(cotarget) is int else it.product(it.ceil_div(cotarget, last))
+    rest = -(-cotarget // last) if type(cotarget) is int else _ceil_div_product(cotarget, last)
     if rest != 1:
         if ps and ps * pd == last:
             ps *= rest
@@ -520,6 +537,10 @@ def _logical_divide_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tupl
         return None
     bs = (B._shape, C._shape)
     bd = (B._stride, C._stride)
+    if _c_compose is not None:
+        R = _c_compose(A, Layout._make(bs, bd, True))  # _compose_fast in C, where it is exact and chained
+        if R is not None:
+            return R
     fc = _flat_static(C)
     return _compose_fast(S, D, bs, bd, (fb[0] + fc[0], fb[1] + fc[1]), lambda: (A, Layout._make(bs, bd)))
 
@@ -728,6 +749,10 @@ def filter(layout: Any, profile: Any = None) -> Any:  # noqa: A001 - CuTe's name
     >>> str(filter(Layout((4, 2, 3), (1, 0, 4))))
     '12:1'
     """
+    if profile is None and _c_filter is not None and _FAST:
+        R = _c_filter(layout)  # the construction below, in C, for modes that fit in 64 bits
+        if R is not None:
+            return R
     if not isinstance(layout, Layout):
         return _dispatch("filter", layout, profile)
     if type(profile) is tuple:
@@ -1043,6 +1068,10 @@ def composition(A: Any, B: Any) -> Any:
     """
     if type(A) is Layout and type(B) is Layout:
         if _FAST and (A._static or A.is_static) and (B._static or B.is_static):
+            if _c_compose is not None:
+                R = _c_compose(A, B)  # the kernel below in C, where it is exact and chained
+                if R is not None:
+                    return R
             f = A._flat
             S, D = _coalesce_x_fast(f if f is not None else A.flat)
             f = B._flat
@@ -1206,6 +1235,9 @@ def complement(layout: Any, cotarget: Any = None) -> Any:
     >>> str(complement(Layout((2, 2), (1, 6)), 24))
     '(3,2):(2,12)'
     """
+    if cotarget is None and _FAST and type(layout) is Layout and layout._static:
+        # cosize(filter(L)) is cosize(L) for concrete L: dropped stride-0 and merged modes add nothing
+        cotarget = layout.cosize()
     if type(layout) is Layout and type(cotarget) is int and layout._static and cotarget >= 1:
         if _FAST:
             r = _complement_fast(layout._flat or layout.flat, cotarget)
@@ -1564,13 +1596,20 @@ def _unpack(r: Layout, both: bool) -> Layout:
     """CuTe's ``r(_, repeat<R1>(_))`` (or ``r(repeat<R0>(_), repeat<R1>(_))`` with ``both``): the
     modes of a rank-2 result's second (and first) mode lifted to the top; a mode of rank 1 (an
     integer or a 1-tuple) stays as it is."""
-    parts: list = []
-    for k, m in enumerate(_modes_of(r)):
-        if (both or k == 1) and type(m.shape) is tuple and len(m.shape) > 1:
-            parts.extend(_modes_of(m))
+    shape, stride = r.shape, r.stride
+    if type(shape) is not tuple:
+        return Layout._make((shape,), (stride,), r._static, r._flat)
+    ps: list = []
+    pd: list = []
+    for k, (s, d) in enumerate(zip(shape, cast(tuple, stride))):
+        if (both or k == 1) and type(s) is tuple and len(s) > 1:
+            ps.extend(s)
+            pd.extend(d)
         else:
-            parts.append(m)
-    return make_layout(*parts)
+            ps.append(s)
+            pd.append(d)
+    # the same leaves in the same order: r's flat modes and static flag carry over
+    return Layout._make(tuple(ps), tuple(pd), r._static, r._flat)
 
 
 @overload

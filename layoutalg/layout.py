@@ -212,6 +212,10 @@ class Layout(_LayoutFields):
 
     def size(self) -> Any:
         """size(L) = product of the shape: the size of the domain."""
+        if _c_size is not None:
+            n = _c_size(self)
+            if n is not None:
+                return n
         fs = self.flat[0]
         p = 1
         for s in fs:
@@ -220,6 +224,10 @@ class Layout(_LayoutFields):
 
     def cosize(self) -> Any:
         """cosize(L) = max offset + 1 over the domain (``L(size-1) + 1`` for non-negative strides)."""
+        if _c_cosize is not None:
+            n = _c_cosize(self)
+            if n is not None:
+                return n
         fs, fd = self.flat
         hi = 0
         lo = 0
@@ -262,6 +270,10 @@ class Layout(_LayoutFields):
         """
         if len(coord) == 1:
             c = coord[0]
+            if _c_eval_index is not None:
+                r = _c_eval_index(self, c)
+                if r is not None:
+                    return r
         elif len(coord) == 0:
             raise LayoutError(f"Layout.__call__: no coordinate given to {self}")
         else:
@@ -642,6 +654,11 @@ def _checked_compact(shape: Any) -> _Checked:
     return (None, None, shape, stride, None, None)
 
 
+#: the C kernels of size, cosize and L(i), where built (each returns None where Python must answer)
+_c_size = _speedups.size if _speedups is not None else None
+_c_cosize = _speedups.cosize if _speedups is not None else None
+_c_eval_index = _speedups.eval_index if _speedups is not None else None
+
 if _speedups is not None:
     # C construction: plain-int tuples are checked in C, anything else by _checked/_checked_compact
     _speedups._register(Layout, _checked_symbolic, _checked_compact)
@@ -766,6 +783,10 @@ def _layout_arg(x: Any, op: str) -> Layout:
 
 def size(x: Any, mode: int | None = None) -> Any:
     """size(L): the size of the domain of a layout (or the product of a shape); ``size(L, i)`` of mode i."""
+    if _c_size is not None and type(x) is Layout and mode is None:
+        n = _c_size(x)
+        if n is not None:
+            return n
     if mode is not None:
         return size(x[mode])
     if isinstance(x, Layout):
@@ -779,6 +800,10 @@ def size(x: Any, mode: int | None = None) -> Any:
 
 def cosize(x: Any) -> Any:
     """cosize(L): one past the largest offset of a layout."""
+    if _c_cosize is not None and type(x) is Layout:
+        n = _c_cosize(x)
+        if n is not None:
+            return n
     if hasattr(x, "cosize"):
         return x.cosize()
     raise LayoutError(f"cosize: {x!r} is not a layout")

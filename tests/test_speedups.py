@@ -1,7 +1,8 @@
 """The C fast paths (``layoutalg/_speedups.c``) against the pure-Python code they stand in for.
 
 ``Layout(shape, stride)`` and ``Layout(shape)`` are checked in C for plain-int tuples and by
-``layout._checked``/``_checked_compact`` otherwise; ``coalesce`` and ``right_inverse`` run a C kernel
+``layout._checked``/``_checked_compact`` otherwise; ``coalesce``, ``filter``, ``right_inverse``, ``composition``
+(and the composition inside ``logical_divide``), ``size``, ``cosize`` and ``L(i)`` run a C kernel
 on flat int64 modes. Here every input -- valid or not, ints past 64 bits, bools, floats, numpy and
 sympy leaves, lists, nesting past the depth limit -- must give what the pure-Python class gives:
 the same fields (shape, stride, flat, static) or the same exception and message. The pure-Python
@@ -166,7 +167,7 @@ def test_fields_and_protocols() -> None:
     assert Layout(shape=(2, 2), stride=(2, 1)) == Layout((2, 2), (2, 1))
 
 
-# ---- the C kernels of coalesce and right_inverse --------------------------------------------------
+# ---- the C kernels of coalesce, filter, right_inverse and composition --------------------------------------------------
 
 WIDE = st.sampled_from([1, 2, 3, 4, 8, 1 << 20, 1 << 31, 1 << 32, 1 << 62, 1 << 63, 1 << 64])
 
@@ -194,10 +195,28 @@ def _outcome(f: Any, L: Layout) -> tuple:
 @settings(max_examples=1500)
 @given(st.one_of(wide_layouts()))
 def test_kernels_match_the_reference(L: Layout) -> None:
-    for f in (la.coalesce, la.right_inverse):
+    for f in (la.coalesce, la.right_inverse, la.filter):
         fast = _outcome(f, L)
         with algebra._reference_only():
             assert fast == _outcome(f, L)
+
+
+def _outcome2(f: Any, A: Layout, B: Layout) -> tuple:
+    try:
+        r = f(A, B)
+    except Exception as e:  # noqa: BLE001
+        return ("raised", type(e).__name__, str(e))
+    return ("layout", repr(r.shape), repr(r.stride), repr(r.flat))
+
+
+@built
+@settings(max_examples=1000)
+@given(wide_layouts(), st.one_of(wide_layouts(), st.builds(Layout, st.sampled_from([1, 2, 4, (2, 2), (4, (2, 2))]))))
+def test_composition_kernel_matches_the_reference(A: Layout, B: Layout) -> None:
+    for f in (la.composition, la.logical_divide):
+        fast = _outcome2(f, A, B)
+        with algebra._reference_only():
+            assert fast == _outcome2(f, A, B)
 
 
 @built
@@ -210,7 +229,14 @@ def test_kernels_hand_over() -> None:
     assert sp.right_inverse(Layout((1, 1), (3, 5))) is None
     assert sp.right_inverse(Layout((2, 2), (-1, 2))) is None
     assert sp.right_inverse(Layout((4, 2), (2, 1))) == Layout((2, 4), (4, 1))
-    assert sp.coalesce("4:1") is None and sp.right_inverse(3) is None
+    assert sp.coalesce("4:1") is None and sp.right_inverse(3) is None and sp.filter(None) is None
+    assert sp.filter(Layout((4, 2), (0, 0))) == Layout(1, 0) and sp.filter(Layout((), ())) == Layout(1, 0)
+    assert sp.filter(Layout((4, 3, 2), (1, 0, 4))) == Layout(8, 1)
+    A = Layout((4, 8), (8, 1))
+    assert sp.compose(A, Layout((2, 2), (1, 4))) == la.composition(A, Layout((2, 2), (1, 4)))
+    assert sp.compose(A, Layout(4, 1 << 62)) == Layout(4, 1 << 60) and sp.compose(A, Layout(4, 1 << 63)) is None
+    assert sp.compose(A, Layout((2, 2), (4, 1))) is None  # B's leaves do not chain: Python checks the function
+    assert sp.compose(A, Layout(3, 2)) is None  # 3 elements at stride 2 of the extent 4: the reference refuses
 
 
 def test_pure_python_build() -> None:
