@@ -749,10 +749,13 @@ def filter(layout: Any, profile: Any = None) -> Any:  # noqa: A001 - CuTe's name
     >>> str(filter(Layout((4, 2, 3), (1, 0, 4))))
     '12:1'
     """
-    if profile is None and _c_filter is not None and _FAST:
-        R = _c_filter(layout)  # the construction below, in C, for modes that fit in 64 bits
-        if R is not None:
-            return R
+    if profile is None and type(layout) is Layout and layout._static and _FAST:
+        if _c_filter is not None:
+            R = _c_filter(layout)  # the construction below, in C, for modes that fit in 64 bits
+            if R is not None:
+                return R
+        fs, fd = layout._flat or layout.flat
+        return _from_flat(*_coalesce_fast([s for s, d in zip(fs, fd) if d], [d for d in fd if d]), True)
     if not isinstance(layout, Layout):
         return _dispatch("filter", layout, profile)
     if type(profile) is tuple:
