@@ -269,25 +269,7 @@ def _coalesce_x_fast(f: tuple[tuple, tuple]) -> tuple[list, list]:
     coalesce_x merges back to front and coalesce front to back, but both merge exactly the runs of
     consecutive non-trivial modes with ``s_k * d_k == d_{k+1}``, so the results agree."""
     fs, fd = f
-    if fs[-1] == 1:
-        fs = fs[:-1] + (2,)
-    rs: list = []
-    rd: list = []
-    cs = cd = 0
-    for s, d in zip(fs, fd):
-        if s == 1:
-            continue
-        if cs and cs * cd == d:
-            cs *= s
-        else:
-            if cs:
-                rs.append(cs)
-                rd.append(cd)
-            cs = s
-            cd = d
-    rs.append(cs)
-    rd.append(cd)
-    return rs, rd
+    return _coalesce_fast(fs[:-1] + (2,) if fs[-1] == 1 else fs, fd)
 
 
 def _compose_leaf_fast(S: list, D: list, R1: int, s: int, d: int) -> tuple[Any, Any] | None:
@@ -529,7 +511,7 @@ def _logical_divide_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tupl
     fs, fd = fa
     if fs[-1] == 1:
         cs = _coalesce_fast(fs, fd)[0]
-        S, D = _coalesce_fast(fs[:-1] + (2,), fd)
+        S, D = _coalesce_x_fast(fa)
     else:  # coalesce_x(A) is coalesce(A)
         S, D = cs, _ = _coalesce_fast(fs, fd)
     C = _complement_fast(fb, (tuple(cs) if len(cs) > 1 else cs[0]) if cs else 1)

@@ -156,19 +156,10 @@ def _symbolic(text: str) -> Layout | None:
     a, colon, b = text.partition(":")
     if not colon or a.count("(") > MAX_DEPTH:
         return None
-    found = _LEAVES
-    shape_leaves = []
-    for t in _LEAF_TEXT.findall(a):
-        e = found[t] if t in found else _remember_leaf(t)
-        if e is None or not e[1]:
-            return None
-        shape_leaves.append(e[0])
-    stride_leaves = []
-    for t in _LEAF_TEXT.findall(b):
-        e = found[t] if t in found else _remember_leaf(t)
-        if e is None:
-            return None
-        stride_leaves.append(e[0])
+    shape_leaves = _leaf_values(a, True)
+    stride_leaves = _leaf_values(b, False)
+    if shape_leaves is None or stride_leaves is None:
+        return None
     try:
         sk = _loads(_LEAF_TEXT.sub("0", a).translate(_BRACKETS))
         if sk != _loads(_LEAF_TEXT.sub("0", b).translate(_BRACKETS)) or type(sk) not in (list, int):
@@ -179,6 +170,18 @@ def _symbolic(text: str) -> Layout | None:
         return None
     static = all(type(x) is int for x in shape_leaves) and all(type(x) is int for x in stride_leaves)
     return Layout._make(shape, stride, static, (tuple(shape_leaves), tuple(stride_leaves)))
+
+
+def _leaf_values(text: str, shape: bool) -> list | None:
+    """The values of the leaves in ``text``, in order; None where one needs the full parser (or, for a
+    ``shape``, is no valid shape entry)."""
+    out = []
+    for t in _LEAF_TEXT.findall(text):
+        e = _LEAVES[t] if t in _LEAVES else _remember_leaf(t)
+        if e is None or (shape and not e[1]):
+            return None
+        out.append(e[0])
+    return out
 
 
 def _remember_leaf(text: str) -> tuple[Any, bool] | None:
