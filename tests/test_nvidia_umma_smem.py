@@ -115,7 +115,8 @@ def _fragment_words(c: dict) -> tuple[list[int], list[int]]:
     dt = at.a_type if op == "A" else at.b_type
     bits = 4 if at.kind.startswith("mxf4") else smem_bits(dt if dt in ("tf32", "f16", "bf16") else 8)
     t = smem_tile(major, mode, bits, tuple(c["tile"]))
-    mine = [kb.descriptor.encode() for kb in k_block_descriptors(t, bits, at, operand=op, mn_block=None)]
+    # CuTe's get_slice(0) partitions for CTA 0 (of a 2x1SM pair: its half of the rows of A / columns of B)
+    mine = [kb.descriptor.encode() for kb in k_block_descriptors(t, bits, at, operand=op, mn_block=0)]
     return mine, _words(c["printed"].split("|")[1])
 
 
@@ -163,7 +164,7 @@ def test_base32b_descriptor_by_hand():
     assert w >> 61 == 1 and (w >> 46) & 7 == 1 and ((w >> 16) & 0x3FFF) == 32 and ((w >> 32) & 0x3FFF) == 64
     assert Tcgen05Descriptor.decode(w).swizzle == "128B_base32B"
     with pytest.raises(LayoutError, match="not the canonical MN-major 128B_base32B"):
-        descriptor_from_layout(ComposedLayout(Swizzle(2, 5, 2), 0, parse("(64,(4,4)):(1,(64,512))")), "bf16")
+        descriptor_from_layout(ComposedLayout(Swizzle(2, 5, 2), 0, parse("(64,(4,4)):(1,(128,512))")), "bf16")
 
 
 def test_four_bit_tiles_read_as_bytes():
@@ -183,6 +184,6 @@ def test_names_and_errors():
     with pytest.raises(LayoutError, match="swizzle"):
         smem_atom("K", 16, "f16")
     with pytest.raises(LayoutError, match="not a tcgen05 mode"):
-        descriptor_from_layout(ComposedLayout(Swizzle(3, 4, 2), 0, parse("(8,64):(64,1)")), "bf16")
+        descriptor_from_layout(ComposedLayout(Swizzle(2, 3, 2), 0, parse("(8,64):(64,1)")), "bf16")
     with pytest.raises(LayoutError, match="multiple of the instruction block"):
         k_block_descriptors(smem_tile("K", 128, "bf16", (128, 64)), "bf16", K=48)
