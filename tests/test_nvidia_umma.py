@@ -39,13 +39,26 @@ def test_every_recorded_atom_equals_cute():
     rec = _recorded()
     atoms = rec["atoms"]
     names = umma_atom_names()
-    assert set(atoms) == set(names)
+    assert set(names) <= set(atoms)
     missing = [n for n, p in atoms.items() if p is None]
     assert not missing, f"CuTe refused atoms layoutalg accepts: {missing[:5]}"
-    for n, p in atoms.items():
-        _compare(n, p)
+    for n in names:
+        _compare(n, atoms[n])
     # every family of CuTe 4.2 is in the sweep
-    assert {n.split("<")[0] for n in atoms} == {"SM100_MMA_" + f for f in UMMA_FAMILIES}
+    assert {n.split("<")[0] for n in names} == {"SM100_MMA_" + f for f in UMMA_FAMILIES}
+    # recorded atoms outside the sweep are ones CuTe 4.2 compiles but the PTX ISA forbids (kind::f8f6f4
+    # with B MN-major and N an odd multiple of 8 in its TS/sparse forms; sparse mxf4nvf4 2x1SM with M=128)
+    extra = set(atoms) - set(names)
+    assert len(extra) == 160
+    for n in extra:
+        with pytest.raises(LayoutError, match="N must be a multiple of 16|M must be 256"):
+            umma_atom(n)
+
+
+def test_every_atom_idesc_equals_cute():
+    atoms = _recorded()["atoms"]
+    for n in umma_atom_names():
+        assert umma_atom(n).idesc().word == int(atoms[n].split("|")[-1], 16), n
 
 
 def test_cute_refuses_what_layoutalg_refuses():

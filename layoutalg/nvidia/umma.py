@@ -198,6 +198,8 @@ UMMA_FAMILIES: dict[str, _Family] = _families()
 def _m_rule(f: _Family) -> tuple[int, ...]:
     if f.kind in ("mxf8f6f4",):
         return (128,) if f.cta_group == 1 else (256,)
+    if f.name.startswith("MXF4NVF4") and f.sparse and f.cta_group == 2:
+        return (256,)  # PTX ISA: sparse kind::mxf4nvf4 / mxf4 with cta_group::2 is M = 256 (CuTe has no assert)
     if f.name.startswith("MXF4"):
         return (128,) if f.cta_group == 1 else (128, 256)
     return (64, 128) if f.cta_group == 1 else (128, 256)
@@ -231,6 +233,10 @@ def _check(f: _Family, name: str, types: dict[str, str], M: int, N: int, a_major
         raise LayoutError(f"{op}: M = {M} is not legal for SM100_MMA_{f.name} (cta_group::{f.cta_group}); "
                           f"M must be {' or '.join(map(str, ms))}")
     lo, step, extra = _n_rule(f, M, b_major)
+    if f.kind == "f8f6f4" and b_major == "MN" and step < 16:
+        # PTX ISA: kind::f8f6f4 N "steps of 8 OR steps of 16" -- 16 when B is MN-major (CuTe's
+        # SM100_MMA_F8F6F4_SS asserts it; its TS and sparse forms do not, the ISA does)
+        lo, step = max(lo, 16), 16
     if not (lo <= N <= 256 and N % step == 0) and not (extra == "or8" and N == 8):
         rule = f"a multiple of {step} in [{lo}, 256]" + (" or 8" if extra else "")
         why = f" with B {b_major}-major" if f.name.startswith("F8F6F4") and not f.sparse and f.source == "SS" else ""
@@ -365,11 +371,14 @@ class UMMAAtom(MMAAtom):
         return _cpp_spelling(self)
 
     def idesc(self) -> Any:
-        """The atom's 32-bit instruction descriptor (``layoutalg.nvidia.idesc.make_instr_desc``)."""
-        try:
-            from . import idesc as _idesc  # the idesc module lives beside this one
-        except ImportError as e:  # pragma: no cover - before the idesc branch is merged
-            raise LayoutError("UMMAAtom.idesc: layoutalg.nvidia.idesc is not available") from e
+        """The atom's 32-bit instruction descriptor (:func:`layoutalg.nvidia.idesc.make_instr_desc` with the
+        atom's kind, types, M, N, majors, negation, saturation, sparsity, cta_group and scale type): equal
+        to CuTe's ``MMA_Traits<...>::idesc_`` for every atom of the sweep (tests/test_nvidia_umma.py).
+
+        >>> hex(umma_atom("SM100_MMA_F16BF16_SS<bf16,bf16,float,128,256,K,MN>").idesc().word)
+        '0x8410490'
+        """
+        from . import idesc as _idesc
         kw: dict[str, Any] = dict(negate_a=self.negate_a, negate_b=self.negate_b, saturate=self.saturate,
                                   sparse=self.sparse, cta_group=self.cta_group)
         if self.block_scaled:
