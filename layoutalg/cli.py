@@ -551,7 +551,48 @@ def _find_fragment(args: argparse.Namespace) -> Any:
     )
 
 
+def _frag_umma(args: argparse.Namespace) -> int:
+    """``frag 'SM100_MMA_...<...>' - A|B|C``: a tcgen05 atom's operand (one thread per CTA)."""
+    import numpy as np
+
+    from .layout import Layout
+    from .nvidia.umma import umma_atom
+
+    at = umma_atom(args.shape)
+    op = args.operand.upper().replace("D", "C")
+    if op not in ("A", "B", "C"):
+        raise LayoutError(f"frag: operand {args.operand!r} of a UMMA atom is A, B or C (D)")
+    want = {"A": at.a_type, "B": at.b_type, "C": at.c_type}[op]
+    if args.dtype not in ("-", want):
+        raise LayoutError(f"frag: {at.name} has {op} of type {want}, not {args.dtype} (or give '-')")
+    tv = {"A": at.ALayout, "B": at.BLayout, "C": at.CLayout}[op]
+    rows, cols = {"A": (at.M, at.K), "B": (at.N, at.K), "C": (at.M, at.N)}[op]
+    where = {"A": "tensor memory" if at.source == "TS" else "shared memory (descriptor)",
+             "B": "shared memory (descriptor)", "C": "tensor memory"}[op]
+    print(f"instruction : {at.notes.split(',')[0]}")
+    print(f"atom        : {at.name}")
+    print(f"operand     : {op} ({want}) {rows}x{cols}, in {where}; {at.cta_group} CTA(s), ThrID {at.ThrID}")
+    print(f"TV layout   : {tv}   (CTA, value) -> {'m + M*k' if op == 'A' else 'n + N*k' if op == 'B' else 'm + M*n'}")
+    per = rows // at.cta_group
+    for c in range(at.cta_group):
+        print(f"  CTA {c}     : rows {c * per}..{(c + 1) * per - 1} of {op}")
+    t = np.sort(np.asarray(tv.table()).ravel())
+    ok = bool(np.array_equal(t, np.arange(rows * cols)))
+    print(f"verified    : {'yes' if ok else 'NO'} (every element of the {rows}x{cols} tile held by exactly one CTA; "
+          "layouts checked against CuTe C++ 4.2 MMA_Traits, not run on sm_100 hardware)")
+    if args.output:
+        from . import viz
+
+        owner = Layout(((per, at.cta_group), cols), ((0, 1), 0)) if at.cta_group > 1 else Layout((rows, cols), (0, 0))
+        viz.save(viz.layout_scene(owner, max_rows=rows, max_cols=cols,
+                                  title=f"{at.name}: {op} tile, cell = CTA that holds it"), args.output)
+        print(f"wrote {args.output}")
+    return 0 if ok else 1
+
+
 def cmd_frag(args: argparse.Namespace) -> int:
+    if args.shape.startswith(("SM100_MMA_", "cute::SM100_MMA_")):
+        return _frag_umma(args)
     from .nvidia.ptx_formulas import i as i_sym
     from .nvidia.ptx_formulas import lane as lane_sym
     from .verify import verify
@@ -1126,7 +1167,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Look up a fragment (e.g. 'm16n8k16 f16 A', 'm64n64k16 f32 D', "
         "'ldmatrix b16 x4') and prove it against the PTX formula.",
     )
-    s.add_argument("shape", help="m16n8k16, m8n8k4, m64n128k16 (wgmma), ldmatrix, stmatrix")
+    s.add_argument("shape", help="m16n8k16, m8n8k4, m64n128k16 (wgmma), ldmatrix, stmatrix, or a tcgen05 atom "
+                   "'SM100_MMA_F16BF16_SS<bf16,bf16,float,128,256,K,K>' (dtype '-')")
     s.add_argument("dtype", help="f16, bf16, tf32, f64, s8, e4m3, ... (b16 for ldmatrix)")
     s.add_argument("operand", help="A, B, C or D (x1/x2/x4 for ldmatrix)")
     _add_fragment_options(s)

@@ -133,3 +133,42 @@ def test_tiled_mma_of_umma_atoms():
     C = t.get_layoutC_TV()
     assert C(3, 0) == 128 + 256 * 128  # row 128 (CTA 1), column 128 (second atom)
     assert sorted(C.table().ravel().tolist()) == list(range(256 * 256))
+
+
+SMEM_DATA = pathlib.Path(__file__).parent / "data" / "cute" / "umma_smem.json"
+
+
+def _tiled(c: dict):
+    perm = None if c["permutation"] is None else tuple(
+        None if p is None else (p if isinstance(p, int) else parse(p)) for p in c["permutation"])
+    return make_tiled_mma(umma_atom(c["atom"]), tuple(c["atom_layout"]), perm)
+
+
+def test_recorded_tiled_mmas_equal_cute():
+    if not SMEM_DATA.exists():
+        pytest.skip("tests/data/cute/umma_smem.json not recorded")
+    cases = json.loads(SMEM_DATA.read_text()).get("tiled")
+    if not cases:
+        pytest.skip("no tiled cases recorded")
+    for c in cases:
+        assert c["printed"], c
+        C, A, B, tile = c["printed"].split("|")
+        t = _tiled(c)
+        assert t.tile_size_mnk == tuple(int(x) for x in tile.split()), c
+        for mine, theirs in ((t.get_layoutC_TV(), C), (t.get_layoutA_TV(), A), (t.get_layoutB_TV(), B)):
+            assert mine == parse(theirs) or (mine.shape == parse(theirs).shape and
+                                             (mine.table() == parse(theirs).table()).all()), (c, str(mine), theirs)
+
+
+def test_cli_frag_and_show_know_umma_atoms(capsys, tmp_path):
+    from layoutalg import cli
+
+    name = "SM100_MMA_F16BF16_2x1SM_SS<bf16,bf16,float,256,128,K,K>"
+    assert cli.main(["frag", name, "-", "C", "-o", str(tmp_path / "c.svg")]) == 0
+    out = capsys.readouterr().out
+    assert "(2,(128,128)):(128,(1,256))" in out and "CTA 1     : rows 128..255" in out and "verified    : yes" in out
+    assert (tmp_path / "c.svg").exists()
+    assert cli.main(["frag", name, "f16", "A"]) == 2  # A is bf16
+    capsys.readouterr()
+    assert cli.main(["show", "--tiled-mma", "SM100_MMA_F16BF16_SS<bf16,bf16,float,64,32,K,K>", "--atom-layout", "2x1x1"]) == 0
+    assert "tile M x N x K = 128 x 32 x 16, 2 threads" in capsys.readouterr().out

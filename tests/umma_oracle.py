@@ -100,6 +100,49 @@ def record_atoms() -> None:
     (DATA / "umma_atoms.json").write_text(json.dumps(out, indent=0, sort_keys=True) + "\n")
 
 
+#: tiled MMAs of UMMA atoms: (atom, atom layout (M, N, K) shape, permutation entries or None)
+TILED_CASES = [
+    ("SM100_MMA_F16BF16_SS<bf16,bf16,float,128,256,K,K>", (1, 1, 1), None),
+    ("SM100_MMA_F16BF16_SS<bf16,bf16,float,128,128,K,K>", (2, 1, 1), None),
+    ("SM100_MMA_F16BF16_SS<bf16,bf16,float,64,64,K,MN>", (1, 2, 1), (128, 256, None)),
+    ("SM100_MMA_F16BF16_2x1SM_SS<bf16,bf16,float,256,128,K,K>", (1, 2, 1), None),
+    ("SM100_MMA_F16BF16_2x1SM_SS<bf16,bf16,float,256,256,K,K>", (2, 1, 1), (512, None, 32)),
+    ("SM100_MMA_TF32_2x1SM_TS<tf32,tf32,float,128,64,K,K>", (1, 1, 1), (None, "(32,2):(2,1)", None)),
+    ("SM100_MMA_S8_SS<s8,s8,int32_t,64,64,K,K>", (2, 2, 1), None),
+    ("SM100_MMA_MXF4_2x1SM_SS<e2m1,e2m1,float,ue8m0,256,128,32,K,K>", (1, 1, 1), None),
+    ("SM100_MMA_F8F6F4_SS_SPARSE<e4m3,e4m3,float,128,64,K,K>", (1, 2, 1), None),
+    ("SM100_MMA_MXF8F6F4_2x1SM_SS<e4m3,e4m3,float,ue8m0,256,64,K,K>", (2, 1, 1), (None, None, 64)),
+]
+
+
+def _perm_cpp(p) -> str:
+    from layoutalg import parse
+
+    if p is None:
+        return "Underscore{}"
+    if isinstance(p, int):
+        return f"Int<{p}>{{}}"
+    L = parse(p)
+
+    def tup(t, kind):
+        return (f"{kind}<" + ",".join(tup(x, kind) for x in t) + ">") if isinstance(t, tuple) else f"Int<{t}>"
+
+    return f"Layout<{tup(L.shape, 'Shape')},{tup(L.stride, 'Stride')}>{{}}"
+
+
+def tiled_snippet(c: tuple) -> str:
+    from layoutalg.nvidia.umma import umma_atom
+
+    name, al, perm = c
+    at = umma_atom(name)
+    ptxt = "" if perm is None else ", make_tile(" + ", ".join(_perm_cpp(p) for p in perm) + ")"
+    return (f"auto mma = make_tiled_mma(MMA_Atom<MMA_Traits<{at.cute_cpp}>>{{}}, "
+            f"Layout<Shape<Int<{al[0]}>,Int<{al[1]}>,Int<{al[2]}>>>{{}}{ptxt});"
+            " print(mma.get_layoutC_TV()); printf(\"|\"); print(mma.get_layoutA_TV()); printf(\"|\");"
+            " print(mma.get_layoutB_TV()); printf(\"|%d %d %d\", int(tile_size<0>(mma)), int(tile_size<1>(mma)),"
+            " int(tile_size<2>(mma)));")
+
+
 # ---------------------------------------------------------------------------------------------
 # shared-memory atoms, tiles and descriptors
 # ---------------------------------------------------------------------------------------------
@@ -209,8 +252,9 @@ def record_smem() -> None:
 
     cases = smem_cases()
     sn = [smem_snippet(c) for c in cases] + [mma_shape_snippet(c) for c in MMA_SHAPE_CASES]
-    sn += [fragment_snippet(c) for c in FRAGMENT_CASES]
+    sn += [fragment_snippet(c) for c in FRAGMENT_CASES] + [tiled_snippet(c) for c in TILED_CASES]
     res = cutecpp.run_snippets(sn, headers=HEADERS, chunk=50, jobs=1)
+    n3 = n1 + n2 + len(FRAGMENT_CASES)
     n1, n2 = len(cases), len(MMA_SHAPE_CASES)
     out = {
         "produced_by": "python tests/umma_oracle.py smem (CuTe C++ UMMA smem atoms, tile_to_shape, tile_to_mma_shape, "
@@ -222,7 +266,9 @@ def record_smem() -> None:
         "mma_shape": [dict(atom=c[0], bits=c[1], shape=c[2], printed=(r if r else None))
                       for c, r in zip(MMA_SHAPE_CASES, res[n1:n1 + n2])],
         "fragments": [dict(atom=c[0], operand=c[1], smem=c[2], tile=c[3], printed=(r if r else None),
-                           error=(None if r else r.message)) for c, r in zip(FRAGMENT_CASES, res[n1 + n2:])],
+                           error=(None if r else r.message)) for c, r in zip(FRAGMENT_CASES, res[n1 + n2:n3])],
+        "tiled": [dict(atom=c[0], atom_layout=c[1], permutation=c[2], printed=(r if r else None),
+                       error=(None if r else r.message)) for c, r in zip(TILED_CASES, res[n3:])],
     }
     DATA.mkdir(parents=True, exist_ok=True)
     (DATA / "umma_smem.json").write_text(json.dumps(out, indent=0) + "\n")
