@@ -516,7 +516,51 @@ def _desc_word(args: argparse.Namespace, word: int) -> int:
     return 0
 
 
+def _desc_umma(args: argparse.Namespace) -> int:
+    """desc --target sm_100 on a layout or a tile: tcgen05 descriptors (layoutalg.nvidia.umma_smem: also
+    the 128B_base32B mode and 4-bit types), the whole block and each k-block (K = 32 bytes)."""
+    us = _need("layoutalg.nvidia.umma_smem", "desc --target sm_100")
+    dtype = args.dtype or "bf16"
+    if args.source is None:
+        mn, k = _parse_tile(args.tile)
+        major, swizzle = args.major or "K", 128 if args.swizzle is None else args.swizzle
+        layout = us.smem_tile(major, swizzle, dtype, (mn, k))
+        print(f"tile      : {major}-major, {swizzle} swizzle, {dtype} ({us.smem_bits(dtype)}-bit), {mn}x{k} (MN x K)")
+    else:
+        if args.dtype is None:
+            raise LayoutError("desc: --dtype is needed to derive a descriptor from a layout (its elements' type)")
+        layout = _parse_layout(args.source)
+    print(f"layout    : {layout}")
+    try:
+        d = us.descriptor_from_layout(layout, dtype, major=args.major, start_address=args.start)
+        print(f"canonical : {d.major}-major, {d.swizzle} swizzle, m={d.m} k={d.k} LBO={d.lbo_bytes} B SBO={d.sbo_bytes} B")
+        print(d.descriptor.describe())
+    except LayoutError as e:
+        print(f"whole tile: not one canonical block ({e}); per k-block:")
+    kb = 256 // us.smem_bits(dtype)
+    blocks = us.k_block_descriptors(layout, dtype, K=kb, major=args.major, start_address=args.start)
+    print(f"\nk-blocks of K = {kb} ({dtype}, 32 bytes): {len(blocks)} (CuTe's descriptor iterator: start += offset >> 4)")
+    rows = [{"k": b.k_block, "offset B": b.offset_bytes, "start>>4": b.descriptor.start_encoded,
+             "word": f"{b.descriptor.encode():#018x}"} for b in blocks]
+    print(_table(rows, ["k", "offset B", "start>>4", "word"]))
+    print("(checked against CuTe C++ 4.2 make_umma_desc and Triton's sm_100a PTX on the host; not run on sm_100)")
+    return 0
+
+
+def _swizzle_arg(text: str) -> Any:
+    """--swizzle: bytes (0, 32, 64, 128) or 128B_base32B (tcgen05)."""
+    t = text.strip()
+    if t.isdigit():
+        return int(t)
+    if t.lower().replace("_", "") in ("128bbase32b", "base32b"):
+        return "128B_base32B"
+    raise argparse.ArgumentTypeError(f"{text!r} is not 0, 32, 64, 128 or 128B_base32B")
+
+
 def cmd_desc(args: argparse.Namespace) -> int:
+    if args.target == "sm_100" and (args.source is None or _word(args.source) is None):
+        if not args.instruction:
+            return _desc_umma(args)
     if args.source is None:
         return _desc_tile(args)
     word = _word(args.source)
@@ -1149,8 +1193,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("source", nargs="?", help="a descriptor word (0x4000004000010001) or a layout in CuTe notation")
     s.add_argument("--major", help="K or MN (tile default K; inferred from a layout)")
-    s.add_argument("--swizzle", type=int, help="0, 32, 64 or 128 bytes (tile default 128; inferred from a layout)")
-    s.add_argument("--dtype", help="tf32, f16, bf16, e4m3, e5m2, s8, u8 (tile default bf16)")
+    s.add_argument("--swizzle", type=_swizzle_arg,
+                   help="0, 32, 64 or 128 bytes, or 128B_base32B (sm_100) (tile default 128; inferred from a layout)")
+    s.add_argument("--dtype", help="tf32, f16, bf16, e4m3, e5m2, s8, u8; with --target sm_100 also e2m1 (4-bit) "
+                   "(tile default bf16)")
     s.add_argument("--tile", default="64x64", help="MNxK in elements (default 64x64)")
     s.add_argument("--operand", default="A", choices=["A", "B"])
     s.add_argument("--instruction", help="wgmma shape, e.g. m64n128k16 (default from the tile and dtype)")

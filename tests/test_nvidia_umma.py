@@ -23,7 +23,8 @@ DATA = pathlib.Path(__file__).parent / "data" / "cute" / "umma_atoms.json"
 def _recorded() -> dict:
     if not DATA.exists():
         pytest.skip("tests/data/cute/umma_atoms.json not recorded (python tests/umma_oracle.py atoms)")
-    return json.loads(DATA.read_text())
+    atoms, refused = umma_oracle.load_atoms()
+    return {"atoms": atoms, "refused": refused}
 
 
 def _compare(name: str, printed: str) -> None:

@@ -187,3 +187,14 @@ def test_names_and_errors():
         descriptor_from_layout(ComposedLayout(Swizzle(2, 3, 2), 0, parse("(8,64):(64,1)")), "bf16")
     with pytest.raises(LayoutError, match="multiple of the instruction block"):
         k_block_descriptors(smem_tile("K", 128, "bf16", (128, 64)), "bf16", K=48)
+
+
+def test_cli_desc_sm100_derives_umma_descriptors(capsys):
+    from layoutalg import cli
+
+    assert cli.main(["desc", "--target", "sm_100", "--major", "MN", "--swizzle", "128B_base32B", "--dtype", "e2m1",
+                     "--tile", "256x128"]) == 0
+    out = capsys.readouterr().out
+    assert "0x2000402000000000" in out and "0x2000402000000200" in out and "code 1" in out
+    assert cli.main(["desc", "--target", "sm_100", "--dtype", "bf16", "--tile", "128x64"]) == 0
+    assert "0x4000404000010006" in capsys.readouterr().out

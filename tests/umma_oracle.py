@@ -77,6 +77,35 @@ def _illegal_cpp(name: str) -> str:
     return f"SM100_MMA_{f.name}<{', '.join(types + rest)}>"
 
 
+def compact(rec: dict) -> dict:
+    """The atoms' prints with the layouts stored once: ``layouts`` (unique ``Shape|ThrID|A|B|C`` texts) and
+    ``atoms`` {name: [index, idesc hex]} (CuTe's layouts depend on M, N, K and the CTA group only)."""
+    if "layouts" in rec:
+        return rec
+    table: dict[str, int] = {}
+    atoms = {}
+    for n, p in rec["atoms"].items():
+        if p is None:
+            atoms[n] = None
+            continue
+        head, _, idesc = p.rpartition("|")
+        atoms[n] = [table.setdefault(head, len(table)), idesc]
+    out = dict(rec)
+    out["format"] = "atoms: name -> [index into layouts (Shape_MNK|ThrID|ALayout|BLayout|CLayout), idesc hex]"
+    out["layouts"] = list(table)
+    out["atoms"] = atoms
+    return out
+
+
+def load_atoms() -> dict:
+    """{name: 'Shape|ThrID|A|B|C|idesc'} of the recorded sweep, and the refusals: (atoms, refused)."""
+    rec = json.loads((DATA / "umma_atoms.json").read_text())
+    if "layouts" not in rec:
+        return rec["atoms"], rec["refused"]
+    lay = rec["layouts"]
+    return {n: (None if v is None else f"{lay[v[0]]}|{v[1]}") for n, v in rec["atoms"].items()}, rec["refused"]
+
+
 def record_atoms() -> None:
     """Record CuTe's print of every atom of umma_atom_names() (and CuTe's refusals) in umma_atoms.json."""
     import datetime
@@ -88,16 +117,16 @@ def record_atoms() -> None:
     bad = [atom_snippet(_illegal_cpp(n)) for n in ILLEGAL_ATOMS]
     res = cutecpp.run_snippets(sn + bad, headers=HEADERS, chunk=50, jobs=1,
                                expect_refusal=[False] * len(sn) + [True] * len(bad), refusal_chunk=20)
-    out = {
+    out = compact({
         "produced_by": "python tests/umma_oracle.py atoms (CuTe C++ MMA_Traits<SM100_MMA_*> compiled with g++ on the host)",
         "produced_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cute_version": cutecpp.cute_version(),
         "format": "Shape_MNK|ThrID|ALayout|BLayout|CLayout|idesc (32-bit hex, traits idesc_)",
         "atoms": {n: (r if r else None) for n, r in zip(names, res[: len(sn)])},
         "refused": {n: (None if r else r.message) for n, r in zip(ILLEGAL_ATOMS, res[len(sn):])},
-    }
+    })
     DATA.mkdir(parents=True, exist_ok=True)
-    (DATA / "umma_atoms.json").write_text(json.dumps(out, indent=0, sort_keys=True) + "\n")
+    (DATA / "umma_atoms.json").write_text(json.dumps(out, indent=0, sort_keys=True, separators=(",", ":")) + "\n")
 
 
 #: tiled MMAs of UMMA atoms: (atom, atom layout (M, N, K) shape, permutation entries or None)
