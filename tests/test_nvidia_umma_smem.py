@@ -198,3 +198,15 @@ def test_cli_desc_sm100_derives_umma_descriptors(capsys):
     assert "0x2000402000000000" in out and "0x2000402000000200" in out and "code 1" in out
     assert cli.main(["desc", "--target", "sm_100", "--dtype", "bf16", "--tile", "128x64"]) == 0
     assert "0x4000404000010006" in capsys.readouterr().out
+
+
+def test_wgmma_descriptor_from_layout_sm100_takes_tcgen05_only_operands():
+    from layoutalg.nvidia import wgmma
+
+    t = smem_tile("MN", "128B_base32B", "bf16", (128, 16), swizzle_unit="byte")
+    d = wgmma.descriptor_from_layout(t, "bf16", target="sm_100")
+    assert d.encode() == descriptor_from_layout(t, "bf16").encode() and d.sbo_encoded == 64
+    t4 = smem_tile("K", 64, "e2m1", (64, 128))
+    assert wgmma.descriptor_from_layout(t4, "e2m1", target="sm_100").encode() == descriptor_from_layout(t4, 4).encode()
+    with pytest.raises(LayoutError):  # sm_90 has neither
+        wgmma.descriptor_from_layout(t, "bf16")

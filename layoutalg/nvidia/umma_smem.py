@@ -261,6 +261,16 @@ class UMMADescriptorDerivation:
         """The 64-bit descriptor word."""
         return self.descriptor.encode(start_address)
 
+    @property
+    def lbo_encoded(self) -> int:
+        """Descriptor bits 16-29: LBO bytes >> 4."""
+        return self.descriptor.lbo_encoded
+
+    @property
+    def sbo_encoded(self) -> int:
+        """Descriptor bits 32-45: SBO bytes >> 4."""
+        return self.descriptor.sbo_encoded
+
 
 @dataclass(frozen=True)
 class UMMAKBlock:
