@@ -210,3 +210,62 @@ def test_wgmma_descriptor_from_layout_sm100_takes_tcgen05_only_operands():
     assert wgmma.descriptor_from_layout(t4, "e2m1", target="sm_100").encode() == descriptor_from_layout(t4, 4).encode()
     with pytest.raises(LayoutError):  # sm_90 has neither
         wgmma.descriptor_from_layout(t, "bf16")
+
+
+# ----------------------------------------------------------------------------------------------
+# property: the derived descriptor reads back the tile (the PTX ISA's canonical forms, written out)
+# ----------------------------------------------------------------------------------------------
+def _byte_of(d, major: str, bits: int, mn: int, k: int) -> int:
+    """The pre-swizzle byte the descriptor ``d`` assigns to element (mn, k) of its block (PTX ISA canonical
+    layouts in bytes; 128B_base32B: 128-byte MN rows, 4 K rows per group)."""
+    sw = d.swizzle
+    lbo, sbo = d.leading_byte_offset, d.stride_byte_offset
+    if major == "K":
+        kb = k * bits // 8
+        if sw == 0:
+            return (mn % 8) * 16 + (mn // 8) * sbo + (kb // 16) * lbo + kb % 16
+        return (mn % 8) * sw + (mn // 8) * sbo + kb
+    b = mn * bits // 8
+    if sw == "128B_base32B":
+        return b % 128 + (b // 128) * lbo + (k % 4) * 128 + (k // 4) * sbo
+    if sw == 0:
+        return b % 16 + (b // 16) * sbo + (k % 8) * 16 + (k // 8) * lbo
+    return b % sw + (b // sw) * lbo + (k % 8) * sw + (k // 8) * sbo
+
+
+try:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+except ImportError:  # pragma: no cover
+    given = None
+
+if given is not None:
+    @settings(max_examples=120, deadline=None)
+    @given(name=st.sampled_from(sorted(SMEM_ATOM_NAMES)), bits=st.sampled_from([4, 8, 16, 32]),
+           reps=st.tuples(st.integers(1, 3), st.integers(1, 3)), order=st.sampled_from([None, (1, 0)]),
+           blocks=st.tuples(st.integers(1, 2), st.integers(1, 2)))
+    def test_descriptors_read_back_their_tile(name, bits, reps, order, blocks):
+        major, mode = SMEM_ATOM_NAMES[name]
+        a = smem_atom(major, mode, bits, swizzle_unit="byte")
+        amn, ak = int(a.inner[0].size()), int(a.inner[1].size())
+        kb = 256 // bits
+        # tile: whole atoms, a whole number of instruction k-blocks, `blocks` MN blocks
+        k_ext = max(ak, kb) * reps[1]
+        mnb = amn * reps[0] if major == "MN" else max(amn * reps[0], 8)
+        shape = (mnb * blocks[0], k_ext)
+        t = smem_tile(major, mode, bits, shape, order, swizzle_unit="byte")
+        pre = t.inner
+        for i in range(blocks[0]):
+            sub_off = int(pre(i * mnb, 0))
+            from layoutalg.algebra import logical_divide
+            from layoutalg.layout import make_layout
+
+            div = logical_divide(pre, (mnb, None))
+            sub = ComposedLayout(t.outer, sub_off, make_layout(div[0][0], pre[1]))
+            for kbk in k_block_descriptors(sub, bits, K=kb):
+                d = kbk.descriptor
+                assert d.swizzle == mode and (d.encode() >> 46) & 7 == 1
+                for mn in range(0, mnb, max(1, mnb // 16)):
+                    for k in range(0, kb, max(1, kb // 8)):
+                        want = int(pre(i * mnb + mn, kbk.k_block * kb + k)) * bits // 8
+                        assert d.start_address + _byte_of(d, major, bits, mn, k) == want, (name, bits, shape, mn, k)
