@@ -117,7 +117,9 @@ def atom_snippet(args: dict[str, Any]) -> str:
         traits = f"MMA_Traits<{name}<{a}, {b}, {c}, {sf}, {m}, {n}, {vs}, {am}, {bm}, {na}, {nb}>>"
     else:
         traits = f"MMA_Traits<{name}<{a}, {b}, {c}, {m}, {n}, {am}, {bm}, {na}, {nb}>>"
-    return f'{traits} t; printf("%08x", uint32_t(t.idesc_));'
+    op = name if kind == "f8f6f4" else traits[len("MMA_Traits<"):-1]
+    # instantiate the operation too: its static_asserts (shapes) live there, the traits' in the traits
+    return f'{op} op_; (void)op_; {traits} t; printf("%08x", uint32_t(t.idesc_));'
 
 
 # ---------------------------------------------------------------------------------------------

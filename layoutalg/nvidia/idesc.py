@@ -595,10 +595,11 @@ def _normalize(
         raise _fail(f"{form} takes M in {ms}, got M={m} (PTX ISA: Various combinations of .kind and shapes)")
     if not n_ok(n):
         raise _fail(f"{form} takes {nwords}, got N={n} (PTX ISA: Various combinations of .kind and shapes)")
-    if kind == "f8f6f4" and b_major == "MN" and n % 16:
+    if kind == "f8f6f4" and b_major == "MN" and n % (16 * cta_group):
         raise _fail(
-            f"kind::f8f6f4 with B MN-major takes N a multiple of 16, got N={n} "
-            "(PTX ISA: 'N steps of 8 OR steps of 16'; CuTe's SM100_MMA_F8F6F4_SS static_assert)"
+            f"kind::f8f6f4 with B MN-major and cta_group::{cta_group} takes N a multiple of {16 * cta_group} "
+            f"(16 columns of B per CTA), got N={n} (PTX ISA: 'N steps of 8 OR steps of 16'; CuTe's "
+            "SM100_MMA_F8F6F4_SS / _2x1SM_SS static_asserts)"
         )
     k_default = _K_DENSE[kind] * (2 if sparse else 1)
     if k is None:
