@@ -173,3 +173,28 @@ def test_cli_frag_and_show_know_umma_atoms(capsys, tmp_path):
     capsys.readouterr()
     assert cli.main(["show", "--tiled-mma", "SM100_MMA_F16BF16_SS<bf16,bf16,float,64,32,K,K>", "--atom-layout", "2x1x1"]) == 0
     assert "tile M x N x K = 128 x 32 x 16, 2 threads" in capsys.readouterr().out
+
+
+def test_to_cute_dsl_builds_the_tcgen05_op():
+    pytest.importorskip("cutlass.cute")
+    import warnings
+
+    import cutlass  # noqa: F401  (names in the DSL text)
+    import cutlass.cute as cute  # noqa: F401
+    from cutlass.cute.nvgpu import tcgen05  # noqa: F401
+
+    from layoutalg.interop.cute import to_cute_cpp, to_cute_dsl
+
+    names = ["SM100_MMA_F16BF16_2x1SM_SS<bf16,bf16,float,256,128,K,MN>", "SM100_MMA_TF32_TS<tf32,tf32,float,128,64,K,K>",
+             "SM100_MMA_S8_SS<s8,s8,int32_t,128,64,K,K>", "SM100_MMA_F8F6F4_SS<e4m3,e2m1,float,128,64,K,K>",
+             "SM100_MMA_MXF8F6F4_SS<e4m3,e4m3,float,ue8m0,128,64,K,K>", "SM100_MMA_MXF4_SS<e2m1,e2m1,float,ue8m0,128,64,32,K,K>",
+             "SM100_MMA_MXF4_SS<e2m1,e2m1,float,ue4m3,128,64,16,K,K>"]
+    for n in names:
+        a = umma_atom(n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            op = eval(to_cute_dsl(a))  # test-side only: the library never evaluates text
+        assert tuple(op.shape_mnk) == a.shape_mnk, n
+        assert to_cute_cpp(a).type == f"MMA_Atom<MMA_Traits<{a.cute_cpp}>>"
+    with pytest.raises(LayoutError, match="dense"):
+        to_cute_dsl(umma_atom("SM100_MMA_F16BF16_SS_SPARSE<bf16,bf16,float,128,64,K,K>"))

@@ -131,7 +131,15 @@ def test_recorded_fragment_k_blocks_equal_cute():
 def test_live_sample_equals_cute():
     cases = umma_oracle.smem_cases()[1::9]  # 8 of 72 (every atom), compiled each run (cached)
     frags = umma_oracle.FRAGMENT_CASES[::4]
-    res = umma_oracle.run([umma_oracle.smem_snippet(c) for c in cases] + [umma_oracle.fragment_snippet(c) for c in frags])
+    from layoutalg.interop.cute import to_cute_cpp
+
+    spelled = [("MN", "128B_base32B", "e2m1", (256, 64)), ("K", 64, "bf16", (64, 64))]
+    texts = [to_cute_cpp(smem_tile(*a), dtype=a[2]).cute for a in spelled]
+    res = umma_oracle.run([umma_oracle.smem_snippet(c) for c in cases] + [umma_oracle.fragment_snippet(c) for c in frags]
+                          + [f"print({t});" for t in texts])
+    for a, cute in zip(spelled, res[len(cases) + len(frags):]):  # to_cute_cpp's spelling prints the tile back
+        assert _cute_text(cute) == str(smem_tile(*a, swizzle_unit="byte")), (a, cute)
+    res = res[:len(cases) + len(frags)]
     for c, r in zip(cases, res):
         assert r, (c, r)
         _check_smem_case(c, r)
