@@ -283,8 +283,8 @@ def record_smem() -> None:
     sn = [smem_snippet(c) for c in cases] + [mma_shape_snippet(c) for c in MMA_SHAPE_CASES]
     sn += [fragment_snippet(c) for c in FRAGMENT_CASES] + [tiled_snippet(c) for c in TILED_CASES]
     res = cutecpp.run_snippets(sn, headers=HEADERS, chunk=50, jobs=1)
-    n3 = n1 + n2 + len(FRAGMENT_CASES)
     n1, n2 = len(cases), len(MMA_SHAPE_CASES)
+    n3 = n1 + n2 + len(FRAGMENT_CASES)
     out = {
         "produced_by": "python tests/umma_oracle.py smem (CuTe C++ UMMA smem atoms, tile_to_shape, tile_to_mma_shape, "
                        "make_tensor<UMMA::smem_desc<Major>> (make_umma_desc + DescriptorIterator) and "
