@@ -130,7 +130,7 @@ def test_recorded_fragment_k_blocks_equal_cute():
 @pytest.mark.skipif(not umma_oracle.available(), reason="no g++/CuTe headers")
 def test_live_sample_equals_cute():
     cases = umma_oracle.smem_cases()[1::9]  # 8 of 72 (every atom), compiled each run (cached)
-    frags = umma_oracle.FRAGMENT_CASES[::4]
+    frags = umma_oracle.FRAGMENT_CASES[3:4]  # one TiledMMA fragment (2x1SM): the heaviest C++ to build
     from layoutalg.interop.cute import to_cute_cpp
 
     spelled = [("MN", "128B_base32B", "e2m1", (256, 64)), ("K", 64, "bf16", (64, 64))]
