@@ -7,8 +7,10 @@ per k-block); layoutalg derives the same words from Triton's own tiling -- ``fro
 tile's (mn, k) -> offset layout and :func:`layoutalg.nvidia.umma_smem.k_block_descriptors` its
 per-k-block descriptors for the atom (start 0: the start field is the k-block's offset >> 4).
 
-Modes: 8/16/32-bit x swizzle 32/64/128 B x A, B K- or MN-major (28 kernels); Triton 3.6 refuses
-MN-major fp32/tf32 operands ("Currently don't support transpose for F32").
+Modes: 8/16/32-bit x swizzle 32/64/128 B x A, B K- or MN-major (27 kernels; Triton 3.6 refuses
+MN-major fp32/tf32 operands: "Currently don't support transpose for F32"), and block-scaled
+``tcgen05_mma_scaled`` kernels (9): mxf8f6f4 e4m3 x 32/64/128 B x B K/MN, and mxf4 with e2m1 packed
+two to a byte (read as the 4-bit tile it is) x 32/64/128 B.
 
 Comparison rule (as for wgmma, docs/gluon.md): the LBO of a *swizzled K-major* operand is unused;
 Triton writes 0 there, layoutalg 1 (CuTe's value); every other field must be equal. Triton tiles an
@@ -127,7 +129,8 @@ def test_descriptors_equal_tritons(bits, sw, a_mn, b_mn):
     for (wa, wb), da, db in zip(words, ka, kb):
         compare(wa, da.descriptor, "MN" if a_mn else "K", sw)
         compare(wb, db.descriptor, "MN" if b_mn else "K", sw)
-    # the idesc immediate equals CuTe's for the same atom (recorded trait idesc_)
+    assert idescs == {(atom.kind, atom.idesc().word)}  # the idesc immediate is the atom's
+    # ... and CuTe's for the same atom (recorded trait idesc_)
     if RECORDED.exists():
         import umma_oracle
 
@@ -144,3 +147,75 @@ def test_notes_example():
     assert [hex(a) for a, _ in words] == ["0x4000404000000000", "0x4000404000000002", "0x4000404000000004",
                                           "0x4000404000000006"]
     assert idescs == {("f16", 0x08200490)}
+
+
+SCALED_SRC = '''from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia import blackwell as bw
+
+
+@gluon.jit
+def kern(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, FMT: gl.constexpr, KB8: gl.constexpr,
+         VS: gl.constexpr, SW: gl.constexpr, B_MN: gl.constexpr):
+    # operands as Triton stores them: bytes -- e4m3, or e2m1 packed two to a byte (K/2 bytes)
+    a_l: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=SW, element_bitwidth=8, rank=2)
+    b_l: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=SW, element_bitwidth=8, rank=2, transposed=not B_MN)
+    a = gl.allocate_shared_memory(gl.uint8, [M, KB8], a_l)
+    b = gl.allocate_shared_memory(gl.uint8, [KB8, N], b_l)
+    acc_l: gl.constexpr = bw.TensorMemoryLayout(block=(M, N), col_stride=1)
+    acc = bw.allocate_tensor_memory(gl.float32, [M, N], acc_l)
+    a_s = bw.allocate_tensor_memory(gl.uint8, [M, K // VS], bw.TensorMemoryScalesLayout())
+    b_s = bw.allocate_tensor_memory(gl.uint8, [N, K // VS], bw.TensorMemoryScalesLayout())
+    bw.tcgen05_mma_scaled(a, b, acc, a_s, b_s, FMT, FMT, use_acc=False)
+    reg: gl.constexpr = bw.get_tmem_reg_layout(gl.float32, (M, N), acc_l, 4)
+    v = acc.load(reg)
+    offs_m = gl.arange(0, M, layout=gl.SliceLayout(1, reg))
+    offs_n = gl.arange(0, N, layout=gl.SliceLayout(0, reg))
+    gl.store(out_ptr + offs_m[:, None] * N + offs_n[None, :], v)
+'''
+
+
+def scaled_modes():
+    out = [("e4m3", sw, b_mn) for sw in (32, 64, 128) for b_mn in (False, True)]
+    return out + [("e2m1", sw, False) for sw in (32, 64, 128)]  # packed fp4 (kind::mxf4) is K-major only
+
+
+def _as_4bit(byte_tile):
+    """The e2m1-element view of a tile of packed bytes: element (mn, k) is nibble k % 2 of byte (mn, k // 2)."""
+    from layoutalg.layout import make_layout
+
+    inner = byte_tile.inner if isinstance(byte_tile, ComposedLayout) else byte_tile
+    m0, m1 = inner[0], inner[1]
+    dbl = lambda L: Layout(L.shape, tuple(2 * s for s in L.stride) if isinstance(L.stride, tuple) else 2 * L.stride)  # noqa: E731
+    four = make_layout(dbl(m0), make_layout(Layout(2, 1), dbl(m1)))
+    return ComposedLayout(byte_tile.outer, 0, four) if isinstance(byte_tile, ComposedLayout) else four
+
+
+@pytest.mark.parametrize("fmt,sw,b_mn", scaled_modes(), ids=[f"{f}-sw{s}-B{'MN' if b else 'K'}" for f, s, b in scaled_modes()])
+def test_scaled_descriptors_equal_tritons(fmt, sw, b_mn):
+    four = fmt == "e2m1"
+    kinstr = 64 if four else 32  # 32 bytes of K
+    K = 4 * kinstr
+    kb8 = K // 2 if four else K
+    ptx = oracle.compile_asm(
+        SCALED_SRC, "kern", {"out_ptr": "*fp32", **{k: "constexpr" for k in ("M", "N", "K", "FMT", "KB8", "VS", "SW", "B_MN")}},
+        dict(M=M, N=N, K=K, FMT=fmt, KB8=kb8, VS=32, SW=sw, B_MN=b_mn), upto="ptx", arch=100)["ptx"]
+    const = {m[1]: int(m[2]) for m in re.finditer(r"(?:or|add)\.[bs]64\s+(%rd\d+), %rd\d+, (-?\d+);", ptx)}
+    imm = {m[1]: int(m[2]) for m in re.finditer(r"mov\.b32\s+(%r\d+), (-?\d+);", ptx)}
+    mmas = list(re.finditer(r"tcgen05\.mma\.cta_group::1\.kind::(\w+)\.block_scale\S* \[[^]]*\], (%rd\d+), (%rd\d+), (%r\d+),", ptx))
+    assert len(mmas) == K // kinstr
+    kind = "mxf4" if four else "mxf8f6f4"
+    atom = umma_atom(kind=kind, a_type=fmt, m=M, n=N, b_major="MN" if b_mn else "K")
+    la = from_gluon(gl.NVMMASharedLayout(sw, 8), (M, kb8))
+    lb = mn_k(from_gluon(gl.NVMMASharedLayout(sw, 8, transposed=not b_mn), (kb8, N)))
+    bits = 4 if four else 8
+    if four:
+        la, lb = _as_4bit(la), _as_4bit(lb)
+    ka = k_block_descriptors(la, bits, atom, operand="A")
+    kb = k_block_descriptors(lb, bits, atom, operand="B")
+    for mt, da, db in zip(mmas, ka, kb):
+        assert mt[1] == kind
+        compare(const[mt[2]] % (1 << 64), da.descriptor, "K", sw)
+        compare(const[mt[3]] % (1 << 64), db.descriptor, "MN" if b_mn else "K", sw)
+    # the idesc (scale-factor ids 0 in the first MMA) equals the atom's
+    assert imm[mmas[0][4]] == atom.idesc().word, (hex(imm[mmas[0][4]]), atom.idesc())
