@@ -219,3 +219,23 @@ def test_scaled_descriptors_equal_tritons(fmt, sw, b_mn):
         compare(const[mt[3]] % (1 << 64), db.descriptor, "MN" if b_mn else "K", sw)
     # the idesc (scale-factor ids 0 in the first MMA) equals the atom's
     assert imm[mmas[0][4]] == atom.idesc().word, (hex(imm[mmas[0][4]]), atom.idesc())
+
+
+def test_ptx_assembles_for_sm100a():
+    """Two of the kernels above (an MN-major bf16 pair, packed-fp4 mxf4) assemble with the wheel's ptxas-blackwell."""
+    import gluon_idesc_oracle as gio
+
+    if gio.ptxas() is None:
+        pytest.skip("no ptxas-blackwell in the Triton wheel")
+    ptx = oracle.compile_asm(
+        SRC, "kern", {"out_ptr": "*bf16", "M": "constexpr", "N": "constexpr", "K": "constexpr", "LA": "constexpr",
+                      "LB": "constexpr"},
+        {"M": M, "N": N, "K": 64, "LA": gl.NVMMASharedLayout(128, 16, transposed=True),
+         "LB": gl.NVMMASharedLayout(128, 16, transposed=False)}, num_warps=4, upto="ptx", arch=100)["ptx"]
+    r = gio.assemble(ptx)
+    assert r.returncode == 0, r.stderr[-2000:]
+    ptx4 = oracle.compile_asm(
+        SCALED_SRC, "kern", {"out_ptr": "*fp32", **{k: "constexpr" for k in ("M", "N", "K", "FMT", "KB8", "VS", "SW", "B_MN")}},
+        dict(M=M, N=N, K=256, FMT="e2m1", KB8=128, VS=32, SW=128, B_MN=False), upto="ptx", arch=100)["ptx"]
+    r = gio.assemble(ptx4)
+    assert r.returncode == 0, r.stderr[-2000:]
