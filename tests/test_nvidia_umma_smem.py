@@ -277,3 +277,10 @@ if given is not None:
                     for k in range(0, kb, max(1, kb // 8)):
                         want = int(pre(i * mnb + mn, kbk.k_block * kb + k)) * bits // 8
                         assert d.start_address + _byte_of(d, major, bits, mn, k) == want, (name, bits, shape, mn, k)
+
+
+def test_four_bit_errors_name_the_byte_view():
+    with pytest.raises(LayoutError, match=r"4-bit, read as the byte layout \(8,32\):\(32,1\)"):
+        descriptor_from_layout(parse("(8,64):(64,1)"), 4)
+    with pytest.raises(LayoutError, match="cannot tell the major mode"):
+        descriptor_from_layout(parse("(8,(2,32)):(64,(32,1))"), 4)

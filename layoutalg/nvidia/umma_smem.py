@@ -359,7 +359,8 @@ def _derive(sw: Any, inner: Layout, bits: int, major: str | None, ctx: str) -> t
         f, g = _tables(inner, op)
         m, k, lbo, sbo = _derive_base32b(f, g, bits, major, ctx)
         return ("MN", m, k, None if lbo is None else lbo * bits // 8, None if sbo is None else sbo * bits // 8, [], [])
-    if bits == 4:
+    four = bits == 4
+    if four:
         # a 4-bit tile is the byte tile it packs: recast the inner layout (CuTe recasts to uint128_t)
         try:
             inner8 = upcast(inner, 2)
@@ -370,12 +371,51 @@ def _derive(sw: Any, inner: Layout, bits: int, major: str | None, ctx: str) -> t
         inner, bits = inner8, 8
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LayoutWarning)
-        d = _wg.descriptor_from_layout(inner, _wgmma_name(bits), major=major, swizzle=sw, target="sm_100")
+        try:
+            d = _wg.descriptor_from_layout(inner, _wgmma_name(bits), major=major, swizzle=sw, target="sm_100")
+        except LayoutError as e:
+            if four:
+                raise LayoutError(f"{op}: {ctx} (4-bit, read as the byte layout {inner}): {e}") from None
+            raise
     issues = list(d.issues)
     notes = [n for n in d.notes if "wgmma (sm_90)" not in n and "pre-swizzle" not in n]
     p = d.params
     del caught
     return p.major, p.m, p.k, p.lbo_bytes, p.sbo_bytes, issues, notes
+
+
+def _read_back(major: str, sw: Any, lbo_b: int | None, sbo_b: int | None, bits: int, f: np.ndarray, g: np.ndarray,
+               ctx: str) -> None:
+    """Check that the descriptor's canonical form (the PTX ISA's, written out in bytes) gives every element
+    of the block its offset in the layout: (mn, k) -> f[mn] + g[k] (elements, pre-swizzle, from the block's
+    origin). Raises LayoutError at the first element it misplaces (a layout no descriptor describes)."""
+    lbo, sbo = lbo_b or 0, sbo_b or 0
+    mn = np.arange(len(f))[:, None]
+    k = np.arange(len(g))[None, :]
+    if major == "K":
+        kb = (k * bits) // 8
+        if sw == 0:
+            byte = (mn % 8) * 16 + (mn // 8) * sbo + (kb // 16) * lbo + kb % 16
+        else:
+            byte = (mn % 8) * sw + (mn // 8) * sbo + kb
+        sub = (k * bits) % 8  # bit offset of a sub-byte element within its byte
+    else:
+        b = (mn * bits) // 8
+        if sw == BASE32B:
+            byte = b % 128 + (b // 128) * lbo + (k % 4) * 128 + (k // 4) * sbo
+        elif sw == 0:
+            byte = b % 16 + (b // 16) * sbo + (k % 8) * 16 + (k // 8) * lbo
+        else:
+            byte = b % sw + (b // sw) * lbo + (k % 8) * sw + (k // 8) * sbo
+        sub = (mn * bits) % 8
+    got = (byte * 8 + sub) // bits
+    want = f[:, None] + g[None, :]
+    bad = np.argwhere(got != want)
+    if len(bad):
+        i, j = (int(x) for x in bad[0])
+        raise LayoutError(f"umma descriptor_from_layout: {ctx} is not the canonical {major}-major {sw} form its strides "
+                          f"suggest: element ({i}, {j}) is at {int(want[i, j])}, the descriptor would read it at "
+                          f"{int(got[i, j])}")
 
 
 def _descriptor(major: str, sw: Any, lbo_b: int | None, sbo_b: int | None, start: int, pattern_start: int) -> Tcgen05Descriptor:
@@ -398,7 +438,8 @@ def descriptor_from_layout(layout: Any, dtype: Any, *, major: str | None = None,
     swizzle) or CuTe text; ``dtype`` a type or bit width (:func:`smem_bits`). The tile must be one
     canonical form (one descriptor's worth: use :func:`k_block_descriptors` for a tile of several
     instructions). Version is 1, LBO mode 0 (relative), and the base offset follows the PTX rule
-    from ``start_address`` (the byte address of the pattern's origin).
+    from ``start_address`` (the byte address of the pattern's origin). Sound: before it returns, the
+    descriptor's canonical form is checked to place every element of the block where the layout does.
 
     >>> d = descriptor_from_layout(smem_tile("MN", "128B_base32B", "bf16", (64, 8)), "bf16")
     >>> d.major, d.lbo_bytes, d.sbo_bytes, hex(d.encode())
@@ -407,6 +448,8 @@ def descriptor_from_layout(layout: Any, dtype: Any, *, major: str | None = None,
     bits = smem_bits(dtype)
     sw, off, inner = _split(layout, bits)
     major_, m, k, lbo_b, sbo_b, issues, notes = _derive(sw, inner, bits, major, str(inner))
+    f, g = _tables(inner, "umma descriptor_from_layout")
+    _read_back(major_, sw, lbo_b, sbo_b, bits, f - f[0], g - g[0], str(inner))
     if (off * bits) % 128 or off < 0:
         raise LayoutError(f"umma descriptor_from_layout: offset {off} elements = {off * bits / 8} B is not a "
                           "non-negative multiple of 16 bytes")
@@ -464,6 +507,8 @@ def k_block_descriptors(layout: Any, dtype: Any, atom: Any = None, *, operand: s
     major_, m, k, lbo_b, sbo_b, issues, notes = _derive(sw, block, bits, major, ctx)
     if issues:
         raise LayoutError(f"{op}: {ctx}: " + "; ".join(issues))
+    fb, gb = _tables(block, op)
+    _read_back(major_, sw, lbo_b, sbo_b, bits, fb - fb[0], gb - gb[0], ctx)
     out = []
     blocks = range(n_mn // mnb) if mn_block is None else [mn_block]
     ks = range(n_k // kb) if k_blocks is None else list(k_blocks)
