@@ -29,6 +29,7 @@ from layoutalg.nvidia.idesc import (
     PLAIN_FIELDS,
     IdescError,
     InstrDescriptor,
+    atom_instr_desc,
     decode,
     make_instr_desc,
     readings,
@@ -62,6 +63,31 @@ def test_encode_equals_cute_words():
     bad = [(r["how"], r["args"], r["word"], hex(make_instr_desc(**r["args"]).word))
            for r in CUTE["cases"] if make_instr_desc(**r["args"]).word != int(r["word"], 16)]
     assert not bad, bad[:5]
+
+
+def test_atom_instr_desc_equals_cute_atoms():
+    """Derived from the atom's name: the idesc_ each recorded CuTe atom carries."""
+    n = 0
+    for r in CUTE["cases"]:
+        if not r["how"].startswith("MMA_Traits<"):
+            continue
+        atom = r["how"][len("MMA_Traits<"):-len(">::idesc_")]
+        a = dict(r["args"])
+        kind = a.pop("kind")
+        a.pop("cta_group", None)
+        a.pop("sparse", None)
+        if atom.startswith("SM100_MMA_MXF4_"):
+            a["sf_vec_size"] = a.get("sf_vec_size") or (32 if kind == "mxf4" else 16)
+        d = atom_instr_desc(atom, **a)
+        assert d.kind == kind and d.word == int(r["word"], 16), (atom, r)
+        n += 1
+    assert n >= 400
+    with pytest.raises(IdescError, match="not an SM100 UMMA atom"):
+        atom_instr_desc("SM90_64x128x16_F32BF16BF16_SS", "bf16", "bf16", "f32", 128, 128)
+    with pytest.raises(IdescError, match="can't be transposed"):
+        atom_instr_desc("SM100_MMA_F16BF16_TS", "bf16", "bf16", "f32", 128, 128, "MN")
+    with pytest.raises(IdescError, match="cta_group::2 atom"):
+        atom_instr_desc("SM100_MMA_F16BF16_2x1SM_SS", "bf16", "bf16", "f32", 256, 128, cta_group=1)
 
 
 def test_decode_reads_cute_words_back():
