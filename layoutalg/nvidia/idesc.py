@@ -747,6 +747,10 @@ def atom_instr_desc(atom: str, a_type: str, b_type: str, c_type: str, m: int, n:
     sparsity read from the atom's name (``SM100_MMA_F16BF16_2x1SM_SS``, ``SM100_MMA_S8_SS_SPARSE``,
     ...), the rest as :func:`make_instr_desc` takes it. ``SM100_MMA_MXF4_*`` is ``kind::mxf4`` with
     32-element scale vectors and ``kind::mxf4nvf4`` with 16 (``sf_vec_size``, CuTe's ``VS``).
+    The shape is checked against the ISA; CuTe 4.2's atoms are stricter in places (their
+    static_asserts: the TS and some sparse atoms want N a multiple of 16 at M=128 and of 32 with two
+    CTAs, ``MXF8F6F4_2x1SM`` wants M=256, the S8 1SM atoms refuse N=24): whether CuTe offers the
+    atom at that shape is the atom catalog's question, not this word's.
 
     >>> atom_instr_desc("SM100_MMA_F16BF16_2x1SM_SS", "bf16", "bf16", "f32", 256, 256).word == 0x10400490
     True
