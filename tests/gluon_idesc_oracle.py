@@ -53,6 +53,21 @@ def mma(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, DT: gl.const
 
 
 @gluon.jit
+def mma_2cta(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, DT: gl.constexpr, ACC: gl.constexpr,
+             BITS: gl.constexpr, A_MN: gl.constexpr, B_MN: gl.constexpr, COLS: gl.constexpr):
+    # cta_group::2: two CTAs of a cluster split A's M and B's N; the accumulator is M/2 rows per CTA
+    a_l: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=BITS, rank=2, transposed=A_MN,
+                                             cga_layout=[[1, 0]])
+    b_l: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=BITS, rank=2, transposed=not B_MN,
+                                             cga_layout=[[0, 1]])
+    a = gl.allocate_shared_memory(DT, [M, K], a_l)
+    b = gl.allocate_shared_memory(DT, [K, N], b_l)
+    acc_l: gl.constexpr = bw.TensorMemoryLayout(block=(M // 2, N), col_stride=COLS, cta_split_num=(2, 1), two_ctas=True)
+    acc = bw.allocate_tensor_memory(ACC, [M, N], acc_l)
+    bw.tcgen05_mma(a, b, acc, use_acc=False)
+
+
+@gluon.jit
 def mma_scaled(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, A_FMT: gl.constexpr,
                B_FMT: gl.constexpr, KA: gl.constexpr, KB: gl.constexpr, VS: gl.constexpr):
     # operands as Triton stores them: 8-bit elements, or e2m1 packed two to a byte (K/2 bytes)
@@ -90,6 +105,15 @@ def configurations() -> list[dict[str, Any]]:
         k = {"f16": 16, "tf32": 8, "f8f6f4": 32}[kind] * 4
         out.append({"args": dict(kind=kind, a_type=t, b_type=t, c_type=c, m=m, n=n, a_major=am, b_major=bm),
                     "kernel": "mma", "constexprs": dict(M=m, N=n, K=k, DT=_GL_DT[t], ACC=_GL_DT[c], BITS=_BITS[t], A_MN=am == "MN", B_MN=bm == "MN", COLS=2 if c == "f16" else 1)})
+    for t, c, m, n, am, bm in [
+        ("bf16", "f32", 256, 128, "K", "K"), ("f16", "f16", 256, 256, "MN", "MN"), ("bf16", "f32", 128, 64, "K", "MN"),
+        ("e4m3", "f32", 256, 64, "K", "K"), ("tf32", "f32", 256, 32, "K", "K"),
+    ]:
+        kind = {"bf16": "f16", "f16": "f16", "tf32": "tf32", "e4m3": "f8f6f4", "e5m2": "f8f6f4"}[t]
+        k = {"f16": 16, "tf32": 8, "f8f6f4": 32}[kind] * 4
+        out.append({"args": dict(kind=kind, a_type=t, b_type=t, c_type=c, m=m, n=n, a_major=am, b_major=bm, cta_group=2),
+                    "kernel": "mma_2cta", "num_ctas": 2,
+                    "constexprs": dict(M=m, N=n, K=k, DT=_GL_DT[t], ACC=_GL_DT[c], BITS=_BITS[t], A_MN=am == "MN", B_MN=bm == "MN", COLS=2 if c == "f16" else 1)})
     for af, bf, m, n in [("e4m3", "e4m3", 128, 128), ("e5m2", "e4m3", 128, 256), ("e2m1", "e2m1", 128, 128), ("e4m3", "e2m1", 128, 64)]:
         k = 256 if "e2m1" in (af, bf) else 128  # packed e2m1: 128 bytes of K fill one 128B swizzle row
         both4 = af == bf == "e2m1"
@@ -114,8 +138,8 @@ def _load(source: str):
     return mod
 
 
-def compile_ptx(kernel: str, constexprs: dict[str, Any]) -> str:
-    """PTX of one kernel of SOURCE for cuda:100 (sm_100a), compiled on the CPU."""
+def compile_ptx(kernel: str, constexprs: dict[str, Any], num_ctas: int = 1) -> str:
+    """PTX of one kernel of SOURCE for cuda:100 (sm_100a), compiled on the CPU (``num_ctas``: the cluster)."""
     import triton.experimental.gluon.language as gl
     from triton._C.libtriton import ir
     from triton.backends.compiler import GPUTarget
@@ -127,7 +151,7 @@ def compile_ptx(kernel: str, constexprs: dict[str, Any]) -> str:
     src = GluonASTSource(fn, signature={"out_ptr": "*fp32"}, constexprs=cx)
     target = GPUTarget("cuda", 100, 32)
     backend = make_backend(target)
-    options = backend.parse_options({"num_warps": 4})
+    options = backend.parse_options({"num_warps": 4, "num_ctas": num_ctas})
     stages: dict = {}
     backend.add_stages(stages, options, src.language)
     ctx = ir.context()
@@ -190,7 +214,7 @@ def record() -> None:
     rows = []
     for cfg in configurations():
         try:
-            ptx = compile_ptx(cfg["kernel"], cfg["constexprs"])
+            ptx = compile_ptx(cfg["kernel"], cfg["constexprs"], cfg.get("num_ctas", 1))
         except Exception as e:  # Triton refuses some configurations: say which, keep going
             print(f"{cfg['args']}: Triton refused: {str(e)[:200]}")
             rows.append({**cfg, "triton_refused": str(e)[:300]})
