@@ -69,7 +69,8 @@ def mma_2cta(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, DT: gl.
 
 @gluon.jit
 def mma_scaled(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, A_FMT: gl.constexpr,
-               B_FMT: gl.constexpr, KA: gl.constexpr, KB: gl.constexpr, VS: gl.constexpr):
+               B_FMT: gl.constexpr, KA: gl.constexpr, KB: gl.constexpr, VS: gl.constexpr, SDT: gl.constexpr):
+    # SDT: the scales' type, uint8 (ue8m0) or float8e4nv (ue4m3: nvfp4, kind::mxf4nvf4 with 16-element vectors)
     # operands as Triton stores them: 8-bit elements, or e2m1 packed two to a byte (K/2 bytes)
     a_l: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=8, rank=2)
     b_l: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=8, rank=2, transposed=True)
@@ -77,8 +78,8 @@ def mma_scaled(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, A_FMT
     b = gl.allocate_shared_memory(gl.uint8, [KB, N], b_l)
     acc_l: gl.constexpr = bw.TensorMemoryLayout(block=(M, N), col_stride=1)
     acc = bw.allocate_tensor_memory(gl.float32, [M, N], acc_l)
-    a_s = bw.allocate_tensor_memory(gl.uint8, [M, K // VS], bw.TensorMemoryScalesLayout())
-    b_s = bw.allocate_tensor_memory(gl.uint8, [N, K // VS], bw.TensorMemoryScalesLayout())
+    a_s = bw.allocate_tensor_memory(SDT, [M, K // VS], bw.TensorMemoryScalesLayout())
+    b_s = bw.allocate_tensor_memory(SDT, [N, K // VS], bw.TensorMemoryScalesLayout())
     bw.tcgen05_mma_scaled(a, b, acc, a_s, b_s, A_FMT, B_FMT, use_acc=False)
     reg: gl.constexpr = bw.get_tmem_reg_layout(gl.float32, (M, N), acc_l, 4)
     v = acc.load(reg)
@@ -120,7 +121,12 @@ def configurations() -> list[dict[str, Any]]:
         kind = "mxf4" if both4 else "mxf8f6f4"
         args = dict(kind=kind, a_type=af, b_type=bf, c_type="f32", m=m, n=n, scale_type="ue8m0")
         out.append({"args": args, "kernel": "mma_scaled", "constexprs": dict(
-            M=m, N=n, K=k, A_FMT=af, B_FMT=bf, KA=k // 2 if af == "e2m1" else k, KB=k // 2 if bf == "e2m1" else k, VS=32)})
+            M=m, N=n, K=k, A_FMT=af, B_FMT=bf, KA=k // 2 if af == "e2m1" else k, KB=k // 2 if bf == "e2m1" else k, VS=32, SDT="gl.uint8")})
+    # nvfp4: e2m1 with ue4m3 scales, one per 16 elements (Triton emits kind::mxf4nvf4 .scale_vec::4X)
+    for m, n in [(128, 128), (128, 64)]:
+        args = dict(kind="mxf4nvf4", a_type="e2m1", b_type="e2m1", c_type="f32", m=m, n=n, scale_type="ue4m3", sf_vec_size=16)
+        out.append({"args": args, "kernel": "mma_scaled", "constexprs": dict(
+            M=m, N=n, K=256, A_FMT="e2m1", B_FMT="e2m1", KA=128, KB=128, VS=16, SDT="gl.float8e4nv")})
     return out
 
 

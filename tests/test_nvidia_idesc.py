@@ -139,15 +139,16 @@ def test_gluon_ptx_idescs():
         assert row["ptxas_blackwell_ok"], row
         assert (f"cta_group::{row['args'].get('cta_group', 1)}.kind::{row['args']['kind']}") in row["ptx_line"], row
         for w in (int(x, 16) for x in row["idescs"]):
-            d = decode(w, kind=row["args"]["kind"])
+            d = decode(w, kind=row["args"]["kind"], sf_vec_size=row["args"].get("sf_vec_size"))
             want = make_instr_desc(**row["args"], sfa_id=d.sfa_id, sfb_id=d.sfb_id)
             assert d == want and want.word == w, (row["args"], hex(w))
             n += 1
     assert n >= 80 and sum(r["args"].get("cta_group") == 2 and "idescs" in r for r in GLUON["cases"]) >= 4
     # the scaled MMAs of one tile step the scale-factor ids: 0..3 for mxf8f6f4, 0 and 2 for mxf4
+    # (two ue8m0 per 64-element K step), 0 only for nvfp4 (four ue4m3 per K step fill the 32-bit column)
     ids = {row["args"]["kind"]: {decode(int(x, 16), kind=row["args"]["kind"]).sfa_id for x in row["idescs"]}
            for row in GLUON["cases"] if "idescs" in row and row["args"]["kind"].startswith("mx")}
-    assert ids == {"mxf8f6f4": {0, 1, 2, 3}, "mxf4": {0, 2}}
+    assert ids == {"mxf8f6f4": {0, 1, 2, 3}, "mxf4": {0, 2}, "mxf4nvf4": {0}}
     assert GLUON["cases"][0]["idescs"][0] == "0x08200490"
 
 
