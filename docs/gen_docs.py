@@ -45,6 +45,7 @@ API_MODULES = [
     ("layoutalg.nvidia.wgmma_fragments", "NVIDIA: wgmma register fragments", False),
     ("layoutalg.nvidia.wgmma", "NVIDIA: wgmma shared-memory layouts", False),
     ("layoutalg.nvidia.descriptor", "NVIDIA: matrix descriptors", False),
+    ("layoutalg.nvidia.idesc", "NVIDIA: the tcgen05 instruction descriptor", False),
     ("layoutalg.nvidia.tma", "NVIDIA: TMA tensor maps", False),
     ("layoutalg.nvidia.ldmatrix", "NVIDIA: ldmatrix / stmatrix", False),
     ("layoutalg.nvidia.ptx_formulas", "NVIDIA: PTX formulas", False),

@@ -53,8 +53,24 @@ def mma(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, DT: gl.const
 
 
 @gluon.jit
+def mma_2cta(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, DT: gl.constexpr, ACC: gl.constexpr,
+             BITS: gl.constexpr, A_MN: gl.constexpr, B_MN: gl.constexpr, COLS: gl.constexpr):
+    # cta_group::2: two CTAs of a cluster split A's M and B's N; the accumulator is M/2 rows per CTA
+    a_l: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=BITS, rank=2, transposed=A_MN,
+                                             cga_layout=[[1, 0]])
+    b_l: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=BITS, rank=2, transposed=not B_MN,
+                                             cga_layout=[[0, 1]])
+    a = gl.allocate_shared_memory(DT, [M, K], a_l)
+    b = gl.allocate_shared_memory(DT, [K, N], b_l)
+    acc_l: gl.constexpr = bw.TensorMemoryLayout(block=(M // 2, N), col_stride=COLS, cta_split_num=(2, 1), two_ctas=True)
+    acc = bw.allocate_tensor_memory(ACC, [M, N], acc_l)
+    bw.tcgen05_mma(a, b, acc, use_acc=False)
+
+
+@gluon.jit
 def mma_scaled(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, A_FMT: gl.constexpr,
-               B_FMT: gl.constexpr, KA: gl.constexpr, KB: gl.constexpr, VS: gl.constexpr):
+               B_FMT: gl.constexpr, KA: gl.constexpr, KB: gl.constexpr, VS: gl.constexpr, SDT: gl.constexpr):
+    # SDT: the scales' type, uint8 (ue8m0) or float8e4nv (ue4m3: nvfp4, kind::mxf4nvf4 with 16-element vectors)
     # operands as Triton stores them: 8-bit elements, or e2m1 packed two to a byte (K/2 bytes)
     a_l: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=8, rank=2)
     b_l: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=8, rank=2, transposed=True)
@@ -62,8 +78,8 @@ def mma_scaled(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, A_FMT
     b = gl.allocate_shared_memory(gl.uint8, [KB, N], b_l)
     acc_l: gl.constexpr = bw.TensorMemoryLayout(block=(M, N), col_stride=1)
     acc = bw.allocate_tensor_memory(gl.float32, [M, N], acc_l)
-    a_s = bw.allocate_tensor_memory(gl.uint8, [M, K // VS], bw.TensorMemoryScalesLayout())
-    b_s = bw.allocate_tensor_memory(gl.uint8, [N, K // VS], bw.TensorMemoryScalesLayout())
+    a_s = bw.allocate_tensor_memory(SDT, [M, K // VS], bw.TensorMemoryScalesLayout())
+    b_s = bw.allocate_tensor_memory(SDT, [N, K // VS], bw.TensorMemoryScalesLayout())
     bw.tcgen05_mma_scaled(a, b, acc, a_s, b_s, A_FMT, B_FMT, use_acc=False)
     reg: gl.constexpr = bw.get_tmem_reg_layout(gl.float32, (M, N), acc_l, 4)
     v = acc.load(reg)
@@ -90,13 +106,27 @@ def configurations() -> list[dict[str, Any]]:
         k = {"f16": 16, "tf32": 8, "f8f6f4": 32}[kind] * 4
         out.append({"args": dict(kind=kind, a_type=t, b_type=t, c_type=c, m=m, n=n, a_major=am, b_major=bm),
                     "kernel": "mma", "constexprs": dict(M=m, N=n, K=k, DT=_GL_DT[t], ACC=_GL_DT[c], BITS=_BITS[t], A_MN=am == "MN", B_MN=bm == "MN", COLS=2 if c == "f16" else 1)})
+    for t, c, m, n, am, bm in [
+        ("bf16", "f32", 256, 128, "K", "K"), ("f16", "f16", 256, 256, "MN", "MN"), ("bf16", "f32", 128, 64, "K", "MN"),
+        ("e4m3", "f32", 256, 64, "K", "K"), ("tf32", "f32", 256, 32, "K", "K"),
+    ]:
+        kind = {"bf16": "f16", "f16": "f16", "tf32": "tf32", "e4m3": "f8f6f4", "e5m2": "f8f6f4"}[t]
+        k = {"f16": 16, "tf32": 8, "f8f6f4": 32}[kind] * 4
+        out.append({"args": dict(kind=kind, a_type=t, b_type=t, c_type=c, m=m, n=n, a_major=am, b_major=bm, cta_group=2),
+                    "kernel": "mma_2cta", "num_ctas": 2,
+                    "constexprs": dict(M=m, N=n, K=k, DT=_GL_DT[t], ACC=_GL_DT[c], BITS=_BITS[t], A_MN=am == "MN", B_MN=bm == "MN", COLS=2 if c == "f16" else 1)})
     for af, bf, m, n in [("e4m3", "e4m3", 128, 128), ("e5m2", "e4m3", 128, 256), ("e2m1", "e2m1", 128, 128), ("e4m3", "e2m1", 128, 64)]:
         k = 256 if "e2m1" in (af, bf) else 128  # packed e2m1: 128 bytes of K fill one 128B swizzle row
         both4 = af == bf == "e2m1"
         kind = "mxf4" if both4 else "mxf8f6f4"
         args = dict(kind=kind, a_type=af, b_type=bf, c_type="f32", m=m, n=n, scale_type="ue8m0")
         out.append({"args": args, "kernel": "mma_scaled", "constexprs": dict(
-            M=m, N=n, K=k, A_FMT=af, B_FMT=bf, KA=k // 2 if af == "e2m1" else k, KB=k // 2 if bf == "e2m1" else k, VS=32)})
+            M=m, N=n, K=k, A_FMT=af, B_FMT=bf, KA=k // 2 if af == "e2m1" else k, KB=k // 2 if bf == "e2m1" else k, VS=32, SDT="gl.uint8")})
+    # nvfp4: e2m1 with ue4m3 scales, one per 16 elements (Triton emits kind::mxf4nvf4 .scale_vec::4X)
+    for m, n in [(128, 128), (128, 64)]:
+        args = dict(kind="mxf4nvf4", a_type="e2m1", b_type="e2m1", c_type="f32", m=m, n=n, scale_type="ue4m3", sf_vec_size=16)
+        out.append({"args": args, "kernel": "mma_scaled", "constexprs": dict(
+            M=m, N=n, K=256, A_FMT="e2m1", B_FMT="e2m1", KA=128, KB=128, VS=16, SDT="gl.float8e4nv")})
     return out
 
 
@@ -114,8 +144,8 @@ def _load(source: str):
     return mod
 
 
-def compile_ptx(kernel: str, constexprs: dict[str, Any]) -> str:
-    """PTX of one kernel of SOURCE for cuda:100 (sm_100a), compiled on the CPU."""
+def compile_ptx(kernel: str, constexprs: dict[str, Any], num_ctas: int = 1) -> str:
+    """PTX of one kernel of SOURCE for cuda:100 (sm_100a), compiled on the CPU (``num_ctas``: the cluster)."""
     import triton.experimental.gluon.language as gl
     from triton._C.libtriton import ir
     from triton.backends.compiler import GPUTarget
@@ -127,7 +157,7 @@ def compile_ptx(kernel: str, constexprs: dict[str, Any]) -> str:
     src = GluonASTSource(fn, signature={"out_ptr": "*fp32"}, constexprs=cx)
     target = GPUTarget("cuda", 100, 32)
     backend = make_backend(target)
-    options = backend.parse_options({"num_warps": 4})
+    options = backend.parse_options({"num_warps": 4, "num_ctas": num_ctas})
     stages: dict = {}
     backend.add_stages(stages, options, src.language)
     ctx = ir.context()
@@ -190,7 +220,7 @@ def record() -> None:
     rows = []
     for cfg in configurations():
         try:
-            ptx = compile_ptx(cfg["kernel"], cfg["constexprs"])
+            ptx = compile_ptx(cfg["kernel"], cfg["constexprs"], cfg.get("num_ctas", 1))
         except Exception as e:  # Triton refuses some configurations: say which, keep going
             print(f"{cfg['args']}: Triton refused: {str(e)[:200]}")
             rows.append({**cfg, "triton_refused": str(e)[:300]})

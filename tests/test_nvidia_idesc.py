@@ -1,6 +1,6 @@
 """The tcgen05 instruction descriptor (layoutalg.nvidia.idesc) against CuTe C++, Triton's PTX and the ISA.
 
-* tests/data/cute/idesc.json: 750 words CuTe 4.2 built on the host (UMMA::make_*instr_desc* over a
+* tests/data/cute/idesc.json: 1000 words CuTe 4.2 built on the host (UMMA::make_*instr_desc* over a
   random sweep of the legal space, and SM100 atoms' MMA_Traits::idesc_), replayed: encode equals
   CuTe's word, decode reads CuTe's word back to the same configuration. A small live sample is
   compiled each run, with atoms CuTe must refuse where the ISA does.
@@ -29,6 +29,7 @@ from layoutalg.nvidia.idesc import (
     PLAIN_FIELDS,
     IdescError,
     InstrDescriptor,
+    atom_instr_desc,
     decode,
     make_instr_desc,
     readings,
@@ -49,7 +50,7 @@ def _qualifiers(args):
 # ------------------------------------------------------------------------------------ CuTe, recorded
 def test_cute_recording_is_broad():
     rows = CUTE["cases"]
-    assert len(rows) >= 700
+    assert len(rows) >= 1000
     assert {r["args"]["kind"] for r in rows} == set(KINDS)
     hows = {r["how"] for r in rows}
     assert "make_instr_desc" in hows and sum(h.startswith("MMA_Traits") for h in hows) >= 10
@@ -62,6 +63,31 @@ def test_encode_equals_cute_words():
     bad = [(r["how"], r["args"], r["word"], hex(make_instr_desc(**r["args"]).word))
            for r in CUTE["cases"] if make_instr_desc(**r["args"]).word != int(r["word"], 16)]
     assert not bad, bad[:5]
+
+
+def test_atom_instr_desc_equals_cute_atoms():
+    """Derived from the atom's name: the idesc_ each recorded CuTe atom carries."""
+    n = 0
+    for r in CUTE["cases"]:
+        if not r["how"].startswith("MMA_Traits<"):
+            continue
+        atom = r["how"][len("MMA_Traits<"):-len(">::idesc_")]
+        a = dict(r["args"])
+        kind = a.pop("kind")
+        a.pop("cta_group", None)
+        a.pop("sparse", None)
+        if atom.startswith("SM100_MMA_MXF4_"):
+            a["sf_vec_size"] = a.get("sf_vec_size") or (32 if kind == "mxf4" else 16)
+        d = atom_instr_desc(atom, **a)
+        assert d.kind == kind and d.word == int(r["word"], 16), (atom, r)
+        n += 1
+    assert n >= 400
+    with pytest.raises(IdescError, match="not an SM100 UMMA atom"):
+        atom_instr_desc("SM90_64x128x16_F32BF16BF16_SS", "bf16", "bf16", "f32", 128, 128)
+    with pytest.raises(IdescError, match="can't be transposed"):
+        atom_instr_desc("SM100_MMA_F16BF16_TS", "bf16", "bf16", "f32", 128, 128, "MN")
+    with pytest.raises(IdescError, match="cta_group::2 atom"):
+        atom_instr_desc("SM100_MMA_F16BF16_2x1SM_SS", "bf16", "bf16", "f32", 256, 128, cta_group=1)
 
 
 def test_decode_reads_cute_words_back():
@@ -79,8 +105,9 @@ def test_cute_live_sample():
 
     if cutecpp.available() is not None:
         pytest.skip(cutecpp.available())
-    sample = [("make_instr_desc", a) for a in cases.legal_cases(12, seed=random.randrange(1 << 30))]
-    sample += [("atom", a) for a in cases.legal_cases(60, seed=random.randrange(1 << 30)) if cases.atom_name(a)][:4]
+    seed = random.randrange(1 << 30)  # a new sample each run; the seed is in every failure message
+    sample = [("make_instr_desc", a) for a in cases.legal_cases(12, seed=seed)]
+    sample += [("atom", a) for a in cases.legal_cases(60, seed=seed + 1) if cases.atom_name(a)][:4]
     refused = [  # (CuTe atom args, our rule): CuTe's static_asserts and our IdescError agree
         dict(kind="f16", a_type="bf16", b_type="bf16", c_type="f32", m=96, n=128),
         dict(kind="f16", a_type="bf16", b_type="bf16", c_type="f32", m=256, n=24, cta_group=2),
@@ -96,8 +123,8 @@ def test_cute_live_sample():
     res = cutecpp.run_snippets(snippets, headers=cutecpp.DEFAULT_HEADERS + cases.HEADERS_EXTRA, chunk=50,
                                expect_refusal=[False] * len(sample) + [True] * len(refused), refusal_chunk=50)
     for (how, a), r in zip(sample, res):
-        assert isinstance(r, str), (a, r)
-        assert int(r, 16) == make_instr_desc(**a).word, (how, a, r)
+        assert isinstance(r, str), (seed, a, r)
+        assert int(r, 16) == make_instr_desc(**a).word, (seed, how, a, r)
     for a, r in zip(refused, res[len(sample):]):
         assert not isinstance(r, str), f"CuTe accepted {a}: {r}"
         assert "static assert" in r.message or "static_assert" in r.message, r.message
@@ -110,16 +137,18 @@ def test_gluon_ptx_idescs():
         if "triton_refused" in row:
             continue
         assert row["ptxas_blackwell_ok"], row
+        assert (f"cta_group::{row['args'].get('cta_group', 1)}.kind::{row['args']['kind']}") in row["ptx_line"], row
         for w in (int(x, 16) for x in row["idescs"]):
-            d = decode(w, kind=row["args"]["kind"])
+            d = decode(w, kind=row["args"]["kind"], sf_vec_size=row["args"].get("sf_vec_size"))
             want = make_instr_desc(**row["args"], sfa_id=d.sfa_id, sfb_id=d.sfb_id)
             assert d == want and want.word == w, (row["args"], hex(w))
             n += 1
-    assert n >= 40
+    assert n >= 80 and sum(r["args"].get("cta_group") == 2 and "idescs" in r for r in GLUON["cases"]) >= 4
     # the scaled MMAs of one tile step the scale-factor ids: 0..3 for mxf8f6f4, 0 and 2 for mxf4
+    # (two ue8m0 per 64-element K step), 0 only for nvfp4 (four ue4m3 per K step fill the 32-bit column)
     ids = {row["args"]["kind"]: {decode(int(x, 16), kind=row["args"]["kind"]).sfa_id for x in row["idescs"]}
            for row in GLUON["cases"] if "idescs" in row and row["args"]["kind"].startswith("mx")}
-    assert ids == {"mxf8f6f4": {0, 1, 2, 3}, "mxf4": {0, 2}}
+    assert ids == {"mxf8f6f4": {0, 1, 2, 3}, "mxf4": {0, 2}, "mxf4nvf4": {0}}
     assert GLUON["cases"][0]["idescs"][0] == "0x08200490"
 
 
@@ -143,6 +172,10 @@ def legal_args(draw):
     rng = random.Random(draw(st.integers(0, 1 << 40)))
     for _ in range(50):
         a = cases.random_args(rng)
+        if a["kind"].startswith("mx") and draw(st.booleans()):  # qualifiers CuTe's encoder has no say in
+            a["sf_vec_size"] = draw(st.sampled_from([16, 32]))
+        if a["kind"] in ("mxf4", "mxf4nvf4") and draw(st.integers(0, 9)) == 0:
+            a.update(k=96, m=256, cta_group=2, sparse=False)
         try:
             make_instr_desc(**a)
             return a
@@ -156,7 +189,7 @@ def legal_args(draw):
 def test_decode_encode_roundtrip(args):
     d = make_instr_desc(**args)
     assert decode(d.word, kind=d.kind, **_qualifiers(args)) == d
-    assert d in readings(d.word, cta_group=d.cta_group, ws=d.ws) or d.block_scaled and d.sf_vec_size is not None
+    assert d in readings(d.word, cta_group=d.cta_group, ws=d.ws) or d.sf_vec_size is not None
     assert 0 <= d.word < 1 << 32
     table = BLOCK_SCALED_FIELDS if d.block_scaled else PLAIN_FIELDS
     assert sum(w for _, _, w, _ in table) == 32  # the table covers the word exactly

@@ -29,6 +29,7 @@ PTX ISA's instruction-descriptor tables.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -43,6 +44,7 @@ __all__ = [
     "canonical_kind",
     "canonical_type",
     "decode",
+    "atom_instr_desc",
     "make_instr_desc",
     "readings",
 ]
@@ -497,9 +499,10 @@ def _normalize(
     a_major = _canonical_major(a_major, "a")
     b_major = _canonical_major(b_major, "b")
     blk = kind in BLOCK_SCALED_KINDS
-    for name, value in (("negate_a", negate_a), ("negate_b", negate_b), ("saturate", saturate), ("sparse", sparse), ("ws", ws)):
-        if not isinstance(value, bool):
-            raise _fail(f"{name} must be True or False, got {value!r}")
+    flags: tuple[tuple[str, object], ...] = (("negate_a", negate_a), ("negate_b", negate_b), ("saturate", saturate), ("sparse", sparse), ("ws", ws))
+    for name, flag in flags:
+        if not isinstance(flag, bool):
+            raise _fail(f"{name} must be True or False, got {flag!r}")
     for name, value in (("m", m), ("n", n), ("sparse_selector", sparse_selector), ("sfa_id", sfa_id), ("sfb_id", sfb_id), ("max_shift", max_shift), ("cta_group", cta_group)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise _fail(f"{name} must be an int, got {value!r}")
@@ -579,8 +582,9 @@ def _normalize(
                     "elements for mxf8f6f4 (1X) and mxf4 (2X), per 32 or 16 for mxf4nvf4)"
                 )
     else:
-        for name, v in (("scale_type", scale_type), ("sf_vec_size", sf_vec_size)):
-            if v is not None:
+        opt: tuple[tuple[str, object], ...] = (("scale_type", scale_type), ("sf_vec_size", sf_vec_size))
+        for name, o in opt:
+            if o is not None:
                 raise _fail(f"{name} is for the block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4); kind::{kind} has none")
         for name, v in (("sfa_id", sfa_id), ("sfb_id", sfb_id)):
             if v:
@@ -728,3 +732,51 @@ def readings(word: int, *, cta_group: int | None = None, ws: bool = False) -> li
             pass
     return out
 
+
+
+# --------------------------------------------------------------------------------------------
+# from a CuTe atom's name
+# --------------------------------------------------------------------------------------------
+
+_ATOM = re.compile(r"^(?:cute::)?SM100_MMA_(?P<fam>TF32|F16BF16|S8|F8F6F4|MXF8F6F4|MXF4NVF4|MXF4)(?P<two>_2x1SM)?_(?P<src>SS|TS)(?P<sfx>_SPARSE|_SCALED)?$")
+
+
+def atom_instr_desc(atom: str, a_type: str, b_type: str, c_type: str, m: int, n: int, a_major: str = "K",
+                    b_major: str = "K", *, sf_vec_size: int | None = None, **options: Any) -> InstrDescriptor:
+    """The descriptor CuTe's ``MMA_Traits<atom<...>>::idesc_`` carries: the kind, ``cta_group`` and
+    sparsity read from the atom's name (``SM100_MMA_F16BF16_2x1SM_SS``, ``SM100_MMA_S8_SS_SPARSE``,
+    ...), the rest as :func:`make_instr_desc` takes it. ``SM100_MMA_MXF4_*`` is ``kind::mxf4`` with
+    32-element scale vectors and ``kind::mxf4nvf4`` with 16 (``sf_vec_size``, CuTe's ``VS``).
+    The shape is checked against the ISA; CuTe 4.2's atoms are stricter in places (their
+    static_asserts: the TS and some sparse atoms want N a multiple of 16 at M=128 and of 32 with two
+    CTAs, ``MXF8F6F4_2x1SM`` wants M=256, the S8 1SM atoms refuse N=24): whether CuTe offers the
+    atom at that shape is the atom catalog's question, not this word's.
+
+    >>> atom_instr_desc("SM100_MMA_F16BF16_2x1SM_SS", "bf16", "bf16", "f32", 256, 256).word == 0x10400490
+    True
+    >>> atom_instr_desc("SM100_MMA_MXF4_SS", "e2m1", "e2m1", "f32", 128, 128, sf_vec_size=16, scale_type="ue4m3").kind
+    'mxf4nvf4'
+    """
+    mt = _ATOM.match(atom.strip()) if isinstance(atom, str) else None
+    if mt is None:
+        raise IdescError(
+            f"atom_instr_desc: {atom!r} is not an SM100 UMMA atom of CuTe 4.2 "
+            "(SM100_MMA_{TF32,F16BF16,S8,F8F6F4,MXF8F6F4,MXF4,MXF4NVF4}[_2x1SM]_{SS,TS}[_SPARSE|_SCALED])"
+        )
+    fam = mt["fam"]
+    kind = {"TF32": "tf32", "F16BF16": "f16", "S8": "i8", "F8F6F4": "f8f6f4", "MXF8F6F4": "mxf8f6f4", "MXF4NVF4": "mxf4nvf4"}.get(fam)
+    if fam == "MXF4":
+        if sf_vec_size not in (16, 32):
+            raise IdescError(f"atom_instr_desc: {atom} needs sf_vec_size 16 (kind::mxf4nvf4) or 32 (kind::mxf4), CuTe's VS; got {sf_vec_size!r}")
+        kind = "mxf4" if sf_vec_size == 32 else "mxf4nvf4"
+    if mt["src"] == "TS" and _canonical_major(a_major, "a") != "K":
+        raise IdescError(f"atom_instr_desc: {atom} reads A from tensor memory, which is K-major (CuTe: 'A from TMEM can't be transposed')")
+    options.setdefault("cta_group", 2 if mt["two"] else 1)
+    if options["cta_group"] != (2 if mt["two"] else 1):
+        raise IdescError(f"atom_instr_desc: {atom} is a cta_group::{2 if mt['two'] else 1} atom, got cta_group={options['cta_group']}")
+    if mt["sfx"] == "_SPARSE":
+        options.setdefault("sparse", True)
+    if bool(options.get("sparse")) != (mt["sfx"] == "_SPARSE"):
+        raise IdescError(f"atom_instr_desc: sparse={options.get('sparse')} contradicts the atom {atom}")
+    assert kind is not None
+    return make_instr_desc(kind, a_type, b_type, c_type, m, n, a_major, b_major, sf_vec_size=sf_vec_size, **options)
