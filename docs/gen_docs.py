@@ -46,6 +46,8 @@ API_MODULES = [
     ("layoutalg.nvidia.wgmma", "NVIDIA: wgmma shared-memory layouts", False),
     ("layoutalg.nvidia.descriptor", "NVIDIA: matrix descriptors", False),
     ("layoutalg.nvidia.idesc", "NVIDIA: the tcgen05 instruction descriptor", False),
+    ("layoutalg.nvidia.umma", "NVIDIA: tcgen05 (UMMA) MMA atoms", False),
+    ("layoutalg.nvidia.umma_smem", "NVIDIA: tcgen05 shared-memory atoms, tiles and descriptors", False),
     ("layoutalg.nvidia.tma", "NVIDIA: TMA tensor maps", False),
     ("layoutalg.nvidia.ldmatrix", "NVIDIA: ldmatrix / stmatrix", False),
     ("layoutalg.nvidia.ptx_formulas", "NVIDIA: PTX formulas", False),
