@@ -284,3 +284,14 @@ def test_four_bit_errors_name_the_byte_view():
         descriptor_from_layout(parse("(8,64):(64,1)"), 4)
     with pytest.raises(LayoutError, match="cannot tell the major mode"):
         descriptor_from_layout(parse("(8,(2,32)):(64,(32,1))"), 4)
+
+
+def test_k_blocks_of_ts_and_sparse_atoms():
+    ts = umma_atom("SM100_MMA_F16BF16_TS<bf16,bf16,float,128,64,K,K>")
+    with pytest.raises(LayoutError, match="tensor memory"):
+        k_block_descriptors(smem_tile("K", 128, "bf16", (128, 64)), "bf16", ts, operand="A")
+    assert len(k_block_descriptors(smem_tile("K", 128, "bf16", (64, 64)), "bf16", ts, operand="B")) == 4
+    sp = umma_atom("SM100_MMA_F16BF16_SS_SPARSE<bf16,bf16,float,128,64,K,K>")  # K = 32; A stores 16 per row
+    a = k_block_descriptors(smem_tile("K", 128, "bf16", (128, 64)), "bf16", sp, operand="A")
+    b = k_block_descriptors(smem_tile("K", 128, "bf16", (64, 64)), "bf16", sp, operand="B")
+    assert [kb.offset_bytes for kb in a] == [0, 32, 64, 96] and [kb.offset_bytes for kb in b] == [0, 64]

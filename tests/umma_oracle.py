@@ -253,6 +253,8 @@ FRAGMENT_CASES = [
     ("SM100_MMA_F8F6F4_SS<e4m3,e4m3,float,128,128,K,MN>", "B", "Layout_MN_SW128_Atom", (128, 128)),
     ("SM100_MMA_MXF4_SS<e2m1,e2m1,float,ue8m0,128,128,32,K,K>", "A", "Layout_K_SW128_Atom", (128, 256)),
     ("SM100_MMA_MXF4_SS<e2m1,e2m1,float,ue8m0,128,128,32,K,K>", "B", "Layout_K_INTER_Atom", (128, 128)),
+    ("SM100_MMA_F16BF16_SS_SPARSE<bf16,bf16,float,128,64,K,K>", "B", "Layout_K_SW128_Atom", (64, 128)),
+    ("SM100_MMA_F16BF16_TS<bf16,bf16,float,128,64,K,MN>", "B", "Layout_MN_SW64_Atom", (64, 64)),
 ]
 
 

@@ -468,7 +468,8 @@ def k_block_descriptors(layout: Any, dtype: Any, atom: Any = None, *, operand: s
     """The descriptors a mainloop issues over a tile, as CuTe's ``DescriptorIterator`` steps them.
 
     The tile (mn, k) is cut into instruction blocks ``MNb x K``: ``MNb`` = the atom's M (A) or N (B)
-    per CTA (``/ cta_group``), K the atom's K -- or ``K=`` and the whole MN extent without an atom.
+    per CTA (``/ cta_group``), K the atom's K (K/2 for the compressed A of a sparse atom: 32 bytes) --
+    or ``K=`` and the whole MN extent without an atom. A ``_TS`` atom's A (tensor memory) has none.
     Like CuTe, the descriptor is made once from block (0, 0)'s layout and every block adds its
     unswizzled byte offset ``bytes * L(i*MNb, j*K)`` to the start address (base offset: that of the
     tile's pattern start); every block has block (0, 0)'s layout
@@ -484,11 +485,15 @@ def k_block_descriptors(layout: Any, dtype: Any, atom: Any = None, *, operand: s
     if atom is not None:
         if operand not in ("A", "B"):
             raise LayoutError(f"{op}: operand {operand!r} is not 'A' or 'B'")
+        if operand == "A" and getattr(atom, "source", "SS") == "TS":
+            raise LayoutError(f"{op}: {atom.name} reads A from tensor memory (_TS): A has no shared-memory descriptor")
         cta = int(getattr(atom, "cta_group", 1))
         mnb = (atom.shape_mnk[0] if operand == "A" else atom.shape_mnk[1]) // cta
-        kb = atom.shape_mnk[2] if K is None else K
-        if K is not None and K != atom.shape_mnk[2]:
-            raise LayoutError(f"{op}: K={K} contradicts the atom's K = {atom.shape_mnk[2]}")
+        # a sparse atom's A is the compressed M x K/2 matrix: K/2 stored elements per instruction
+        k_atom = atom.shape_mnk[2] // (2 if operand == "A" and getattr(atom, "sparse", False) else 1)
+        kb = k_atom if K is None else K
+        if K is not None and K != k_atom:
+            raise LayoutError(f"{op}: K={K} contradicts the atom's K = {k_atom} (stored elements of {operand})")
     else:
         if K is None:
             raise LayoutError(f"{op}: give an atom, or K= (the instruction's K in elements)")
