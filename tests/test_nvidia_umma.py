@@ -198,3 +198,11 @@ def test_to_cute_dsl_builds_the_tcgen05_op():
         assert to_cute_cpp(a).type == f"MMA_Atom<MMA_Traits<{a.cute_cpp}>>"
     with pytest.raises(LayoutError, match="dense"):
         to_cute_dsl(umma_atom("SM100_MMA_F16BF16_SS_SPARSE<bf16,bf16,float,128,64,K,K>"))
+
+
+def test_no_argument_is_ignored():
+    with pytest.raises(LayoutError, match="not both"):
+        umma_atom("SM100_MMA_F16BF16_SS<bf16,bf16,float,128,64,K,K>", cta_group=2)
+    with pytest.raises(LayoutError, match="kind::i8 takes A, B s8/u8 and C s32"):
+        umma_atom(kind="i8", a_type="s8", c_type="f32", m=128, n=64)
+    assert umma_atom(kind="i8", a_type="s8", m=128, n=64).c_type == "s32"

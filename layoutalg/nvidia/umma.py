@@ -525,7 +525,7 @@ def _family_for(kind: str, cta_group: int, source: str, sparse: bool, scaled: bo
 
 
 def umma_atom(name: str | None = None, *, kind: str | None = None, a_type: str | None = None,
-              b_type: str | None = None, c_type: str = "f32", m: int | None = None, n: int | None = None,
+              b_type: str | None = None, c_type: str | None = None, m: int | None = None, n: int | None = None,
               a_major: str = "K", b_major: str = "K", cta_group: int = 1, source: str = "SS", sparse: bool = False,
               sf_type: str | None = None, vector_size: int | None = None, scale_c: int | None = None,
               negate_a: bool = False, negate_b: bool = False, saturate: bool = False) -> UMMAAtom:
@@ -536,7 +536,8 @@ def umma_atom(name: str | None = None, *, kind: str | None = None, a_type: str |
     [a_neg, b_neg][, c_sat]), with C++ or short type names and ``K``/``MN`` or
     ``UMMA::Major::K``. CuTe's ``SM100_MMA_F8F6F4_SS`` is not a template (its traits take the
     arguments); layoutalg spells it as the others. Keywords: ``kind`` (``f16``, ``tf32``, ``i8``,
-    ``f8f6f4``, ``mxf8f6f4``, ``mxf4``, ``mxf4nvf4``), ``a_type``, ``b_type``, ``c_type``, ``m``,
+    ``f8f6f4``, ``mxf8f6f4``, ``mxf4``, ``mxf4nvf4``), ``a_type``, ``b_type``, ``c_type`` (default f32;
+    s32 for i8), ``m``,
     ``n``, majors, ``cta_group`` (1 or 2), ``source`` (``SS``/``TS``), ``sparse``, ``sf_type``
     (block-scaled kinds; default ue8m0), ``vector_size`` (mxf4 kinds; default by kind), ``scale_c``
     (the ``_SCALED`` forms).
@@ -551,8 +552,13 @@ def umma_atom(name: str | None = None, *, kind: str | None = None, a_type: str |
     """
     op = "umma_atom"
     if name is not None:
-        if kind is not None or a_type is not None or m is not None or n is not None:
-            raise LayoutError(f"{op}: give a name or keywords, not both")
+        given = {k: v for k, v in dict(kind=kind, a_type=a_type, b_type=b_type, c_type=c_type, m=m, n=n,
+                                       sf_type=sf_type, vector_size=vector_size, scale_c=scale_c).items() if v is not None}
+        given.update({k: v for k, v in dict(a_major=a_major, b_major=b_major, cta_group=cta_group, source=source,
+                                            sparse=sparse, negate_a=negate_a, negate_b=negate_b, saturate=saturate).items()
+                      if v != {"a_major": "K", "b_major": "K", "cta_group": 1, "source": "SS"}.get(k, False)})
+        if given:
+            raise LayoutError(f"{op}: give a name or keywords, not both (the name fixes {sorted(given)})")
         mt = _NAME_RE.match(str(name))
         if not mt:
             raise LayoutError(f"{op}: {name!r} is not an atom name like 'SM100_MMA_F16BF16_SS<bf16,bf16,float,128,256,K,K>'")
@@ -583,7 +589,7 @@ def umma_atom(name: str | None = None, *, kind: str | None = None, a_type: str |
     k = str(kind).replace("kind::", "").lower()
     a = umma_type(a_type)
     b = umma_type(b_type or a_type)
-    c = umma_type("s32" if k == "i8" and c_type == "f32" else c_type)
+    c = umma_type(c_type if c_type is not None else ("s32" if k == "i8" else "f32"))
     sf = umma_type(sf_type or "ue8m0") if f.block_scaled else None
     if sf_type is not None and not f.block_scaled:
         raise LayoutError(f"{op}: sf_type={sf_type!r} given for kind::{k}, which is not block-scaled")
