@@ -462,14 +462,15 @@ def descriptor_from_layout(layout: Any, dtype: Any, *, major: str | None = None,
     return UMMADescriptorDerivation(desc, major_, sw, bits, m, k, lbo_b, sbo_b, start_address, tuple(issues), tuple(notes))
 
 
-def k_block_descriptors(layout: Any, dtype: Any, atom: Any = None, *, operand: str = "A", K: int | None = None,
+def k_block_descriptors(layout: Any, dtype: Any, atom: Any = None, *, operand: str | None = None, K: int | None = None,
                         mn_block: int | None = 0, k_blocks: Any = None, start_address: int = 0,
                         major: str | None = None) -> tuple[UMMAKBlock, ...]:
     """The descriptors a mainloop issues over a tile, as CuTe's ``DescriptorIterator`` steps them.
 
     The tile (mn, k) is cut into instruction blocks ``MNb x K``: ``MNb`` = the atom's M (A) or N (B)
     per CTA (``/ cta_group``), K the atom's K (K/2 for the compressed A of a sparse atom: 32 bytes) --
-    or ``K=`` and the whole MN extent without an atom. A ``_TS`` atom's A (tensor memory) has none.
+    or ``K=`` and the whole MN extent without an atom. ``operand``: ``"A"`` (default) or ``"B"`` of the
+    atom. A ``_TS`` atom's A (tensor memory) has none.
     Like CuTe, the descriptor is made once from block (0, 0)'s layout and every block adds its
     unswizzled byte offset ``bytes * L(i*MNb, j*K)`` to the start address (base offset: that of the
     tile's pattern start); every block has block (0, 0)'s layout
@@ -482,7 +483,10 @@ def k_block_descriptors(layout: Any, dtype: Any, atom: Any = None, *, operand: s
     if len(inner) != 2:
         raise LayoutError(f"{op}: layout {inner} has rank {len(inner)}; a UMMA operand tile is rank 2 (MN, K)")
     n_mn, n_k = int(inner[0].size()), int(inner[1].size())
+    if atom is None and operand is not None:
+        raise LayoutError(f"{op}: operand={operand!r} needs an atom (without one, give K= and the block is the whole MN)")
     if atom is not None:
+        operand = "A" if operand is None else operand
         if operand not in ("A", "B"):
             raise LayoutError(f"{op}: operand {operand!r} is not 'A' or 'B'")
         if operand == "A" and getattr(atom, "source", "SS") == "TS":
