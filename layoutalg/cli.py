@@ -605,6 +605,11 @@ def _frag_umma(args: argparse.Namespace) -> int:
     from .nvidia.umma import umma_atom
 
     at = umma_atom(args.shape)
+    ignored = [o for o, v in (("--ctype", args.ctype), ("--kind", args.kind), ("--sparse", args.sparse),
+                              ("--trans", args.trans), ("--batch", args.batch),
+                              ("--alayout", args.alayout != "row"), ("--blayout", args.blayout != "col")) if v]
+    if ignored:
+        raise LayoutError(f"frag: {', '.join(ignored)} do not apply to a UMMA atom (its name fixes its configuration)")
     op = args.operand.upper().replace("D", "C")
     if op not in ("A", "B", "C"):
         raise LayoutError(f"frag: operand {args.operand!r} of a UMMA atom is A, B or C (D)")

@@ -170,6 +170,7 @@ def test_cli_frag_and_show_know_umma_atoms(capsys, tmp_path):
     assert "(2,(128,128)):(128,(1,256))" in out and "CTA 1     : rows 128..255" in out and "verified    : yes" in out
     assert (tmp_path / "c.svg").exists()
     assert cli.main(["frag", name, "f16", "A"]) == 2  # A is bf16
+    assert cli.main(["frag", name, "-", "A", "--ctype", "f32"]) == 2  # an option the atom's name fixes
     capsys.readouterr()
     assert cli.main(["show", "--tiled-mma", "SM100_MMA_F16BF16_SS<bf16,bf16,float,64,32,K,K>", "--atom-layout", "2x1x1"]) == 0
     assert "tile M x N x K = 128 x 32 x 16, 2 threads" in capsys.readouterr().out
