@@ -522,6 +522,9 @@ def _desc_umma(args: argparse.Namespace) -> int:
     """desc --target sm_100 on a layout or a tile: tcgen05 descriptors (layoutalg.nvidia.umma_smem: also
     the 128B_base32B mode and 4-bit types), the whole block and each k-block (K = 32 bytes)."""
     us = _need("layoutalg.nvidia.umma_smem", "desc --target sm_100")
+    if args.operand != "A":
+        raise LayoutError("desc: --operand picks a wgmma instruction's block (--instruction); with --target sm_100 the "
+                          "k-blocks span the whole MN extent of the tile")
     dtype = args.dtype or "bf16"
     if args.source is None:
         mn, k = _parse_tile(args.tile)
