@@ -206,3 +206,14 @@ def test_no_argument_is_ignored():
     with pytest.raises(LayoutError, match="kind::i8 takes A, B s8/u8 and C s32"):
         umma_atom(kind="i8", a_type="s8", c_type="f32", m=128, n=64)
     assert umma_atom(kind="i8", a_type="s8", m=128, n=64).c_type == "s32"
+
+
+def test_cute_cpp_spellings_parse_back():
+    for n in umma_atom_names()[::401]:
+        a = umma_atom(n)
+        assert umma_atom(a.cute_cpp) is a
+        assert mma_atom(f"MMA_Atom<MMA_Traits<{a.cute_cpp}>>{{}}") is a
+    # CuTe's traits form of the non-template F8F6F4 SS atoms
+    a = mma_atom("SM100_MMA_F8F6F4_2x1SM_SS, cutlass::float_e4m3_t, cutlass::float_e4m3_t, float, C<256>, C<128>, "
+                 "integral_constant<UMMA::Major, UMMA::Major::K>, integral_constant<UMMA::Major, UMMA::Major::MN>")
+    assert a.name == "SM100_MMA_F8F6F4_2x1SM_SS<e4m3,e4m3,float,256,128,K,MN>"

@@ -240,7 +240,7 @@ def mma_atom(name: str | None = None, *, shape: str | None = None, dtype: str | 
             return mma_atom(f"SM90_64x{N}x{K}_{types}_{source}")
         return mma_atom(cute_mma_name(shape, dtype, ctype, sparse=sparse))
     name = str(name).strip()
-    if name.startswith(("SM100_MMA_", "cute::SM100_MMA_")):  # tcgen05 (UMMA) atoms: layoutalg.nvidia.umma
+    if "SM100_MMA_" in name:  # tcgen05 (UMMA) atoms, also as MMA_Atom<MMA_Traits<...>>: layoutalg.nvidia.umma
         from .umma import umma_atom
 
         return umma_atom(name)

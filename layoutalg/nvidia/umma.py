@@ -458,6 +458,45 @@ def _flag(x: Any, op: str, what: str, true: str, false: str) -> bool:
     raise LayoutError(f"{op}: {what} {x!r} is not {true} or {false}")
 
 
+_WRAP = re.compile(r"^\s*(?:cute::)?(?:MMA_Atom|MMA_Traits)\s*<(.*)>\s*(?:\{\s*\})?\s*$", re.S)
+_F8F6F4_TRAITS = re.compile(r"^\s*(?:cute::)?(SM100_MMA_F8F6F4(?:_2x1SM)?_SS)\s*,(.*)$", re.S)
+_INTEGRAL = re.compile(r"^(?:cute::)?(?:C|Int|integral_constant\s*<[^,<>]*,)\s*<?\s*([^<>]+?)\s*>$")
+
+
+def _unwrap_cpp(text: str) -> str:
+    """CuTe's C++ spellings of an atom -> layoutalg's: ``MMA_Atom<MMA_Traits<X>>{}`` -> X, and the traits form
+    of the non-template F8F6F4 SS atoms, ``SM100_MMA_F8F6F4_SS, a, b, c, C<M>, C<N>,
+    integral_constant<UMMA::Major, UMMA::Major::K>, ...`` -> ``SM100_MMA_F8F6F4_SS<a,b,c,M,N,K,...>``."""
+    prev = None
+    while prev != text:
+        prev = text
+        m = _WRAP.match(text)
+        if m:
+            text = m.group(1)
+    m = _F8F6F4_TRAITS.match(text)
+    if not m:
+        return text
+    args = []
+    depth, cur = 0, ""
+    for ch in m.group(2):
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+            continue
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        cur += ch
+    args.append(cur.strip())
+    out = []
+    for a in args:
+        mm = re.match(r"^(?:cute::)?(?:C|Int)\s*<\s*(\d+)\s*>\s*(?:\{\s*\})?$", a)
+        if mm:
+            out.append(mm.group(1))
+            continue
+        mm = re.match(r"^(?:cute::)?integral_constant\s*<[^,]*,\s*(.*?)\s*>\s*(?:\{\s*\})?$", a)
+        out.append(mm.group(1) if mm else a)
+    return f"{m.group(1)}<{','.join(out)}>"
+
+
 _NAME_RE = re.compile(r"^\s*(?:cute::)?SM100_MMA_(?P<fam>[A-Z0-9_x]+?)\s*<(?P<args>.*)>\s*$", re.S)
 
 
@@ -552,6 +591,7 @@ def umma_atom(name: str | None = None, *, kind: str | None = None, a_type: str |
     """
     op = "umma_atom"
     if name is not None:
+        name = _unwrap_cpp(str(name))
         given = {k: v for k, v in dict(kind=kind, a_type=a_type, b_type=b_type, c_type=c_type, m=m, n=n,
                                        sf_type=sf_type, vector_size=vector_size, scale_c=scale_c).items() if v is not None}
         given.update({k: v for k, v in dict(a_major=a_major, b_major=b_major, cta_group=cta_group, source=source,
