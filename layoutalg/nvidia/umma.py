@@ -592,10 +592,11 @@ def umma_atom(name: str | None = None, *, kind: str | None = None, a_type: str |
     op = "umma_atom"
     if name is not None:
         name = _unwrap_cpp(str(name))
-        given = {k: v for k, v in dict(kind=kind, a_type=a_type, b_type=b_type, c_type=c_type, m=m, n=n,
+        given: dict[str, Any] = {k: v for k, v in dict(kind=kind, a_type=a_type, b_type=b_type, c_type=c_type, m=m, n=n,
                                        sf_type=sf_type, vector_size=vector_size, scale_c=scale_c).items() if v is not None}
-        given.update({k: v for k, v in dict(a_major=a_major, b_major=b_major, cta_group=cta_group, source=source,
-                                            sparse=sparse, negate_a=negate_a, negate_b=negate_b, saturate=saturate).items()
+        flags: dict[str, Any] = dict(a_major=a_major, b_major=b_major, cta_group=cta_group, source=source,
+                                     sparse=sparse, negate_a=negate_a, negate_b=negate_b, saturate=saturate)
+        given.update({k: v for k, v in flags.items()
                       if v != {"a_major": "K", "b_major": "K", "cta_group": 1, "source": "SS"}.get(k, False)})
         if given:
             raise LayoutError(f"{op}: give a name or keywords, not both (the name fixes {sorted(given)})")

@@ -294,7 +294,7 @@ def _split(layout: Any, bits: int) -> tuple[Any, int, Layout]:
         raise LayoutError(f"{op}: {layout} is not 'Swizzle o offset o Layout' (or a Layout), the form of a UMMA operand")
     sw = layout.outer
     shift = 3 - _log2(bits)  # element-form M minus byte-form M
-    found = None
+    found: Any = None
     if sw.B == 0:
         found = 0
     elif sw.S == 3 and sw.B in (1, 2, 3) and sw.M in (4, 4 + shift):
