@@ -217,3 +217,35 @@ def test_cute_cpp_spellings_parse_back():
     a = mma_atom("SM100_MMA_F8F6F4_2x1SM_SS, cutlass::float_e4m3_t, cutlass::float_e4m3_t, float, C<256>, C<128>, "
                  "integral_constant<UMMA::Major, UMMA::Major::K>, integral_constant<UMMA::Major, UMMA::Major::MN>")
     assert a.name == "SM100_MMA_F8F6F4_2x1SM_SS<e4m3,e4m3,float,256,128,K,MN>"
+
+
+try:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+except ImportError:  # pragma: no cover
+    given = None
+
+if given is not None:
+    @settings(max_examples=100, deadline=None)
+    @given(i=st.integers(0, 10 ** 6))
+    def test_atom_laws(i):
+        """Any atom of the sweep: name and keywords give the same atom; A/B/C are bijections onto their tiles
+        with CTA c holding rows [c*M/2, (c+1)*M/2) (columns of B); the idesc decodes back to M, N, K, majors."""
+        import numpy as np
+
+        names = umma_atom_names()
+        a = umma_atom(names[i % len(names)])
+        kw = dict(kind=a.kind, a_type=a.a_type, b_type=a.b_type, c_type=a.c_type, m=a.M, n=a.N, a_major=a.a_major,
+                  b_major=a.b_major, cta_group=a.cta_group, source=a.source, sparse=a.sparse, scale_c=a.scale_c)
+        if a.block_scaled:
+            kw.update(sf_type=a.sf_type, vector_size=a.vector_size if a.family.startswith("MXF4") else None)
+        assert umma_atom(**kw) is a
+        for L, rows, cols in ((a.ALayout, a.M, a.K), (a.BLayout, a.N, a.K), (a.CLayout, a.M, a.N)):
+            t = np.asarray(L.table()).reshape(int(L[0].size()), -1, order="F")
+            assert sorted(t.ravel().tolist()) == list(range(rows * cols))
+            per = rows // a.cta_group
+            for c in range(a.cta_group):
+                assert set((t[c] % rows) // per) == {c}
+        d = a.idesc()
+        back = type(d).decode(d.word, a.kind, cta_group=a.cta_group)
+        assert (back.m, back.n, back.k, back.a_major, back.b_major) == (a.M, a.N, a.K, a.a_major, a.b_major)
