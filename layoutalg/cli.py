@@ -578,6 +578,8 @@ def cmd_frag(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    if args.layout is not None or args.formula is not None or args.inputs is not None:
+        return _verify_formula(args)
     t = time.perf_counter()
     rows, failures = prove_catalog()
     print(_table(rows, ["family", "fragments", "symbolic", "exhaustive", "failed"]))
@@ -589,6 +591,29 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for f in failures:
         print(f"FAILED {f}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _verify_formula(args: argparse.Namespace) -> int:
+    """``verify LAYOUT FORMULA [--inputs r,c]``: the formula (text, read by layoutalg.formula's grammar) vs the layout."""
+    from .verify import verify
+
+    if args.layout is None or args.formula is None:
+        raise LayoutError("verify: give a layout and a formula, e.g. layoutalg verify \"(4,8):(8,1)\" \"8*r + c\" "
+                          "--inputs r,c (or no arguments to prove the catalog)")
+    L = _parse_layout(args.layout)
+    inputs = args.inputs
+    if inputs is None:
+        inputs = "i" if len(L) == 1 else ",".join(("row", "col") if len(L) == 2 else (f"x{k}" for k in range(len(L))))
+    v = verify(L, args.formula, inputs)
+    print(f"layout  : {L}")
+    print(f"formula : {args.formula}  (inputs {inputs})")
+    if v:
+        print(f"equal   : yes ({v.method}, {v.checked} points)" + ("" if v.proven else f"; {v.note}"))
+        return 0
+    print(f"equal   : NO ({v.method}, {v.checked} points)")
+    if v.counterexample is not None:
+        print(f"          {v.counterexample}")
+    return 1
 
 
 def _pattern(name: str, smem: Any, n: int) -> Any:
@@ -1136,10 +1161,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser(
         "verify",
-        help="prove the whole catalog against the PTX formulas",
-        description="Prove every catalogued fragment equal to its PTX formula and check the "
-        "seed's descriptor examples; exit 1 if anything fails.",
+        help="prove the whole catalog against the PTX formulas, or a layout against a formula",
+        description="Without arguments: prove every catalogued fragment equal to its PTX formula and check the "
+        "seed's descriptor examples. With LAYOUT FORMULA: prove the layout equal to the formula (text such as "
+        "'8*r + c' or '64*row + 8*((col >> 3) ^ (row % 8)) + col % 8', read by a grammar, never evaluated). "
+        "Exit 1 if anything differs.",
     )
+    s.add_argument("layout", nargs="?", help='a layout in CuTe notation, e.g. "(4,8):(8,1)"')
+    s.add_argument("formula", nargs="?", help="the formula of its offset, e.g. '8*r + c'")
+    s.add_argument("--inputs", help="comma-separated input names, one per mode (default row,col for rank 2; i for rank 1)")
     s.set_defaults(func=cmd_verify)
 
     s = sub.add_parser(
