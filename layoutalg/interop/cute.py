@@ -295,7 +295,15 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
     >>> c.atom, c.cute
     ('SM80_16x8x16_F32F16F16F32_TN', 'typename MMA_Traits<SM80_16x8x16_F32F16F16F32_TN>::ALayout{}')
     """
-    atom = _fragment_atom(x, dtype, ctype) if not isinstance(x, (Layout, ComposedLayout, Swizzle)) else None
+    from ..nvidia.dtypes import dtype_name
+
+    dtype = None if dtype is None else dtype_name(dtype, op="to_cute_cpp")
+    ctype = None if ctype is None else dtype_name(ctype, op="to_cute_cpp: ctype")
+    plain = isinstance(x, (Layout, ComposedLayout, Swizzle))
+    if plain and ctype is not None:
+        raise LayoutError(f"to_cute_cpp: ctype={ctype!r} names the accumulator of a fragment's MMA atom; {x} is a "
+                          "layout, not a fragment (leave ctype out)")
+    atom = _fragment_atom(x, dtype, ctype) if not plain else None
     operand = getattr(x, "operand", None)
     x = _unwrap(x, "to_cute_cpp")
     cute: str | None
@@ -303,6 +311,10 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
         cute = f"typename MMA_Traits<{atom}>::{'C' if operand == 'D' else operand}Layout{{}}"
     else:
         cute = _gmma_spelling(x, dtype)
+        if plain and dtype is not None and cute is None:
+            raise LayoutError(f"to_cute_cpp: dtype={dtype!r} names the element type of a wgmma atom or tile "
+                              f"(GMMA::Layout_*_Atom<T>); {x} is not one of {dtype}, so dtype would be ignored "
+                              "(leave it out)")
     return CuteCpp(expr=_expr(x), type=_type(x) if _is_static(x) else None, text=str(x), cute=cute, atom=atom)
 
 

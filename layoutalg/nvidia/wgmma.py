@@ -66,6 +66,7 @@ from ..layout import Layout
 from ..parse import parse_composed
 from ..swizzle import Swizzle
 
+from . import dtypes as _dtypes
 from .descriptor import MatrixDescriptor, Tcgen05Descriptor, base_offset_for
 
 __all__ = [
@@ -91,12 +92,6 @@ __all__ = [
 
 #: Bits per element of every wgmma operand type read from shared memory.
 WGMMA_DTYPE_BITS: dict[str, int] = {"tf32": 32, "f16": 16, "bf16": 16, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
-_DTYPE_ALIASES = {
-    "tfloat32": "tf32", "fp16": "f16", "half": "f16", "float16": "f16", "half_t": "f16",
-    "bfloat16": "bf16", "bfloat16_t": "bf16", "int8": "s8", "uint8": "u8",
-    "float_e4m3": "e4m3", "float8_e4m3fn": "e4m3", "fp8e4m3": "e4m3",
-    "float_e5m2": "e5m2", "float8_e5m2": "e5m2", "fp8e5m2": "e5m2",
-}
 
 #: Swizzle modes in bytes -> B of Swizzle<B,4,3> (0 = no swizzle / "interleave").
 SWIZZLE_MODES: dict[int, int] = {0: 0, 32: 1, 64: 2, 128: 3}
@@ -121,17 +116,13 @@ def _sym(name: str) -> sympy.Symbol:
 
 # --- small validators -----------------------------------------------------------------------
 def dtype_name(dtype: str) -> str:
-    """The canonical name ('tf32', 'f16', 'bf16', 'e4m3', 'e5m2', 's8', 'u8') of a wgmma operand type."""
-    if not isinstance(dtype, str):
-        raise LayoutError(f"wgmma: dtype {dtype!r} is not a type name; expected one of {sorted(WGMMA_DTYPE_BITS)}")
-    key = dtype.strip().lower()
-    key = _DTYPE_ALIASES.get(key, key)
-    if key not in WGMMA_DTYPE_BITS:
-        raise LayoutError(
-            f"wgmma: dtype {dtype!r} is not a wgmma shared-memory operand type; "
-            f"expected one of {sorted(WGMMA_DTYPE_BITS)}"
-        )
-    return key
+    """The canonical name ('tf32', 'f16', 'bf16', 'e4m3', 'e5m2', 's8', 'u8') of a wgmma operand type, from any
+    spelling :func:`layoutalg.nvidia.dtypes.dtype_name` reads (``"bfloat16_t"``, ``"cutlass::float_e4m3_t"``).
+
+    >>> dtype_name("cutlass::bfloat16_t"), dtype_name("tfloat32_t")
+    ('bf16', 'tf32')
+    """
+    return _dtypes.dtype_name(dtype, allowed=WGMMA_DTYPE_BITS, op="wgmma")
 
 
 def dtype_bits(dtype: str) -> int:
