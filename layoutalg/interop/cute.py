@@ -264,6 +264,9 @@ def _gmma_spelling(x: Any, dtype: str | None) -> str | None:
                     return atom_text
                 if wgmma.tile(major, sw, dt, shape) == x:
                     return f"tile_to_shape({atom_text}, make_shape(Int<{shape[0]}>{{}}, Int<{shape[1]}>{{}}))"
+                if wgmma.tile(major, sw, dt, shape, order=(2, 1)) == x:
+                    return (f"tile_to_shape({atom_text}, make_shape(Int<{shape[0]}>{{}}, Int<{shape[1]}>{{}}), "
+                            "Step<_2,_1>{})")
             except LayoutError:
                 continue
     return None

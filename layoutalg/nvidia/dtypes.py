@@ -39,7 +39,7 @@ __all__ = ["dtype_name", "dtype_bits", "DTYPE_BITS", "CUTE_NAMES", "spellings"]
 #: bits of one element of each PTX type name (the canonical names :func:`dtype_name` returns)
 DTYPE_BITS: dict[str, int] = {
     "f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64,
-    "e4m3": 8, "e5m2": 8, "e3m2": 8, "e2m3": 8, "e2m1": 8, "ue8m0": 8, "ue4m3": 8,  # e3m2/e2m3/e2m1: 8-bit containers
+    "e4m3": 8, "e5m2": 8, "e3m2": 6, "e2m3": 6, "e2m1": 4, "ue8m0": 8, "ue4m3": 8,  # CuTe's sizeof_bits
     "s4": 4, "u4": 4, "s8": 8, "u8": 8, "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64,
     "b1": 1, "b8": 8, "b16": 16, "b32": 32, "b64": 64, "b128": 128,
 }
@@ -131,7 +131,8 @@ def dtype_name(dtype: Any, *, allowed: Iterable[str] | None = None, op: str = "d
 
 
 def dtype_bits(dtype: Any, *, op: str = "dtype") -> int:
-    """Bits of one element of ``dtype`` (any spelling); e2m1/e2m3/e3m2 count their 8-bit container.
+    """Bits of one element of ``dtype`` (any spelling), as CuTe's ``sizeof_bits`` (e2m1 4, e2m3/e3m2 6; a
+    fragment's register container is :func:`layoutalg.nvidia.fragment.element_bits`).
 
     >>> dtype_bits("half_t"), dtype_bits("cutlass::float_e4m3_t"), dtype_bits("tf32"), dtype_bits("uint128_t")
     (16, 8, 32, 128)
