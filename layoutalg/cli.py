@@ -97,7 +97,8 @@ def _parse_layout(text: str) -> Any:
 
 def _given(args: argparse.Namespace, attr: str) -> bool:
     """Was the option given on the command line? (Options whose use depends on the mode default to None.)"""
-    return getattr(args, attr, None) not in (None, False, [])
+    v = getattr(args, attr, None)
+    return not (v is None or v is False or (isinstance(v, list) and not v))  # 0 is a value given
 
 
 def _refuse_unused(args: argparse.Namespace, cmd: str, mode: str, options: dict[str, str]) -> None:
@@ -696,8 +697,8 @@ def _matches(line: str, pattern: str | None) -> bool:
     for word in pattern.lower().split():
         if any(ch in word for ch in "*?["):
             ok = any(fnmatch.fnmatchcase(tok, word) for tok in toks)
-        else:  # a short word names a whole token (C, A, TN); a longer one may be part of a name (LDSM, k16)
-            ok = any(tok == word or (len(word) >= 3 and word in tok) for tok in toks)
+        else:  # a short word names a whole token (C, f16, TN); a longer one may be part of a name (LDSM_T)
+            ok = any(tok == word or (len(word) >= 4 and word in tok) for tok in toks)
         if not ok:
             return False
     return True
@@ -1189,6 +1190,8 @@ def _synth_access(text: str, shape: tuple[int, int], dtype: str, threads: int) -
         return presets[text]()
     if "@" in text:
         tv, vb = text.rsplit("@", 1)
+        if not vb.strip().isdigit():
+            raise LayoutError(f"synth: access {text!r}: BYTES after '@' is not an integer (e.g. (32,8):(1,32)@16)")
         L = _parse_layout(tv)
         if not isinstance(L, type(_parse_layout("1:0"))):
             raise LayoutError(f"synth: access {tv!r} must be a plain (thread, value) layout")
@@ -1212,7 +1215,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
     else:
         if not args.shape or not args.dtype or not args.access:
             raise LayoutError("synth: give SHAPE DTYPE ACCESS... or --kernel NAME")
-        shape, dtype = _parse_tile(args.shape), args.dtype
+        from .nvidia.dtypes import dtype_name
+
+        shape, dtype = _parse_tile(args.shape), dtype_name(args.dtype, op="synth")
         if args.threads is not None and not any(a in ("cp.async", "st.shared.v4", "block4") for a in args.access):
             raise LayoutError("synth: --threads does nothing without a copy preset that reads it "
                               "(cp.async, st.shared.v4, block4)")

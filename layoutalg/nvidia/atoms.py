@@ -123,6 +123,10 @@ def cute_mma_name(shape: str, dtype: str, ctype: str | None = None, *, btype: st
     """
     M, N, K = _mma._parse_mnk(shape)
     dtype = dtype_name(dtype, op="cute_mma_name")
+    if layouts not in ("TN", "NT", "NN", "TT"):
+        raise LayoutError(f"cute_mma_name: layouts={layouts!r} is not TN, NT, NN or TT")
+    if layouts != "TN" and not (shape == "m8n8k4" and dtype == "f16"):
+        raise LayoutError(f"cute_mma_name: {shape} .{dtype} is .row.col only (layouts='TN'); got {layouts!r}")
     btype = None if btype is None else dtype_name(btype, op="cute_mma_name: btype")
     if sparse:
         f = _mma.sparse_fragment(shape, dtype, "C", ctype=ctype, kind=kind)

@@ -166,6 +166,8 @@ def canonical_swizzle(swizzle: int, dtype: str | None = None, *, swizzle_unit: s
     (Sw<2,4,3>, Sw<2,2,3>)
     """
     B = _swizzle_B(swizzle)
+    if dtype is not None:
+        dtype_name(dtype)  # checked even where the byte form does not depend on it
     if swizzle_unit == "byte":
         return Swizzle(B, 4, 3)
     if swizzle_unit == "element":
