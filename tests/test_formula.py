@@ -220,3 +220,32 @@ def test_equivalent_names_its_sides() -> None:
     assert str(v.counterexample) == "at i = 1: A gives 1, B gives 4"
     v = equivalent(Layout(4, 1), Layout(8, 1))
     assert not v and str(v.counterexample) == "size of A = 4, size of B = 8"
+
+
+def test_every_text_input_of_the_library_runs_nothing(marker: pathlib.Path) -> None:
+    """Layout text (parse, CuTe C++ spellings), Gluon layout text, tiled-MMA arguments given as text, copy and
+    MMA atom names, dtype names: each is read by a grammar or a name table, never evaluated."""
+    from layoutalg.interop.gluon import gluon_layout
+    from layoutalg.nvidia import atoms, mma, wgmma
+    from layoutalg.nvidia.dtypes import dtype_name
+    from layoutalg.tiled import make_tiled_mma
+
+    readers = [
+        ("parse", parse),
+        ("gluon_layout", gluon_layout),
+        ("make_tiled_mma name", lambda p: make_tiled_mma(p)),
+        ("make_tiled_mma atom layout", lambda p: make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", p)),
+        ("mma_atom", atoms.mma_atom),
+        ("copy_atom", atoms.copy_atom),
+        ("copy_atom value type", lambda p: atoms.copy_atom("SM75_U32x4_LDSM_N", p)),
+        ("dtype_name", dtype_name),
+        ("mma.fragment", lambda p: mma.fragment(p, "f16", "A")),
+        ("wgmma.tile", lambda p: wgmma.tile("K", 128, p, (64, 64))),
+        ("parse_instruction", lambda p: wgmma.parse_instruction(p, "f16")),
+    ]
+    for text in _payloads(marker)[:8] + [f"gl.BlockedLayout(__import__('os').system('touch {marker}'))",
+                                         f"Layout<Shape<_8>, decltype(__import__('os').system('touch {marker}'))>"]:
+        for name, f in readers:
+            with pytest.raises(LayoutError):
+                f(text)
+            assert not marker.exists(), (name, text)

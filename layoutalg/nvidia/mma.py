@@ -421,10 +421,10 @@ def _resolve(shape, dtype, operand, alayout, blayout, ctype, kind, sparse, op_na
         cands = [e for e in cands if e.ctype == ctype]
     elif ctype is not None and cands:
         # A/B: the layout does not depend on the accumulator, the instruction does: name it
-        accs = sorted({e.ctype for e in entries if e.dtype == dtype and e.kind == kind and e.ctype})
-        if ctype not in accs:
+        valid_accs = sorted({e.ctype for e in entries if e.dtype == dtype and e.kind == kind and e.ctype})
+        if ctype not in valid_accs:
             raise LayoutError(f"{op_name}: ctype={ctype!r} is not an accumulator of {'sparse ' if sparse else ''}"
-                              f"{shape} .{dtype}; valid: {', '.join(accs)}")
+                              f"{shape} .{dtype}; valid: {', '.join(valid_accs)}")
         e = cands[0]
         return dataclasses.replace(e, ctype=ctype, instruction=_instruction(
             shape, dtype, ctype, kind, sparse, e.alayout, e.blayout, e.scale_vec, e.stype))
