@@ -591,11 +591,12 @@ class CopyAtom:
         """``NumValDst``: values one thread writes per instruction."""
         return int(self.val_layout_dst[1].size())
 
-    def with_value_bits(self, bits: int, value_type: str = "") -> CopyAtom:
-        """The same instruction for another value type (CuTe's ``Copy_Atom<Op, T>`` with another T)."""
+    def with_value_bits(self, bits: int, value_type: str | None = None) -> CopyAtom:
+        """The same instruction for another value type (CuTe's ``Copy_Atom<Op, T>`` with another T); the type
+        is named ``b<bits>`` unless ``value_type`` names it."""
         from dataclasses import replace
 
-        return replace(self, value_bits=int(bits), value_type=value_type)
+        return replace(self, value_bits=int(bits), value_type=value_type or f"b{int(bits)}")
 
     def __str__(self) -> str:
         return (
