@@ -312,8 +312,11 @@ def verify(mapping: Any, expected: Any = None, inputs: Any = None, *, symbolic: 
     exprs = _as_exprs(expected, names)
     if instances is not None:
         instances = [_check_instance(inst) for inst in instances]
+        if not (_is_layoutish(mapping) and not mapping.is_static):
+            raise LayoutError(f"verify: instances= substitute the size symbols of a symbolic layout; {mapping!r} has "
+                              "none, so they would be ignored (leave them out)")
     if _is_layoutish(mapping) and not mapping.is_static:
-        return _verify_symbolic_size(mapping, exprs, inputs, instances)
+        return _verify_symbolic_size(mapping, exprs, inputs, instances, symbolic)
     if not _is_layoutish(mapping) and getattr(mapping, "batch_name", None) is not None and len(exprs) == 2:
         # a fragment of several MMA computations (m8n8k4 f16) checked against the ISA's (row, col)
         # pair alone: compare the row and col outputs; which computation a lane serves is not checked
@@ -850,14 +853,16 @@ def _default_instances(symbols: list) -> list[dict]:
     return [dict(zip(syms, c)) for c in combos]
 
 
-def _verify_symbolic_size(mapping: Any, exprs: tuple, inputs: tuple, instances: Sequence[dict] | None) -> Verdict:
+def _verify_symbolic_size(mapping: Any, exprs: tuple, inputs: tuple, instances: Sequence[dict] | None,
+                          symbolic: bool = True) -> Verdict:
     syms = sorted(mapping.free_symbols, key=lambda s: s.name)
-    if instances is None:
+    if instances is None and symbolic:
         try:
             if _digit_proof(mapping, exprs, inputs):
                 return Verdict(True, "symbolic", 0, note=f"for all positive {', '.join(map(str, syms))}")
         except (TypeError, ValueError, AttributeError):
             pass
+    if instances is None:
         instances = _default_instances(syms)
     tried = []
     total = 0

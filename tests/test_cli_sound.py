@@ -18,6 +18,7 @@ from layoutalg.cli import fragment_lines, main
 from layoutalg.errors import LayoutError
 from layoutalg.nvidia import atoms, ldmatrix, mma, tma, wgmma, wgmma_fragments
 from layoutalg.nvidia.dtypes import dtype_bits, dtype_name
+from layoutalg.parse import parse
 
 L = "(8,64):(64,1)"
 SW = "Sw<3,3,3> o _0 o (64,64):(64,1)"
@@ -196,7 +197,6 @@ def test_copy_atom_value_type_is_never_blank_and_misfits_say_what_fits() -> None
 
 def test_api_refuses_options_it_would_ignore() -> None:
     from layoutalg.interop.cute import to_cute_cpp
-    from layoutalg.parse import parse
 
     with pytest.raises(LayoutError, match="shape=, dtype=, ctype="):
         atoms.mma_atom("SM80_16x8x16_F32F16F16F32_TN", ctype="f16")
@@ -221,6 +221,21 @@ def test_api_refuses_options_it_would_ignore() -> None:
     t = wgmma.tile("K", 128, "bf16", (128, 64))
     with pytest.raises(LayoutError, match="not an MN block of the tile: 0 .. 1"):
         wgmma.k_block_descriptors(t, "bf16", mn_block=2)
+    with pytest.raises(LayoutError, match="swizzle_unit 'banana'"):
+        wgmma.k_block_descriptors(t, "bf16", swizzle_unit="banana")
+    with pytest.raises(LayoutError, match="warps=.* is not a pair"):
+        mma.tile_fragment(mma.fragment("m16n8k16", "f16", "A"), (64, 32), (2, 1, 5))
+    import sympy
+
+    from layoutalg import Layout, verify
+
+    r = sympy.Symbol("r", integer=True, nonnegative=True)
+    with pytest.raises(LayoutError, match="would be ignored"):
+        verify(Layout(4, 1), r, (r,), instances=[{"m": 2}])
+    # symbolic=False is honoured for symbolic sizes too: instances, not the digit proof
+    v = verify(parse("(8,m):(1,8)"), "r + 8*c", "r, c", symbolic=False)
+    assert v and v.method == "instances" and not v.proven
+    assert verify(parse("(8,m):(1,8)"), "r + 8*c", "r, c").method == "symbolic"
 
 
 # --- one accumulator rule, defaults that keep the whole answer ----------------------------------

@@ -813,6 +813,10 @@ def tile_fragment(atom: Fragment, tile: tuple, warps: tuple = (1, 1)) -> TiledFr
     if atom.batch != 1:
         raise LayoutError(f"tile_fragment: {atom.name} stacks {atom.batch} matrices; tile a single-matrix fragment")
     d0, d1 = atom.codomain
+    for what, pair in (("tile", tile), ("warps", warps)):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2
+                and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in pair)):
+            raise LayoutError(f"tile_fragment: {what}={pair!r} is not a pair of positive ints")
     T0, T1 = tile
     W0, W1 = warps
     if T0 % (d0 * W0) or T1 % (d1 * W1):

@@ -409,6 +409,8 @@ class DescriptorDerivation:
 def _split(layout: Any, dtype: str, swizzle: int | None, swizzle_unit: str) -> tuple[int, int, Layout, str]:
     """(swizzle bytes, offset, inner rank-2 Layout, unit note) of a layout of one operand."""
     op = "descriptor_from_layout"
+    if swizzle_unit not in ("auto", "byte", "element"):
+        raise LayoutError(f"{op}: swizzle_unit {swizzle_unit!r} is not 'auto', 'byte' or 'element'")
     if isinstance(layout, str):
         layout = parse_composed(layout)
     bytes_per = dtype_bits(dtype) // 8
