@@ -896,7 +896,7 @@ def _verify_symbolic_size(mapping: Any, exprs: tuple, inputs: tuple, instances: 
 def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
     """equivalent(A, B) -> Verdict, truthy iff size(A) == size(B) and A(i) == B(i) for all i < size.
 
-    A and B are Layouts or ComposedLayouts (static). The domain is the 1-D index range, so
+    A and B are Layouts or ComposedLayouts (static), or their text (read by :func:`layoutalg.parse`). The domain is the 1-D index range, so
     differently nested or coalesced spellings of one function are equivalent. Fast paths:
     identical structure, equal coalesced forms, equal F2 bases (:mod:`layoutalg.linear`);
     otherwise the tables are compared in chunks.
@@ -907,9 +907,13 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
     >>> equivalent(Layout((4, 4), (1, 4)), Layout((4, 4), (4, 1)))
     Verdict(NOT equal, method=linear, checked=1, Counterexample(i=1: A gives 1, B gives 4))
     """
+    if isinstance(A, str) or isinstance(B, str):  # layout text, read by parse's grammar
+        from .parse import parse
+
+        A, B = (parse(x) if isinstance(x, str) else x for x in (A, B))
     for x in (A, B):
         if not _is_layoutish(x):
-            raise LayoutError(f"equivalent: {x!r} is not a Layout or ComposedLayout")
+            raise LayoutError(f"equivalent: {x!r} is not a Layout, ComposedLayout or layout text")
     if A == B and type(A) is type(B):
         return Verdict(True, "structural")
     for x in (A, B):

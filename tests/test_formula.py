@@ -249,3 +249,13 @@ def test_every_text_input_of_the_library_runs_nothing(marker: pathlib.Path) -> N
             with pytest.raises(LayoutError):
                 f(text)
             assert not marker.exists(), (name, text)
+
+
+def test_equivalent_reads_layout_text_by_the_grammar(marker: pathlib.Path) -> None:
+    from layoutalg import equivalent
+
+    assert equivalent("(2,4):(1,2)", "8:1") and not equivalent("(4,4):(1,4)", "(4,4):(4,1)")
+    for text in _payloads(marker)[:6]:
+        with pytest.raises(LayoutError):
+            equivalent(text, "8:1")
+        assert not marker.exists()
