@@ -1385,7 +1385,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help='Gluon: a shared layout (coordinate -> offset) or a TV layout (thread, value)')
     s.add_argument("--dtype", help="element type of a wgmma tile for --cpp (default: from the swizzle)")
     s.add_argument("--shape", help="the tensor shape for --gluon, e.g. 64,64")
-    s.add_argument("--bits", type=int, help="element bits (picks NVMMASharedLayout's element_bitwidth)")
+    s.add_argument("--bits", type=int, choices=(4, 8, 16, 32, 64),
+                   help="element bits (picks NVMMASharedLayout's element_bitwidth)")
     s.add_argument("--kind", choices=("shared", "distributed"), help="default: shared when the modes match --shape")
     s.set_defaults(func=cmd_export)
 

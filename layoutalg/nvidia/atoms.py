@@ -265,7 +265,7 @@ def mma_atom(name: str | None = None, *, shape: str | None = None, dtype: str | 
     if not m:
         raise LayoutError(
             f"mma_atom: {name!r} is not an atom name like 'SM80_16x8x16_F32F16F16F32_TN', "
-            "'SM90_64x128x16_F32BF16BF16_SS' or 'SM80_SPARSE_16x8x32_F32F16F16F32_TN'"
+            f"'SM90_64x128x16_F32BF16BF16_SS' or 'SM80_SPARSE_16x8x32_F32F16F16F32_TN'{_close_names(name)}"
         )
     M, N, K = int(m.group(2)), int(m.group(3)), int(m.group(4))
     d, a, b, c = _split_types(m.group(5), 4, name)
@@ -282,7 +282,15 @@ def mma_atom(name: str | None = None, *, shape: str | None = None, dtype: str | 
     try:
         return _sync_atom(name, shape, a, b, d, lay, sparse, kind)
     except LayoutError as e:
-        raise LayoutError(f"mma_atom: {name!r} is not in the catalog: {e}") from None
+        raise LayoutError(f"mma_atom: {name!r} is not in the catalog: {e}{_close_names(name)}") from None
+
+
+def _close_names(name: str) -> str:
+    """'; close names: ...' from the catalog's atom names (layoutalg atoms --list shows them all)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, mma_atom_names(), n=4, cutoff=0.75)
+    return f"; close names: {', '.join(close)}" if close else "; layoutalg atoms --list shows every name"
 
 
 @cache
