@@ -317,7 +317,8 @@ def _show_tiled(args: argparse.Namespace) -> int:
         perm = tuple(None if e in ("_", "") else (int(e) if e.isdigit() else _parse_layout(e))
                      for e in _split_top(args.permutation))
     mma = make_tiled_mma(atom, al, perm)
-    quiet = bool(args.output or args.copy_output) and not args.verbose
+    quiet = bool(args.output) and not args.verbose  # the MMA's print gives way to its picture's one line
+    quiet_copy = bool(args.copy_output) and not args.verbose  # a copy's print to its picture's line
     size_line = f"tile M x N x K = {' x '.join(map(str, mma.tile_size_mnk))}, {mma.num_threads} threads"
     if not quiet:
         print(mma)
@@ -348,7 +349,7 @@ def _show_tiled(args: argparse.Namespace) -> int:
         if make is None:
             raise LayoutError(f"show: --copy operand {operand!r} is not A, B or C")
         tc = make(copy_atom(name, types[operand] or None), mma)
-        if not quiet:
+        if not quiet_copy:
             print(tc)
         if args.copy_output:
             viz.save(tc, args.copy_output, mode=mode)
