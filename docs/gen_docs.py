@@ -304,9 +304,11 @@ def _wgmma_fragment_rows() -> list[list[str]]:
     from layoutalg.nvidia import wgmma_fragments
 
     groups: "OrderedDict[tuple, dict]" = OrderedDict()
-    for shape, dtype, op in wgmma_fragments.catalog():
-        call = f"wgmma_fragments.fragment({_q(shape)}, {_q(dtype)}, {_q(op)})"
+    for entry in wgmma_fragments.catalog():
+        shape, dtype, op = entry[:3]
+        call = f"wgmma_fragments.fragment({', '.join(_q(x) for x in entry)})"
         frag = _eval_call(call)
+        dtype = frag.dtype  # D: the accumulator (the catalog's rule names the multiplicand first)
         k = shape.split("k")[-1]
         key = (frag.ptx_section, frag.figure, frag.formula_key, op, k, dtype)
         g = groups.setdefault(key, {"call": call, "layout": str(frag.layout), "ns": []})

@@ -82,6 +82,18 @@ from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: 
 from . import viz as _viz  # noqa: E402,F401  (registers the notebook pictures: layoutalg.hooks)
 from . import viz_tiled as _viz_tiled  # noqa: E402,F401  (the pictures of TiledMMA / TiledCopy)
 
+
+def _mma_atom_by_name(*args: Any, **kwargs: Any) -> Any:
+    """make_tiled_mma("SM80_...") reads the name with the NVIDIA catalog, imported only when asked (hooks)."""
+    from .nvidia.atoms import mma_atom
+
+    return mma_atom(*args, **kwargs)
+
+
+from .hooks import provide as _provide  # noqa: E402
+
+_provide("mma_atom", _mma_atom_by_name)
+
 #: Names exported lazily (module-level ``__getattr__``): importing layoutalg does not import the
 #: modules that define them, which sit above the NVIDIA catalog. They are documented with their
 #: modules (not in ``__all__``, so ``import *`` stays cheap). ``layoutalg.explain`` is also the

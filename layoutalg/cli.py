@@ -8,6 +8,8 @@ Subcommands (``layoutalg <cmd> --help`` for each)::
     layoutalg eval "(4,2):(2,1)" "(1,1)"      # -> 3
     layoutalg desc --major K --swizzle 128 --dtype bf16 --tile 64x64
     layoutalg frag m16n8k16 f16 A -o a.svg
+    layoutalg frag --list "m16n8k16 C"        # the catalog's fragments, filtered
+    layoutalg atoms --list LDSM               # CuTe's atom names, filtered
     layoutalg verify                          # proves the whole catalog, prints a table
     layoutalg banks "(64,64):(64,1)" --bytes 2 --vector 16
     layoutalg harness run                     # hardware checks (needs a GPU and Triton)
@@ -93,6 +95,38 @@ def _parse_layout(text: str) -> Any:
     from .parse import parse
 
     return parse(text)
+
+
+def _given(args: argparse.Namespace, attr: str) -> bool:
+    """Was the option given on the command line? (Options whose use depends on the mode default to None.)"""
+    v = getattr(args, attr, None)
+    return not (v is None or v is False or (isinstance(v, list) and not v))  # 0 is a value given
+
+
+def _refuse_unused(args: argparse.Namespace, cmd: str, mode: str, options: dict[str, str]) -> None:
+    """An option the chosen mode does not read is an error naming the mode (never silently ignored).
+
+    ``options``: attribute -> how the user spells it (``"--ctype"``)."""
+    given = [flag for attr, flag in options.items() if _given(args, attr)]
+    if given:
+        verb = "does" if len(given) == 1 else "do"
+        raise LayoutError(f"{cmd}: {', '.join(given)} {verb} nothing {mode}")
+
+
+def _need_option(args: argparse.Namespace, cmd: str, attr: str, flag: str, needs: list[tuple[str, str]]) -> None:
+    """``flag`` is read only together with one of ``needs`` (attr, flag): an error otherwise."""
+    if _given(args, attr) and not any(_given(args, a) for a, _ in needs):
+        raise LayoutError(f"{cmd}: {flag} does nothing without {' or '.join(f for _, f in needs)}")
+
+
+def _wrote(path: str, what: str) -> None:
+    """The one line a command prints when it writes a file."""
+    try:
+        size = os.path.getsize(path)
+        unit = f"{size / 1024:.1f} KB" if size >= 1024 else f"{size} B"
+    except OSError:
+        unit = "?"
+    print(f"wrote {path} ({unit}): {what}")
 
 
 def print_layout(layout: Any, max_rows: int = 64, max_cols: int = 64) -> str:
@@ -272,7 +306,7 @@ def _split_top(text: str) -> list[str]:
 
 def _show_tiled(args: argparse.Namespace) -> int:
     """``show --tiled-mma``: CuTe's print of the TiledMMA (and tiled copies), pictures, bank reports."""
-    from .nvidia.atoms import copy_atom, mma_atom, value_bits
+    from .nvidia.atoms import copy_atom, mma_atom
     from .tiled import make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C, make_tiled_mma
 
     atom = mma_atom(args.tiled_mma)
@@ -285,20 +319,28 @@ def _show_tiled(args: argparse.Namespace) -> int:
         perm = tuple(None if e in ("_", "") else (int(e) if e.isdigit() else _parse_layout(e))
                      for e in _split_top(args.permutation))
     mma = make_tiled_mma(atom, al, perm)
-    print(mma)
-    print(f"  tile M x N x K = {' x '.join(map(str, mma.tile_size_mnk))}, {mma.num_threads} threads")
-    print(f"  LayoutA_TV: {mma.get_layoutA_TV()}")
-    print(f"  LayoutB_TV: {mma.get_layoutB_TV()}")
-    print(f"  LayoutC_TV: {mma.get_layoutC_TV()}")
+    quiet = bool(args.output) and not args.verbose  # the MMA's print gives way to its picture's one line
+    quiet_copy = bool(args.copy_output) and not args.verbose  # a copy's print to its picture's line
+    size_line = f"tile M x N x K = {' x '.join(map(str, mma.tile_size_mnk))}, {mma.num_threads} threads"
+    if not quiet:
+        print(mma)
+        print(f"  {size_line}")
+        print(f"  LayoutA_TV: {mma.get_layoutA_TV()}")
+        print(f"  LayoutB_TV: {mma.get_layoutB_TV()}")
+        print(f"  LayoutC_TV: {mma.get_layoutC_TV()}")
     window = None
     if args.window:
-        (m0, m1), (n0, n1) = (tuple(int(x) for x in part.split(":")) for part in args.window.split(","))
+        try:
+            (m0, m1), (n0, n1) = (tuple(int(x) for x in part.split(":")) for part in args.window.split(","))
+        except ValueError:
+            raise LayoutError(f"show: --window {args.window!r} is not M0:M1,N0:N1 (e.g. 0:32,0:16)") from None
         window = ((m0, m1), (n0, n1))
     from . import viz
 
+    mode = args.mode or "auto"
     if args.output:
-        viz.save(mma, args.output, mode=args.mode, window=window)
-        print(f"wrote {args.output}")
+        viz.save(mma, args.output, mode=mode, window=window)
+        _wrote(args.output, f"TiledMMA of {atom.name}, {size_line}")
     types = dict(zip("DABC", atom.value_types))
     for spec in args.copy or []:
         if ":" not in spec:
@@ -308,11 +350,12 @@ def _show_tiled(args: argparse.Namespace) -> int:
         make = {"A": make_tiled_copy_A, "B": make_tiled_copy_B, "C": make_tiled_copy_C}.get(operand)
         if make is None:
             raise LayoutError(f"show: --copy operand {operand!r} is not A, B or C")
-        tc = make(copy_atom(name, value_bits(types[operand])), mma)
-        print(tc)
+        tc = make(copy_atom(name, types[operand] or None), mma)
+        if not quiet_copy:
+            print(tc)
         if args.copy_output:
-            viz.save(tc, args.copy_output, mode=args.mode)
-            print(f"wrote {args.copy_output}")
+            viz.save(tc, args.copy_output, mode=mode)
+            _wrote(args.copy_output, f"make_tiled_copy_{operand} with {tc.atom.name}")
         if args.banks:
             from .banks import analyze_copy
 
@@ -332,30 +375,54 @@ def _parse_shape(text: str | None, what: str) -> list[int]:
         raise LayoutError(f"{what}: --shape {text!r} is not a list of ints like 64,64") from None
 
 
+_SHOW_TILED_ONLY = {"atom_layout": "--atom-layout", "permutation": "--permutation", "copy": "--copy",
+                    "copy_output": "--copy-output", "banks": "--banks", "mode": "--mode", "window": "--window"}
+
+
 def cmd_show(args: argparse.Namespace) -> int:
-    if getattr(args, "tiled_mma", None):
+    modes = [m for m, given in (("a layout", bool(args.layout)), ("--gluon", bool(args.gluon)),
+                                ("--tiled-mma", bool(args.tiled_mma))) if given]
+    if len(modes) > 1:
+        raise LayoutError(f"show: give one of a layout, --gluon or --tiled-mma (got {' and '.join(modes)})")
+    if args.tiled_mma:
+        _refuse_unused(args, "show", "with --tiled-mma", {"shape": "--shape", "max": "--max",
+                                                           "swizzle_bytes": "--swizzle-bytes"})
+        _need_option(args, "show", "copy_output", "--copy-output", [("copy", "--copy")])
+        _need_option(args, "show", "banks", "--banks", [("copy", "--copy")])
+        _need_option(args, "show", "window", "--window", [("output", "-o")])
+        _need_option(args, "show", "mode", "--mode", [("output", "-o"), ("copy_output", "--copy-output")])
         return _show_tiled(args)
-    if getattr(args, "gluon", None):
+    _refuse_unused(args, "show", "without --tiled-mma (they draw a TiledMMA)", _SHOW_TILED_ONLY)
+    _need_option(args, "show", "swizzle_bytes", "--swizzle-bytes", [("output", "-o")])
+    if args.gluon:
         from .interop.gluon import from_gluon, gluon_layout
 
         g = gluon_layout(args.gluon)
-        shape = list(g["shape"]) if g.kind in ("DistributedLinearLayout", "PaddedSharedLayout") and not args.shape \
-            else _parse_shape(args.shape, "show --gluon")
+        own_shape = g.kind in ("DistributedLinearLayout", "PaddedSharedLayout")
+        if own_shape and args.shape:
+            raise LayoutError(f"show: --shape does nothing with a {g.kind}, which carries its own shape {list(g['shape'])}")
+        shape = list(g["shape"]) if own_shape else _parse_shape(args.shape, "show --gluon")
         L = from_gluon(g, shape)
-        print(f"{g.source} on {shape}:\n  {L}")
+        head = f"{g.source} on {shape}:\n  {L}"
     elif args.layout:
+        _refuse_unused(args, "show", "with a layout in CuTe notation (it is read by --gluon)", {"shape": "--shape"})
         L = _parse_layout(args.layout)
+        head = ""
     else:
         raise LayoutError("show: give a layout in CuTe notation, --gluon with a Gluon layout, or --tiled-mma ATOM")
-    print(print_layout(L, args.max, args.max))
+    nmax = args.max or 64
+    if not args.output or args.verbose:
+        if head:
+            print(head)
+        print(print_layout(L, nmax, nmax))
     if args.output:
         from . import viz
 
         if args.swizzle_bytes:
             viz.save(viz.swizzle_scene(L, args.swizzle_bytes), args.output)
         else:
-            viz.save(viz.layout_scene(L, max_rows=args.max, max_cols=args.max), args.output)
-        print(f"wrote {args.output}")
+            viz.save(viz.layout_scene(L, max_rows=nmax, max_cols=nmax), args.output)
+        _wrote(args.output, f"{L}" + ("" if args.verbose else " (-v also prints the offset grid)"))
     return 0
 
 
@@ -410,8 +477,13 @@ def _word(text: str) -> int | None:
 def _desc_tile(args: argparse.Namespace) -> int:
     """desc --major/--swizzle/--dtype/--tile: a canonical tile built from the atom."""
     wg = _need("layoutalg.nvidia.wgmma", "desc")
-    mn, k = _parse_tile(args.tile)
+    mn, k = _parse_tile(args.tile or "64x64")
     major, swizzle, dtype = args.major or "K", 128 if args.swizzle is None else args.swizzle, args.dtype or "bf16"
+    if args.instruction:
+        try:
+            wg.parse_instruction(args.instruction, dtype)
+        except LayoutError as e:
+            raise LayoutError(f"desc: --instruction {args.instruction}: {e}") from None
     tile = wg.tile(major, swizzle, dtype, (mn, k))
     print(f"tile      : {major}-major, {swizzle}B swizzle, {wg.dtype_name(dtype)}, {mn}x{k} (MN x K)")
     return _desc_derive(args, tile, dtype, major, swizzle, mn)
@@ -423,12 +495,19 @@ def _desc_derive(args: argparse.Namespace, layout: Any, dtype: str, major: Any, 
 
     wg = _need("layoutalg.nvidia.wgmma", "desc")
     bits = wg.dtype_bits(dtype)
+    operand = args.operand or "A"
+    start = args.start or 0
+    if args.instruction:
+        try:  # a bad --instruction is an error before anything is printed
+            wg.parse_instruction(args.instruction, dtype)
+        except LayoutError as e:
+            raise LayoutError(f"desc: --instruction {args.instruction}: {e}") from None
     print(f"layout    : {layout}")
     whole: LayoutError | None = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            d = wg.descriptor_from_layout(layout, dtype, major=major, swizzle=swizzle, start_address=args.start,
+            d = wg.descriptor_from_layout(layout, dtype, major=major, swizzle=swizzle, start_address=start,
                                           target=args.target)
         except LayoutError as e:
             whole = e
@@ -447,17 +526,20 @@ def _desc_derive(args: argparse.Namespace, layout: Any, dtype: str, major: Any, 
         f_rows = int(layout[0].size()) if len(layout) == 2 else 0
         mn = f_rows
     K = 256 // bits
-    instr = args.instruction or f"m64n{mn if args.operand == 'B' and 8 <= mn <= 256 and mn % 8 == 0 else 128}k{K}"
+    instr = args.instruction or f"m64n{mn if operand == 'B' and 8 <= mn <= 256 and mn % 8 == 0 else 128}k{K}"
     try:
-        blocks = wg.k_block_descriptors(layout, dtype, instr, operand=args.operand, major=major, swizzle=swizzle,
-                                        start_address=args.start, mn_block=None)
+        blocks = wg.k_block_descriptors(layout, dtype, instr, operand=operand, major=major, swizzle=swizzle,
+                                        start_address=start, mn_block=None)
     except LayoutError as e:
-        if whole is not None or args.instruction:
+        if whole is not None:
             raise LayoutError(f"desc: {layout} is not a canonical wgmma operand as a whole ({whole}) nor in "
                               f"{instr} k-blocks ({e})") from None
-        print(f"\n{instr} operand {args.operand}: no k-blocks ({e})")
+        if args.instruction:
+            raise LayoutError(f"desc: {layout} is one canonical block, but not in {instr} operand {operand} "
+                              f"k-blocks: {e}") from None
+        print(f"\n{instr} operand {operand}: no k-blocks ({e})")
         return 0
-    print(f"\n{instr} operand {args.operand}: {len(blocks)} slice(s)")
+    print(f"\n{instr} operand {operand}: {len(blocks)} slice(s)")
     rows = [
         {
             "mn": b.mn_block,
@@ -522,28 +604,30 @@ def _desc_umma(args: argparse.Namespace) -> int:
     """desc --target sm_100 on a layout or a tile: tcgen05 descriptors (layoutalg.nvidia.umma_smem: also
     the 128B_base32B mode and 4-bit types), the whole block and each k-block (K = 32 bytes)."""
     us = _need("layoutalg.nvidia.umma_smem", "desc --target sm_100")
-    if args.operand != "A":
+    if args.operand is not None:
         raise LayoutError("desc: --operand picks a wgmma instruction's block (--instruction); with --target sm_100 the "
                           "k-blocks span the whole MN extent of the tile")
     dtype = args.dtype or "bf16"
     if args.source is None:
-        mn, k = _parse_tile(args.tile)
+        mn, k = _parse_tile(args.tile or "64x64")
         major, swizzle = args.major or "K", 128 if args.swizzle is None else args.swizzle
         layout = us.smem_tile(major, swizzle, dtype, (mn, k))
         print(f"tile      : {major}-major, {swizzle} swizzle, {dtype} ({us.smem_bits(dtype)}-bit), {mn}x{k} (MN x K)")
     else:
+        _refuse_unused(args, "desc", "with a layout (it builds a canonical tile when no layout is given)",
+                       {"tile": "--tile", "swizzle": "--swizzle"})
         if args.dtype is None:
             raise LayoutError("desc: --dtype is needed to derive a descriptor from a layout (its elements' type)")
         layout = _parse_layout(args.source)
     print(f"layout    : {layout}")
     try:
-        d = us.descriptor_from_layout(layout, dtype, major=args.major, start_address=args.start)
+        d = us.descriptor_from_layout(layout, dtype, major=args.major, start_address=args.start or 0)
         print(f"canonical : {d.major}-major, {d.swizzle} swizzle, m={d.m} k={d.k} LBO={d.lbo_bytes} B SBO={d.sbo_bytes} B")
         print(d.descriptor.describe())
     except LayoutError as e:
         print(f"whole tile: not one canonical block ({e}); per k-block:")
     kb = 256 // us.smem_bits(dtype)
-    blocks = us.k_block_descriptors(layout, dtype, K=kb, major=args.major, start_address=args.start)
+    blocks = us.k_block_descriptors(layout, dtype, K=kb, major=args.major, start_address=args.start or 0)
     print(f"\nk-blocks of K = {kb} ({dtype}, 32 bytes): {len(blocks)} (CuTe's descriptor iterator: start += offset >> 4)")
     rows = [{"k": b.k_block, "offset B": b.offset_bytes, "start>>4": b.descriptor.start_encoded,
              "word": f"{b.descriptor.encode():#018x}"} for b in blocks]
@@ -570,22 +654,47 @@ def cmd_desc(args: argparse.Namespace) -> int:
         return _desc_tile(args)
     word = _word(args.source)
     if word is not None:
+        _refuse_unused(args, "desc", "when decoding a descriptor word (the word holds them, or they need a layout)",
+                       {"swizzle": "--swizzle", "tile": "--tile", "operand": "--operand",
+                        "instruction": "--instruction", "start": "--start"})
         return _desc_word(args, word)
+    _refuse_unused(args, "desc", "with a layout (it builds a canonical tile when no layout is given)",
+                   {"tile": "--tile"})
     layout = _parse_layout(args.source)
     if args.dtype is None:
         raise LayoutError("desc: --dtype is needed to derive a descriptor from a layout (its elements' type)")
     return _desc_derive(args, layout, args.dtype, args.major, args.swizzle, None)
 
 
-def _find_fragment(args: argparse.Namespace) -> Any:
-    shape = args.shape
+_FRAGMENT_OPTIONS = {"ctype": "--ctype", "kind": "--kind", "alayout": "--alayout", "blayout": "--blayout",
+                     "sparse": "--sparse", "trans": "--trans"}
+
+
+def _fragment_family(shape: str) -> str:
     if shape.startswith("m64"):
+        return "wgmma"
+    if shape in ("ldmatrix", "stmatrix"):
+        return shape
+    return "mma"
+
+
+def _find_fragment(args: argparse.Namespace, cmd: str = "frag") -> Any:
+    shape = args.shape
+    family = _fragment_family(shape)
+    fam = "mma.sp" if family == "mma" and args.sparse else family
+    uses = {"wgmma": {"ctype"}, "ldmatrix": {"trans"}, "stmatrix": {"trans"}, "mma": {"ctype", "kind", "alayout", "blayout"},
+            "mma.sp": {"ctype", "kind", "sparse"}}[fam]
+    _refuse_unused(args, cmd, f"for a {fam} fragment ({shape})",
+                   {a: f for a, f in _FRAGMENT_OPTIONS.items() if a not in uses})
+    if family == "wgmma":
         wf = _need("layoutalg.nvidia.wgmma_fragments", "wgmma fragments")
-        return wf.fragment(shape, args.dtype, args.operand)
-    if shape.startswith("ldmatrix") or shape.startswith("stmatrix"):
+        return wf.fragment(shape, args.dtype, args.operand, args.ctype)
+    if family in ("ldmatrix", "stmatrix"):
         ldm = _need("layoutalg.nvidia.ldmatrix", "ldmatrix")
-        num = int(args.operand.lower().lstrip("x")) if args.operand else 4
-        return ldm.fragment(num, args.trans, store=shape.startswith("st"))
+        text = (args.operand or "x4").strip().lower()
+        if text not in ("x1", "x2", "x4", "1", "2", "4"):
+            raise LayoutError(f"{cmd}: {family} takes x1, x2 or x4 where the operand goes; got {args.operand!r}")
+        return ldm.fragment(int(text.lstrip("x")), bool(args.trans), dtype=args.dtype, store=family == "stmatrix")
     mma = _need("layoutalg.nvidia.mma", "the mma catalog")
     if args.sparse:
         return mma.sparse_fragment(shape, args.dtype, args.operand, ctype=args.ctype, kind=args.kind)
@@ -605,19 +714,19 @@ def _frag_umma(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .layout import Layout
-    from .nvidia.umma import umma_atom
+    from .nvidia.umma import umma_atom, umma_type
 
     at = umma_atom(args.shape)
     ignored = [o for o, v in (("--ctype", args.ctype), ("--kind", args.kind), ("--sparse", args.sparse),
                               ("--trans", args.trans), ("--batch", args.batch),
-                              ("--alayout", args.alayout != "row"), ("--blayout", args.blayout != "col")) if v]
+                              ("--alayout", args.alayout is not None), ("--blayout", args.blayout is not None)) if v]
     if ignored:
         raise LayoutError(f"frag: {', '.join(ignored)} do not apply to a UMMA atom (its name fixes its configuration)")
-    op = args.operand.upper().replace("D", "C")
+    op = (args.operand or "").upper().replace("D", "C")
     if op not in ("A", "B", "C"):
         raise LayoutError(f"frag: operand {args.operand!r} of a UMMA atom is A, B or C (D)")
     want = {"A": at.a_type, "B": at.b_type, "C": at.c_type}[op]
-    if args.dtype not in ("-", want):
+    if args.dtype not in (None, "-") and umma_type(args.dtype) != want:
         raise LayoutError(f"frag: {at.name} has {op} of type {want}, not {args.dtype} (or give '-')")
     tv = {"A": at.ALayout, "B": at.BLayout, "C": at.CLayout}[op]
     rows, cols = {"A": (at.M, at.K), "B": (at.N, at.K), "C": (at.M, at.N)}[op]
@@ -644,15 +753,92 @@ def _frag_umma(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def fragment_lines() -> list[str]:
+    """Every fragment of the catalog as the arguments of ``layoutalg frag`` (what ``frag --list`` prints)."""
+    out: list[str] = []
+    mma = _need("layoutalg.nvidia.mma", "the mma catalog")
+    for e in mma.catalog():
+        if e.operand in ("SFA", "SFB"):
+            continue
+        words = [e.shape, e.dtype, e.operand]
+        if e.operand in ("C", "D") and e.ctype:
+            words.append(f"--ctype {e.ctype}")
+        if e.kind:
+            words.append(f"--kind {e.kind}")
+        if e.shape == "m8n8k4" and e.dtype == "f16" and e.operand == "A" and e.alayout != "row":
+            words.append(f"--alayout {e.alayout}")
+        if e.shape == "m8n8k4" and e.dtype == "f16" and e.operand == "B" and e.blayout != "col":
+            words.append(f"--blayout {e.blayout}")
+        if e.sparse:
+            words.append("--sparse")
+        out.append(" ".join(words))
+    wf = _need("layoutalg.nvidia.wgmma_fragments", "wgmma fragments")
+    for key in wf.catalog():
+        shape, dtype, op = key[:3]
+        out.append(f"{shape} {dtype} {op}" + (f" --ctype {key[3]}" if len(key) > 3 else ""))
+    for verb in ("ldmatrix", "stmatrix"):
+        for num in (1, 2, 4):
+            for trans in ("", " --trans"):
+                out.append(f"{verb} b16 x{num}{trans}")
+    return list(dict.fromkeys(out))
+
+
+def _matches(line: str, pattern: str | None) -> bool:
+    """Every word of ``pattern`` occurs in ``line`` (case-insensitive); ``*`` and ``?`` are wildcards."""
+    import fnmatch
+
+    if not pattern:
+        return True
+    toks = line.lower().split()
+    for word in pattern.lower().split():
+        if any(ch in word for ch in "*?["):
+            ok = any(fnmatch.fnmatchcase(tok, word) for tok in toks)
+        else:  # a short word names a whole token (C, f16, TN); a longer one may be part of a name (LDSM_T)
+            ok = any(tok == word or (len(word) >= 4 and word in tok) for tok in toks)
+        if not ok:
+            return False
+    return True
+
+
+def _list(lines: list[str], pattern: str | None, what: str, cmd: str) -> int:
+    hits = [ln for ln in lines if _matches(ln, pattern)]
+    for ln in hits:
+        print(ln)
+    if not hits:
+        raise LayoutError(f"{cmd} --list: no {what} matches {pattern!r} ({len(lines)} in all; try a shorter filter)")
+    print(f"({len(hits)} of {len(lines)} {what})", file=sys.stderr)
+    return 0
+
+
 def cmd_frag(args: argparse.Namespace) -> int:
-    if args.shape.startswith(("SM100_MMA_", "cute::SM100_MMA_")):
+    if args.list is None and args.shape and args.shape.startswith(("SM100_MMA_", "cute::SM100_MMA_")):
         return _frag_umma(args)
     from .nvidia.ptx_formulas import i as i_sym
     from .nvidia.ptx_formulas import lane as lane_sym
     from .verify import verify
 
+    if args.list is not None:
+        words = [w for w in (args.shape, args.dtype, args.operand) if w]
+        pattern = " ".join(([] if args.list is True else [args.list]) + words) or None
+        _refuse_unused(args, "frag", "with --list", dict(_FRAGMENT_OPTIONS, batch="--batch", output="-o",
+                                                          verbose="-v"))
+        return _list(fragment_lines(), pattern, "fragments", "frag")
+    if not (args.shape and args.dtype and args.operand):
+        raise LayoutError("frag: give SHAPE DTYPE OPERAND (e.g. m16n8k16 f16 A), or --list [FILTER] to see them all")
+    _need_option(args, "frag", "batch", "--batch", [("output", "-o")])
     F = _find_fragment(args)
     v = verify(F, F.formula.outputs, (lane_sym, i_sym))
+    if args.batch is not None and not 0 <= args.batch < F.batch:
+        raise LayoutError(f"frag: --batch {args.batch} is not one of the {F.batch} stacked matrices of {F.name} "
+                          f"(0..{F.batch - 1})")
+    if args.output and not args.verbose:
+        from . import viz
+
+        batch = "all" if F.batch > 1 and args.batch is None else (args.batch or 0)
+        viz.save(viz.fragment_scene(F, batch=batch), args.output)
+        _wrote(args.output, f"{F.name} ({F.instruction}), TV layout {F.layout}, "
+                            f"verified {'yes' if v else 'NO'} ({v.method})")
+        return 0 if v else 1
     print(f"instruction : {F.instruction}")
     print(
         f"operand     : {F.operand} ({F.dtype}, {F.element_bits} bits), {F.num_threads} threads x {F.num_values} values,"
@@ -663,16 +849,20 @@ def cmd_frag(args: argparse.Namespace) -> int:
     for name, e in zip(F.formula.names, F.formula.outputs):
         print(f"  {name:9s} = {e}")
     print(f"verified    : {'yes' if v else 'NO'} ({v.method}, {v.checked} points)")
+    if not v and v.counterexample is not None:
+        print(f"              {v.counterexample}")
     if args.output:
         from . import viz
 
         batch = "all" if F.batch > 1 and args.batch is None else (args.batch or 0)
         viz.save(viz.fragment_scene(F, batch=batch), args.output)
-        print(f"wrote {args.output}")
+        _wrote(args.output, f"{F.name}")
     return 0 if v else 1
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    if args.layout is not None or args.formula is not None or args.inputs is not None:
+        return _verify_formula(args)  # --inputs alone is refused there: it names the inputs of a formula
     t = time.perf_counter()
     rows, failures = prove_catalog()
     print(_table(rows, ["family", "fragments", "symbolic", "exhaustive", "failed"]))
@@ -684,6 +874,29 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for f in failures:
         print(f"FAILED {f}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _verify_formula(args: argparse.Namespace) -> int:
+    """``verify LAYOUT FORMULA [--inputs r,c]``: the formula (text, read by layoutalg.formula's grammar) vs the layout."""
+    from .verify import verify
+
+    if args.layout is None or args.formula is None:
+        raise LayoutError("verify: give a layout and a formula, e.g. layoutalg verify \"(4,8):(8,1)\" \"8*r + c\" "
+                          "--inputs r,c (or no arguments to prove the catalog)")
+    L = _parse_layout(args.layout)
+    inputs = args.inputs
+    if inputs is None:
+        inputs = "i" if len(L) == 1 else ",".join(("row", "col") if len(L) == 2 else (f"x{k}" for k in range(len(L))))
+    v = verify(L, args.formula, inputs)
+    print(f"layout  : {L}")
+    print(f"formula : {args.formula}  (inputs {inputs})")
+    if v:
+        print(f"equal   : yes ({v.method}, {v.checked} points)" + ("" if v.proven else f"; {v.note}"))
+        return 0
+    print(f"equal   : NO ({v.method}, {v.checked} points)")
+    if v.counterexample is not None:
+        print(f"          {v.counterexample}")
+    return 1
 
 
 def _pattern(name: str, smem: Any, n: int) -> Any:
@@ -711,18 +924,22 @@ def _pattern(name: str, smem: Any, n: int) -> Any:
 def cmd_banks(args: argparse.Namespace) -> int:
     from . import banks
 
+    if args.access and args.pattern:
+        raise LayoutError("banks: --pattern does nothing with --access (give one access)")
     smem = _parse_layout(args.layout)
     vb = args.vector or args.bytes
     if vb % args.bytes:
         raise LayoutError(f"banks: --vector {vb} is not a multiple of --bytes {args.bytes}")
-    access = _parse_layout(args.access) if args.access else _pattern(args.pattern, smem, vb // args.bytes)
+    access = _parse_layout(args.access) if args.access else _pattern(args.pattern or "column", smem, vb // args.bytes)
     rep = banks.analyze(smem, access, args.bytes, vb)
-    print(rep.summary())
+    if not args.output or args.verbose:
+        print(rep.summary())
     if args.output:
         from . import viz
 
         viz.save(viz.banks_scene(rep), args.output)
-        print(f"wrote {args.output}")
+        verdict = "conflict-free" if rep.conflict_free else f"{rep.ways}-way bank conflict"
+        _wrote(args.output, f"{rep.wavefronts} wavefronts, ideal {rep.ideal} ({verdict})")
     return 0
 
 
@@ -838,8 +1055,25 @@ def _m8n8k4_section(proofs: list[tuple[Any, Any]]) -> str:
 def cmd_report(args: argparse.Namespace) -> int:
     from . import viz
 
+    if args.quiet and args.progress:
+        raise LayoutError("report: -q (no progress bar) and --progress (a progress bar) ask for opposite things")
     t0 = time.perf_counter()
     out = args.output
+    if not args.verbose:  # the tables go to report.md; the console gets the one-line summary (-v: everything)
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()) as buf:
+            rc = _report(args, t0, out)
+        last = [ln for ln in buf.getvalue().splitlines() if ln.strip()][-2:]
+        print("; ".join(last))
+        return rc
+    return _report(args, t0, out)
+
+
+def _report(args: argparse.Namespace, t0: float, out: str) -> int:
+    from . import viz
+
     fig_dir = os.path.join(out, "figures")
     os.makedirs(fig_dir, exist_ok=True)
     figures = sorted(viz.PTX_FIGURES)
@@ -972,7 +1206,15 @@ def cmd_tma(args: argparse.Namespace) -> int:
     """`layoutalg tma`: derive the TMA tensor map of a shared tile; optionally check it against wgmma."""
     tm = _need("layoutalg.nvidia.tma", "tma")
     wg = _need("layoutalg.nvidia.wgmma", "tma")
-    shape = _parse_tile(args.tile)
+    if args.smem:
+        _refuse_unused(args, "tma", "with --smem (they build the wgmma tile used when --smem is not given)",
+                       {"major": "--major", "swizzle": "--swizzle", "tile": "--tile", "desc_swizzle": "--desc-swizzle"})
+    if not (args.check or args.desc_swizzle is not None):
+        _refuse_unused(args, "tma", "without --check (they choose the wgmma descriptors checked)",
+                       {"operand": "--operand", "instruction": "--instruction"})
+    args.major = args.major or "K"
+    args.swizzle = 128 if args.swizzle is None else args.swizzle
+    shape = _parse_tile(args.tile or "64x64")
     smem = _parse_layout(args.smem) if args.smem else wg.tile(args.major, args.swizzle, args.dtype, shape)
     g = _parse_layout(args.gtensor)
     c = tm.make_tma_copy(g, smem, args.dtype, base_alignment=args.align, coalesce=args.coalesce)
@@ -1000,7 +1242,7 @@ def cmd_tma(args: argparse.Namespace) -> int:
         if args.smem and args.desc_swizzle is not None:
             raise LayoutError("tma: --desc-swizzle builds a wgmma tile from --major/--tile; it does not combine with --smem")
         dl = smem if args.desc_swizzle is None else wg.tile(args.major, args.desc_swizzle, args.dtype, shape)
-        r = tm.check_wgmma(c, dl, operand_name=args.operand, instruction=args.instruction)
+        r = tm.check_wgmma(c, dl, operand_name=args.operand or "A", instruction=args.instruction)
         print(f"\nwgmma     : {r}")
         return 0 if r.ok else 1
     return 0
@@ -1014,12 +1256,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     names = [n.strip() for n in args.names.split(",")] if args.names else None
     if len(args.target) == 1:
+        _refuse_unused(args, "explain", "for a layout (they choose a fragment: SHAPE DTYPE OPERAND)", _FRAGMENT_OPTIONS)
         x: Any = _parse_layout(args.target[0])
     elif len(args.target) in (2, 3):
         ns = argparse.Namespace(**vars(args))
         ns.shape, ns.dtype = args.target[0], args.target[1]
         ns.operand = args.target[2] if len(args.target) == 3 else ""
-        x = _find_fragment(ns)
+        x = _find_fragment(ns, "explain")
     else:
         raise LayoutError(f"explain: expected a layout or 'SHAPE DTYPE OPERAND', got {' '.join(args.target)!r}")
     e = explain(x, names=names)
@@ -1045,6 +1288,8 @@ def _synth_access(text: str, shape: tuple[int, int], dtype: str, threads: int) -
         return presets[text]()
     if "@" in text:
         tv, vb = text.rsplit("@", 1)
+        if not vb.strip().isdigit():
+            raise LayoutError(f"synth: access {text!r}: BYTES after '@' is not an integer (e.g. (32,8):(1,32)@16)")
         L = _parse_layout(tv)
         if not isinstance(L, type(_parse_layout("1:0"))):
             raise LayoutError(f"synth: access {tv!r} must be a plain (thread, value) layout")
@@ -1056,14 +1301,26 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from . import synth
 
     if args.kernel:
+        given = [w for w in (args.shape, args.dtype, *args.access) if w]
+        if given:
+            raise LayoutError(f"synth: --kernel {args.kernel} brings its own tile and accesses; "
+                              f"{' '.join(given)} would be ignored")
+        _refuse_unused(args, "synth", "with --kernel (it sets the copy presets' threads itself)",
+                       {"threads": "--threads"})
         k = synth.kernel_accesses(args.kernel)
         shape, dtype, accesses = k.shape, k.dtype, list(k.accesses)
         print(k.description)
     else:
         if not args.shape or not args.dtype or not args.access:
             raise LayoutError("synth: give SHAPE DTYPE ACCESS... or --kernel NAME")
-        shape, dtype = _parse_tile(args.shape), args.dtype
-        accesses = [_synth_access(a, shape, dtype, args.threads) for a in args.access]
+        from .nvidia.dtypes import dtype_name
+
+        shape, dtype = _parse_tile(args.shape), dtype_name(args.dtype, op="synth")
+        if args.threads is not None and not any(a in ("cp.async", "st.shared.v4", "block4") for a in args.access):
+            raise LayoutError("synth: --threads does nothing without a copy preset that reads it "
+                              "(cp.async, st.shared.v4, block4)")
+        threads = 128 if args.threads is None else args.threads
+        accesses = [_synth_access(a, shape, dtype, threads) for a in args.access]
     cons = [c for c in (args.constraints or "").split(",") if c]
     s = synth.synthesize_swizzle(shape, dtype, accesses, constraints=cons)
     print(s.summary())
@@ -1081,6 +1338,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     if gluon_text is not None and args.layout:
         raise LayoutError("export: give the layout once (after --gluon, or as the argument)")
     if args.gluon is not None:
+        _refuse_unused(args, "export", "with --gluon (it is the element type of a wgmma tile for --cpp; "
+                       "--bits gives Gluon the element width)", {"dtype": "--dtype"})
         if not args.shape:
             raise LayoutError("export --gluon: give the tensor shape with --shape, e.g. --shape 64,64")
         from .interop.gluon import to_gluon
@@ -1091,11 +1350,53 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 0
     from .interop.cute import to_cute_cpp, to_cute_dsl
 
+    lang = "with --dsl" if args.dsl else "with --cpp"
+    _refuse_unused(args, "export", f"{lang} (they are read by --gluon)",
+                   {"shape": "--shape", "bits": "--bits", "kind": "--kind"})
+    if args.dsl:
+        _refuse_unused(args, "export", "with --dsl (it names the GMMA atom type of --cpp)", {"dtype": "--dtype"})
     layout = _parse_layout(text)
     if args.dsl:
         print(to_cute_dsl(layout))
     else:
         print(to_cute_cpp(layout, dtype=args.dtype))
+    return 0
+
+
+def _address(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (e.g. 0x2000 or 8192)") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v} is not a non-negative address")
+    return v
+
+
+def cmd_atoms(args: argparse.Namespace) -> int:
+    """``atoms --list [FILTER]``: CuTe's names of the MMA and copy atoms; ``atoms NAME``: CuTe's print of one."""
+    at = _need("layoutalg.nvidia.atoms", "atoms")
+    names = [f"mma  {n}" for n in at.mma_atom_names()] + [f"copy {n}" for n in at.copy_atom_names()]
+    if args.list is not None:
+        _refuse_unused(args, "atoms", "with --list", {"dtype": "--dtype"})
+        pattern = " ".join(([] if args.list is True else [args.list]) + ([args.name] if args.name else [])) or None
+        return _list(names, pattern, "atoms", "atoms")
+    if not args.name:
+        raise LayoutError("atoms: give an atom name (SM80_16x8x16_F32F16F16F32_TN, SM75_U32x4_LDSM_N, ...) "
+                          "or --list [FILTER]")
+    name = args.name.strip()
+    copy_names = {n.replace(" ", "") for n in at.copy_atom_names()}
+    is_copy = name.replace(" ", "").replace("cute::", "") in copy_names or name.startswith(("SM75_U", "SM90_U",
+                                                                                             "UniversalCopy", "SM80_CP"))
+    if is_copy:
+        a = at.copy_atom(name, args.dtype)
+        print(f"Copy_Atom<{a.name}, {a.value_type}>  ({a.notes})")
+        print(a)
+        return 0
+    _refuse_unused(args, "atoms", "for an MMA atom (its name holds its types)", {"dtype": "--dtype"})
+    m = at.mma_atom(name)
+    print(f"{m.name}  (value types D, A, B, C: {', '.join(m.value_types)})" + (f"  {m.notes}" if m.notes else ""))
+    print(m)
     return 0
 
 
@@ -1118,10 +1419,11 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def _add_fragment_options(s: argparse.ArgumentParser) -> None:
     """The options :func:`_find_fragment` reads beside SHAPE DTYPE OPERAND (frag, explain)."""
-    s.add_argument("--ctype", help="accumulator type of C/D")
+    s.add_argument("--ctype", help="accumulator type (default f32 where the instruction allows it); with A/B it "
+                   "names the instruction")
     s.add_argument("--kind", help="f8f6f4, mxf8f6f4, mxf4, mxf4nvf4")
-    s.add_argument("--alayout", default="row", help="row or col (m8n8k4 .f16 only)")
-    s.add_argument("--blayout", default="col", help="row or col (m8n8k4 .f16 only)")
+    s.add_argument("--alayout", choices=("row", "col"), help="m8n8k4 .f16 operand A: row (default) or col")
+    s.add_argument("--blayout", choices=("row", "col"), help="m8n8k4 .f16 operand B: col (default) or row")
     s.add_argument("--sparse", action="store_true", help="mma.sp fragment")
     s.add_argument("--trans", action="store_true", help="ldmatrix .trans")
 
@@ -1143,8 +1445,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("layout", nargs="?", help='CuTe notation, e.g. "(4,2):(2,1)" or "Sw<3,3,3> o (8,64):(64,1)"')
     s.add_argument("--gluon", metavar="LAYOUT", help='a Gluon layout instead, e.g. "NVMMASharedLayout(128, 16)" (with --shape)')
     s.add_argument("--shape", help="the tensor shape of a --gluon layout, e.g. 64,64")
-    s.add_argument("-o", "--output", help="write a picture (.svg or .png)")
-    s.add_argument("--max", type=_positive_int, default=64, help="largest number of rows/columns shown (default 64)")
+    s.add_argument("-o", "--output", help="write a picture (.svg or .png); prints one line (with -v also the grid)")
+    s.add_argument("-v", "--verbose", action="store_true", help="with -o, also print the offset grid / CuTe's print")
+    s.add_argument("--max", type=_positive_int, help="largest number of rows/columns shown (default 64)")
     s.add_argument(
         "--swizzle-bytes",
         type=int,
@@ -1160,8 +1463,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also a make_tiled_copy_<OP> with this copy atom, e.g. A:SM75_U32x4_LDSM_N (repeatable)")
     s.add_argument("--copy-output", metavar="FILE", help="write the tiled copy's picture (.svg or .png)")
     s.add_argument("--banks", metavar="SMEM", help="bank report of the --copy over this shared-memory layout")
-    s.add_argument("--mode", default="auto", choices=("auto", "cells", "blocks"),
-                   help="tiled pictures: every cell, aggregated blocks, or auto (cells up to 64x64)")
+    s.add_argument("--mode", choices=("auto", "cells", "blocks"),
+                   help="tiled pictures: every cell, aggregated blocks, or auto (the default: cells up to 64x64)")
     s.add_argument("--window", metavar="M0:M1,N0:N1", help="tiled-MMA picture: only these rows/columns of C")
     s.set_defaults(func=cmd_show)
 
@@ -1180,7 +1483,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help='Gluon: a shared layout (coordinate -> offset) or a TV layout (thread, value)')
     s.add_argument("--dtype", help="element type of a wgmma tile for --cpp (default: from the swizzle)")
     s.add_argument("--shape", help="the tensor shape for --gluon, e.g. 64,64")
-    s.add_argument("--bits", type=int, help="element bits (picks NVMMASharedLayout's element_bitwidth)")
+    s.add_argument("--bits", type=int, choices=(4, 8, 16, 32, 64),
+                   help="element bits (picks NVMMASharedLayout's element_bitwidth)")
     s.add_argument("--kind", choices=("shared", "distributed"), help="default: shared when the modes match --shape")
     s.set_defaults(func=cmd_export)
 
@@ -1207,13 +1511,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="0, 32, 64 or 128 bytes, or 128B_base32B (sm_100) (tile default 128; inferred from a layout)")
     s.add_argument("--dtype", help="tf32, f16, bf16, e4m3, e5m2, s8, u8; with --target sm_100 also e2m1 (4-bit) "
                    "(tile default bf16)")
-    s.add_argument("--tile", default="64x64", help="MNxK in elements (default 64x64)")
-    s.add_argument("--operand", default="A", choices=["A", "B"])
+    s.add_argument("--tile", help="MNxK in elements (default 64x64)")
+    s.add_argument("--operand", choices=["A", "B"], help="A (default) or B")
     s.add_argument("--instruction", help="wgmma shape, e.g. m64n128k16 (default from the tile and dtype)")
     s.add_argument("--target", default="sm_90", choices=["sm_90", "sm_100"],
                    help="sm_90 wgmma descriptor (default) or sm_100 tcgen05")
     s.add_argument(
-        "--start", type=lambda x: int(x, 0), default=0, help="shared-memory byte address of the tile"
+        "--start", type=_address, help="shared-memory byte address of the tile (default 0)"
     )
     s.set_defaults(func=cmd_desc)
 
@@ -1223,21 +1527,31 @@ def build_parser() -> argparse.ArgumentParser:
         description="Look up a fragment (e.g. 'm16n8k16 f16 A', 'm64n64k16 f32 D', "
         "'ldmatrix b16 x4') and prove it against the PTX formula.",
     )
-    s.add_argument("shape", help="m16n8k16, m8n8k4, m64n128k16 (wgmma), ldmatrix, stmatrix, or a tcgen05 atom "
-                   "'SM100_MMA_F16BF16_SS<bf16,bf16,float,128,256,K,K>' (dtype '-')")
-    s.add_argument("dtype", help="f16, bf16, tf32, f64, s8, e4m3, ... (b16 for ldmatrix)")
-    s.add_argument("operand", help="A, B, C or D (x1/x2/x4 for ldmatrix)")
+    s.add_argument("shape", nargs="?", help="m16n8k16, m8n8k4, m64n128k16 (wgmma), ldmatrix, stmatrix, or a tcgen05 "
+                   "atom 'SM100_MMA_F16BF16_SS<bf16,bf16,float,128,256,K,K>' (dtype '-')")
+    s.add_argument("dtype", nargs="?", help="f16, bf16, tf32, f64, s8, e4m3, ... or CuTe's half_t, bfloat16_t, "
+                   "float_e4m3_t, ... (b16 for ldmatrix)")
+    s.add_argument("operand", nargs="?", help="A, B, C or D (x1/x2/x4 for ldmatrix)")
     _add_fragment_options(s)
-    s.add_argument("--batch", type=int, help="which stacked matrix to draw (default: all)")
-    s.add_argument("-o", "--output", help="write a picture (.svg or .png)")
+    s.add_argument("--batch", type=int, help="with -o: which stacked matrix to draw (default: all)")
+    s.add_argument("-o", "--output", help="write a picture (.svg or .png); prints one line (-v: everything)")
+    s.add_argument("-v", "--verbose", action="store_true", help="with -o, also print the fragment's details")
+    s.add_argument("--list", nargs="?", const=True, metavar="FILTER",
+                   help="list the catalog's fragments as frag arguments, those matching FILTER (words that must all "
+                        "occur, * and ? wildcards; SHAPE DTYPE OPERAND given too filter as well)")
     s.set_defaults(func=cmd_frag)
 
     s = sub.add_parser(
         "verify",
-        help="prove the whole catalog against the PTX formulas",
-        description="Prove every catalogued fragment equal to its PTX formula and check the "
-        "seed's descriptor examples; exit 1 if anything fails.",
+        help="prove the whole catalog against the PTX formulas, or a layout against a formula",
+        description="Without arguments: prove every catalogued fragment equal to its PTX formula and check the "
+        "seed's descriptor examples. With LAYOUT FORMULA: prove the layout equal to the formula (text such as "
+        "'8*r + c' or '64*row + 8*((col >> 3) ^ (row % 8)) + col % 8', read by a grammar, never evaluated). "
+        "Exit 1 if anything differs.",
     )
+    s.add_argument("layout", nargs="?", help='a layout in CuTe notation, e.g. "(4,8):(8,1)"')
+    s.add_argument("formula", nargs="?", help="the formula of its offset, e.g. '8*r + c'")
+    s.add_argument("--inputs", help="comma-separated input names, one per mode (default row,col for rank 2; i for rank 1)")
     s.set_defaults(func=cmd_verify)
 
     s = sub.add_parser(
@@ -1255,11 +1569,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--access", help="TV layout (thread, value) -> coordinate index of the layout")
     s.add_argument(
         "--pattern",
-        default="column",
+        choices=("column", "row"),
         help="'column': thread t reads row t from column 0 (a vector along the row); "
         "'row': thread t reads the t-th vector of row 0 (default column)",
     )
-    s.add_argument("-o", "--output", help="write a picture (.svg or .png)")
+    s.add_argument("-o", "--output", help="write a picture (.svg or .png); prints one line (-v: the report)")
+    s.add_argument("-v", "--verbose", action="store_true", help="with -o, also print the whole report")
     s.set_defaults(func=cmd_banks)
 
     s = sub.add_parser("harness", help="run the GPU hardware checks (needs a GPU and Triton)")
@@ -1275,6 +1590,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", default="layoutalg-report", help="folder (default ./layoutalg-report)")
     s.add_argument("--png", action="store_true", help="also write a few PNGs (needs matplotlib)")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    s.add_argument("-v", "--verbose", action="store_true",
+                   help="print the tables on the console too (by default one line: what was written, the verdict)")
     s.add_argument("--progress", action="store_true",
                    help="show progress even when stderr is not a terminal (by default only on a terminal)")
     s.set_defaults(func=cmd_report)
@@ -1288,16 +1605,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("gtensor", help='global tensor, shape:stride in elements, e.g. "(1000,512):(512,1)"')
     s.add_argument("--smem", help="shared tile layout (default: the wgmma tile of --major/--swizzle/--tile)")
-    s.add_argument("--major", default="K", help="K or MN (default K)")
-    s.add_argument("--swizzle", type=int, default=128, help="0, 32, 64 or 128 bytes (default 128)")
-    s.add_argument("--dtype", default="bf16", help="f16, bf16, tf32, f32, e4m3, s8, ... (default bf16)")
-    s.add_argument("--tile", default="64x64", help="MNxK in elements (default 64x64)")
+    s.add_argument("--major", help="K or MN (default K)")
+    s.add_argument("--swizzle", type=int, help="0, 32, 64 or 128 bytes (default 128)")
+    s.add_argument("--dtype", default="bf16", help="f16, bf16, tf32, f32, e4m3, s8, ... or CuTe's half_t, "
+                   "bfloat16_t, ... (default bf16)")
+    s.add_argument("--tile", help="MNxK in elements (default 64x64)")
     s.add_argument("--origin", help="global coordinate of the tile's first element, e.g. (128,64)")
     s.add_argument("--align", type=int, default=16, help="alignment of the global base address in bytes (default 16)")
     s.add_argument("--coalesce", action="store_true", help="merge contiguous dimensions (CuTe with static strides)")
     s.add_argument("--check", action="store_true", help="check the tile's wgmma descriptors against the tensor map")
     s.add_argument("--desc-swizzle", type=int, help="check against the descriptors of this swizzle instead")
-    s.add_argument("--operand", default="A", choices=["A", "B"])
+    s.add_argument("--operand", choices=["A", "B"], help="with --check: A (default) or B")
     s.add_argument("--instruction", help="wgmma shape for --check, e.g. m64n128k16 (default from the tile)")
     s.set_defaults(func=cmd_tma)
 
@@ -1325,9 +1643,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("dtype", nargs="?", help="f16, bf16, tf32, f32, e4m3, s8, ...")
     s.add_argument("access", nargs="*", help="accesses (see above)")
     s.add_argument("--kernel", help="one of the built-in kernels: ampere_gemm_a, attention_v, fp8_transpose")
-    s.add_argument("--threads", type=int, default=128, help="threads of the copy presets (default 128)")
+    s.add_argument("--threads", type=_positive_int, help="threads of the copy presets (default 128)")
     s.add_argument("--constraints", help="comma-separated: wgmma, tma")
     s.set_defaults(func=cmd_synth)
+
+    s = sub.add_parser(
+        "atoms",
+        help="CuTe's MMA and copy atoms: list their names, or print one",
+        description="layoutalg atoms --list [FILTER] lists the MMA atoms (mma.sync, mma.sp, wgmma) and copy atoms "
+        "(ldmatrix, stmatrix, cp.async, UniversalCopy) by CuTe's names; layoutalg atoms NAME [--dtype T] prints "
+        "the atom as CuTe prints it (a copy atom with value type T, CuTe spellings accepted).",
+    )
+    s.add_argument("name", nargs="?", help="an atom name, e.g. SM80_16x8x16_F32F16F16F32_TN or SM75_U32x4_LDSM_N")
+    s.add_argument("--dtype", help="value type of a copy atom (default: the instruction's own unit)")
+    s.add_argument("--list", nargs="?", const=True, metavar="FILTER",
+                   help="list the atoms whose name matches FILTER (words that must all occur; * and ? wildcards)")
+    s.set_defaults(func=cmd_atoms)
 
     _add_idesc_parser(sub)
     return p

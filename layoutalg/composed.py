@@ -177,6 +177,8 @@ class ComposedLayout:
         m: dict = {}
         syms = self.free_symbols
         for key, v in dict(mapping or {}, **kwargs).items():
+            if isinstance(v, str):  # sympy would evaluate text as Python: text is data, never code
+                raise LayoutError(f"subs: the value {v!r} for {key} is text; give an int or a sympy expression")
             if isinstance(key, str):
                 for s in syms:
                     if s.name == key:

@@ -62,6 +62,7 @@ from .swizzle import Swizzle
 from .tensor import Tensor
 from .symbolic import bitand, bitxor, shl, shr
 from .verify import Verdict, verify
+from .formula import as_formula
 
 __all__ = ["explain", "Explanation", "count_ops", "c_text"]
 
@@ -84,7 +85,7 @@ def count_ops(expr: Any) -> int:
     """
     if isinstance(expr, (tuple, list)):
         return sum(count_ops(e) for e in expr)
-    e = sympy.sympify(expr)
+    e = as_formula(expr, op="count_ops")
     return _count(e)
 
 
@@ -914,7 +915,7 @@ def c_text(expr: Any, names: Mapping[Any, str] | None = None) -> str:
     >>> c_text(col)
     '2 * (lane % 4) + (i & 1)'
     """
-    return _to_node(sympy.sympify(expr), dict(names or {})).text
+    return _to_node(as_formula(expr, op="c_text"), dict(names or {})).text
 
 
 _REL = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">", sympy.GreaterThan: ">=",

@@ -392,6 +392,8 @@ class Layout(_LayoutFields):
         """Substitute values for symbols: ``L.subs({m: 2, k: 2})`` or ``L.subs(m=2, k=2)``."""
         m: dict = {}
         for key, v in dict(mapping or {}, **kwargs).items():
+            if isinstance(v, str):  # sympy would evaluate text as Python: text is data, never code
+                raise LayoutError(f"subs: the value {v!r} for {key} is text; give an int or a sympy expression")
             if isinstance(key, str):
                 hits = [s for s in self.free_symbols if s.name == key]
                 for s in hits:

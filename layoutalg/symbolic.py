@@ -62,6 +62,18 @@ class _BitFunction(sympy.Function):
         return None
 
 
+def _expr(x: Any, op: str) -> Any:
+    """``x`` as a sympy object, strictly: text is refused (sympify would evaluate it as Python; read formula
+    text with :func:`layoutalg.formula.parse_formula`)."""
+    if isinstance(x, str):
+        raise LayoutError(f"{op}: {x!r} is text; give an int or a sympy expression (formula text is read by "
+                          "layoutalg.formula.parse_formula)")
+    try:
+        return sympy.sympify(x, strict=True)
+    except (sympy.SympifyError, TypeError) as e:
+        raise LayoutError(f"{op}: {x!r} is not an int or a sympy expression") from e
+
+
 def _binary(name: str, op, np_op, doc: str):
     fn_cls = type(name, (_BitFunction,), {"_op": staticmethod(op), "__module__": __name__})
 
@@ -71,7 +83,7 @@ def _binary(name: str, op, np_op, doc: str):
         ia, ib = _concrete(a), _concrete(b)
         if ia is not None and ib is not None:
             return op(ia, ib)
-        return fn_cls(sympy.sympify(a), sympy.sympify(b))
+        return fn_cls(_expr(a, name), _expr(b, name))
 
     apply.__name__ = name
     apply.__qualname__ = name
@@ -117,6 +129,10 @@ def lambdify_numpy(inputs, exprs):
     # ``from numpy import *`` that sympy runs on first use (a one-off ~0.15 s per process)
     from sympy.printing.numpy import NumPyPrinter
 
+    exprs = [_expr(e, "lambdify_numpy") for e in exprs]  # text would be printed into the generated code
+    for x in inputs:
+        if not isinstance(x, sympy.Symbol):
+            raise LayoutError(f"lambdify_numpy: input {x!r} is not a sympy Symbol")
     namespace = dict(NUMPY_FUNCTIONS, numpy=np)
     printer = NumPyPrinter({"fully_qualified_modules": True, "inline": True, "allow_unknown_functions": True,
                             "user_functions": {}})
@@ -399,7 +415,7 @@ def exact_evaluator(inputs: Sequence[Any], exprs: Sequence[Any]) -> Callable[...
     [[0, 1, 2, 3, 4, 4], [0, 0, 0, 0, 4, 4]]
     """
     pos = {s: k for k, s in enumerate(inputs)}
-    compiled = [_compile(sympy.sympify(e), pos) for e in exprs]
+    compiled = [_compile(_expr(e, "verify"), pos) for e in exprs]
 
     def run(*arrays: np.ndarray) -> list[ExactValues]:
         with np.errstate(all="ignore"):

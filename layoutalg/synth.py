@@ -62,6 +62,7 @@ import numpy as np
 from .composed import ComposedLayout
 from .errors import LayoutError
 from .layout import Layout, make_layout
+from .nvidia.dtypes import dtype_name
 from .swizzle import Swizzle
 
 __all__ = [
@@ -94,9 +95,7 @@ def dtype_bytes(dtype: str, op: str = "dtype_bytes") -> int:
     >>> dtype_bytes("bf16"), dtype_bytes("tf32")
     (2, 4)
     """
-    if dtype not in _DTYPE_BYTES:
-        raise LayoutError(f"{op}: dtype {dtype!r} is not one of {sorted(_DTYPE_BYTES)}")
-    return _DTYPE_BYTES[dtype]
+    return _DTYPE_BYTES[dtype_name(dtype, allowed=_DTYPE_BYTES, op=op)]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ from .algebra import (
 )
 from .composed import ComposedLayout
 from .errors import LayoutError
-from .hooks import svg_of
+from .hooks import service, svg_of
 from .layout import Layout, make_layout
 from .parse import parse
 from .tensor import (
@@ -456,7 +456,8 @@ class ThrMMA:
 
 
 def make_tiled_mma(atom: MMAAtom, atom_layout: Any = (1, 1, 1), permutation: Any = None) -> TiledMMA:
-    """CuTe's ``make_tiled_mma(atom, atom_layout, permutation)``.
+    """CuTe's ``make_tiled_mma(atom, atom_layout, permutation)``; ``atom`` is an MMAAtom or CuTe's name of one
+    (``"SM80_16x8x16_F32F16F16F32_TN"``, read by :func:`layoutalg.nvidia.atoms.mma_atom`).
 
     ``atom_layout`` (a Layout or a shape, padded to rank 3 with ``1:0``) lays atoms over threads:
     ``(2,2,1)`` is 2 atoms along M times 2 along N, 4x the atom's threads. ``permutation`` is
@@ -470,8 +471,10 @@ def make_tiled_mma(atom: MMAAtom, atom_layout: Any = (1, 1, 1), permutation: Any
     >>> make_tiled_mma(atom, (2, 1, 1), (4, _, _)).tile_size_mnk
     (4, 2, 1)
     """
+    if isinstance(atom, str):  # CuTe's name of the atom (the NVIDIA catalog reads it, registered through hooks)
+        atom = service("mma_atom")(atom)
     if not isinstance(atom, MMAAtom):
-        raise LayoutError(f"make_tiled_mma: {atom!r} is not an MMAAtom (see layoutalg.nvidia.atoms.mma_atom)")
+        raise LayoutError(f"make_tiled_mma: {atom!r} is not an MMAAtom or an atom name (see layoutalg.nvidia.atoms.mma_atom)")
     op = "make_tiled_mma"
     L = _pad3(_as_layout_arg(atom_layout, op, "atom layout"))
     if permutation is None:
@@ -588,11 +591,12 @@ class CopyAtom:
         """``NumValDst``: values one thread writes per instruction."""
         return int(self.val_layout_dst[1].size())
 
-    def with_value_bits(self, bits: int, value_type: str = "") -> CopyAtom:
-        """The same instruction for another value type (CuTe's ``Copy_Atom<Op, T>`` with another T)."""
+    def with_value_bits(self, bits: int, value_type: str | None = None) -> CopyAtom:
+        """The same instruction for another value type (CuTe's ``Copy_Atom<Op, T>`` with another T); the type
+        is named ``b<bits>`` unless ``value_type`` names it."""
         from dataclasses import replace
 
-        return replace(self, value_bits=int(bits), value_type=value_type)
+        return replace(self, value_bits=int(bits), value_type=value_type or f"b{int(bits)}")
 
     def __str__(self) -> str:
         return (

@@ -31,7 +31,7 @@ and the layout gives ``(6 % 4)*8 + (6 // 4)*1 = 17``::
     (True, 'symbolic', 32)
     >>> w = verify(tv, shr(lane, 2) + 8 * (lane % 2), (lane, i))
     >>> bool(w), w.counterexample
-    (False, Counterexample(lane=2, i=0: got 16, expected 0))
+    (False, Counterexample(lane=2, i=0: layout gives 16, formula gives 0))
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ import sympy
 from . import algebra as alg
 from .composed import ComposedLayout
 from .errors import LayoutError
+from .formula import as_formula
 from .inttuple import flatten
 from .layout import Layout
 from .linear import to_linear
@@ -66,18 +67,49 @@ __all__ = ["verify", "equivalent", "Verdict", "Counterexample"]
 
 @dataclass(frozen=True)
 class Counterexample:
-    """The first input (in enumeration order) where the two sides differ, with both values."""
+    """The first input (in enumeration order) where the two sides differ, with both values.
+
+    ``inputs`` are (name, value) pairs, by the input names given to :func:`verify` (``ce["r"]``, or
+    ``ce.where`` as a dict); ``got`` is the value of the ``got_side`` (the layout or mapping; ``A`` of
+    :func:`equivalent`), ``expected`` that of the ``expected_side`` (the formula; ``B``).
+
+    >>> ce = Counterexample((("row", 3), ("col", 1)), 20, 12)
+    >>> ce
+    Counterexample(row=3, col=1: layout gives 20, formula gives 12)
+    >>> print(ce)
+    at (row, col) = (3, 1): the layout gives 20, the formula gives 12
+    """
 
     inputs: tuple[tuple[str, int], ...]
     got: Any
     expected: Any
+    got_side: str = "layout"
+    expected_side: str = "formula"
 
     def __getitem__(self, name: str) -> int:
         return dict(self.inputs)[name]
 
+    @property
+    def where(self) -> dict[str, int]:
+        """The inputs as a dict, name -> value."""
+        return dict(self.inputs)
+
     def __repr__(self) -> str:
         where = ", ".join(f"{k}={v}" for k, v in self.inputs)
-        return f"Counterexample({where}: got {self.got}, expected {self.expected})"
+        return (f"Counterexample({where}: {self.got_side} gives {self.got}, "
+                f"{self.expected_side} gives {self.expected})")
+
+    def __str__(self) -> str:
+        names = [k for k, _ in self.inputs]
+        vals = [str(v) for _, v in self.inputs]
+        if not names:
+            return f"{self.got_side} = {self.got}, {self.expected_side} = {self.expected}"
+        at = f"{names[0]} = {vals[0]}" if len(names) == 1 else f"({', '.join(names)}) = ({', '.join(vals)})"
+
+        def side(x: str) -> str:
+            return x if len(x) == 1 else f"the {x}"
+
+        return f"at {at}: {side(self.got_side)} gives {self.got}, {side(self.expected_side)} gives {self.expected}"
 
 
 @dataclass(frozen=True)
@@ -129,10 +161,42 @@ def _evaluator(inputs: tuple, exprs: tuple) -> Any:
     return exact_evaluator(inputs, exprs)
 
 
-def _as_exprs(expected: Any) -> tuple:
-    if isinstance(expected, (tuple, list)):
-        return tuple(sympy.sympify(e) for e in expected)
-    return (sympy.sympify(expected),)
+def _as_exprs(expected: Any, names: dict) -> tuple:
+    """The formula as a tuple of sympy expressions; text is read by :mod:`layoutalg.formula` (never evaluated)."""
+    out = as_formula(expected, names, op="verify")
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _as_inputs(inputs: Any) -> tuple:
+    """The input symbols: sympy Symbols, names (each a non-negative integer symbol), or "r, c"."""
+    if inputs is None:
+        raise LayoutError("verify: give the inputs of the formula, e.g. inputs=(r, c) or inputs='r, c' "
+                          "(one per mode of a layout, or one for its 1-D index)")
+    if isinstance(inputs, str):
+        inputs = [n.strip() for n in inputs.replace(" ", ",").split(",") if n.strip()]
+    elif isinstance(inputs, sympy.Symbol):
+        inputs = [inputs]
+    out = []
+    for s in inputs:
+        if isinstance(s, str):
+            if not s.isidentifier() or s.startswith("__"):
+                raise LayoutError(f"verify: input name {s!r} is not a name")
+            s = sympy.Symbol(s, integer=True, nonnegative=True)
+        if not isinstance(s, sympy.Symbol):
+            raise LayoutError(f"verify: input {s!r} must be a sympy Symbol or a name")
+        out.append(s)
+    if len({s.name for s in out}) != len(out):
+        raise LayoutError(f"verify: the inputs {[s.name for s in out]} repeat a name")
+    return tuple(out)
+
+
+def _side(mapping: Any) -> str:
+    """How a counterexample names the mapping's side."""
+    if isinstance(mapping, _RowColOnly):
+        mapping = mapping.fragment
+    if _is_layoutish(mapping):
+        return "layout"
+    return "fragment" if hasattr(mapping, "formula_key") else "mapping"
 
 
 # ---------------------------------------------------------------------------------------
@@ -209,16 +273,20 @@ class _RowColOnly:
         return tuple(self.fragment.verify_symbolic(*symbols))[-2:]
 
 
-def verify(mapping: Any, expected: Any, inputs: Sequence[sympy.Symbol], *, symbolic: bool = True,
-           instances: Sequence[dict] | None = None) -> Verdict:
+def verify(mapping: Any, expected: Any = None, inputs: Any = None, *, symbolic: bool = True,
+           instances: Sequence[dict] | None = None, formula: Any = None) -> Verdict:
     """verify(F, e, x) -> Verdict, truthy iff F(x) == e(x) for every x of F's finite domain.
 
     ``mapping`` is a Layout or ComposedLayout (inputs: one symbol per mode, each mode given its
     1-D coordinate, or a single symbol for the 1-D index) or an object with ``verify_domain()``,
     ``verify_eval(*arrays)`` and optionally ``verify_symbolic(*symbols)`` (docs/architecture.md).
-    ``expected`` is one sympy expression (a layout's offset) or a tuple (e.g. ``(row, col)``),
-    using ``Mod``/``%``, ``floor``/``//``, ``Piecewise``, ``Min``/``Max`` and the bit helpers of
-    :mod:`layoutalg.symbolic`.
+    ``expected`` (or ``formula=``) is one sympy expression (a layout's offset) or a tuple (e.g.
+    ``(row, col)``), using ``Mod``/``%``, ``floor``/``//``, ``Piecewise``, ``Min``/``Max`` and the bit
+    helpers of :mod:`layoutalg.symbolic` -- or the same written as text (``"8*r + c"``, ``"lane >> 2,
+    lane % 4"``), which is read by the grammar of :mod:`layoutalg.formula` and never evaluated.
+    ``inputs`` are sympy Symbols or names (``("r", "c")`` or ``"r, c"``); every argument may be given
+    by keyword: ``verify(L, formula="8*r + c", inputs="r, c")``. A counterexample names both sides
+    (the layout or fragment, and the formula) and the inputs by these names.
 
     First every point is enumerated (vectorized); when that finds no difference a symbolic
     proof is attempted (``symbolic=False`` skips it), and ``method`` reports which one decided.
@@ -229,20 +297,52 @@ def verify(mapping: Any, expected: Any, inputs: Sequence[sympy.Symbol], *, symbo
     >>> r, c = sympy.symbols("r c", integer=True, nonnegative=True)
     >>> verify(Layout((4, 8), (8, 1)), 8 * r + c, (r, c)).method
     'symbolic'
+    >>> print(verify(Layout((4, 8), (8, 1)), formula="8*r + 2*c", inputs="r, c").counterexample)
+    at (r, c) = (0, 1): the layout gives 1, the formula gives 2
     """
-    inputs = tuple(inputs)
-    for s in inputs:
-        if not isinstance(s, sympy.Symbol):
-            raise LayoutError(f"verify: input {s!r} must be a sympy Symbol")
-    exprs = _as_exprs(expected)
+    if formula is not None:
+        if expected is not None:
+            raise LayoutError("verify: give the formula once (as the second argument or as formula=)")
+        expected = formula
+    if expected is None:
+        raise LayoutError("verify: give the formula to compare with, e.g. verify(L, '8*r + c', 'r, c')")
+    inputs = _as_inputs(inputs)
+    names = {s.name: s for s in sorted(_free_symbols(mapping), key=str)}
+    names.update({s.name: s for s in inputs})
+    exprs = _as_exprs(expected, names)
+    if instances is not None:
+        instances = [_check_instance(inst) for inst in instances]
+        if not (_is_layoutish(mapping) and not mapping.is_static):
+            raise LayoutError(f"verify: instances= substitute the size symbols of a symbolic layout; {mapping!r} has "
+                              "none, so they would be ignored (leave them out)")
     if _is_layoutish(mapping) and not mapping.is_static:
-        return _verify_symbolic_size(mapping, exprs, inputs, instances)
+        return _verify_symbolic_size(mapping, exprs, inputs, instances, symbolic)
     if not _is_layoutish(mapping) and getattr(mapping, "batch_name", None) is not None and len(exprs) == 2:
         # a fragment of several MMA computations (m8n8k4 f16) checked against the ISA's (row, col)
         # pair alone: compare the row and col outputs; which computation a lane serves is not checked
         mapping = _RowColOnly(mapping)
     extents = [int(e) for e in _domain(mapping, inputs)]
     return _verify_finite(mapping, exprs, inputs, extents, symbolic)
+
+
+def _free_symbols(mapping: Any) -> set:
+    try:
+        syms = mapping.free_symbols if _is_layoutish(mapping) else set()
+    except AttributeError:  # pragma: no cover
+        return set()
+    return {s for s in syms if isinstance(s, sympy.Symbol)}
+
+
+def _check_instance(inst: Any) -> dict:
+    """An instance of the size symbols: names or Symbols -> ints (text is refused, never evaluated)."""
+    if not isinstance(inst, dict):
+        raise LayoutError(f"verify: instance {inst!r} is not a dict of symbol -> int")
+    for k, v in inst.items():
+        if not isinstance(k, (str, sympy.Symbol)):
+            raise LayoutError(f"verify: instance key {k!r} is not a symbol or a name")
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer, sympy.Integer)):
+            raise LayoutError(f"verify: instance value {k}={v!r} is not an integer")
+    return inst
 
 
 def _verify_finite(mapping: Any, exprs: tuple, inputs: tuple, extents: list[int], symbolic: bool) -> Verdict:
@@ -277,7 +377,7 @@ def _verify_finite(mapping: Any, exprs: tuple, inputs: tuple, extents: list[int]
         if bad.size:
             k = int(bad[0])
             ce = Counterexample(tuple((str(s), int(a[k])) for s, a in zip(inputs, arrays)), _fmt_value(got, k),
-                                _fmt_expected(want, k))
+                                _fmt_expected(want, k), _side(mapping), "formula")
             return Verdict(False, "exhaustive", start + k + 1, ce)
     if symbolic and _all_pow2(extents):
         try:
@@ -635,7 +735,7 @@ def _bit_proof(mapping: Any, exprs: tuple, inputs: tuple, extents: list[int]) ->
     if _is_layoutish(mapping):
         lhs = [_mapping_val(mapping, coord_bits, len(inputs) == 1)]
     elif hasattr(mapping, "verify_symbolic"):
-        lhs = [conv.val(sympy.sympify(x)) for x in mapping.verify_symbolic(*inputs)]
+        lhs = [conv.val(as_formula(x, op="verify")) for x in mapping.verify_symbolic(*inputs)]
     else:
         raise _NoProof
     rhs = [conv.val(e) for e in exprs]
@@ -753,14 +853,16 @@ def _default_instances(symbols: list) -> list[dict]:
     return [dict(zip(syms, c)) for c in combos]
 
 
-def _verify_symbolic_size(mapping: Any, exprs: tuple, inputs: tuple, instances: Sequence[dict] | None) -> Verdict:
+def _verify_symbolic_size(mapping: Any, exprs: tuple, inputs: tuple, instances: Sequence[dict] | None,
+                          symbolic: bool = True) -> Verdict:
     syms = sorted(mapping.free_symbols, key=lambda s: s.name)
-    if instances is None:
+    if instances is None and symbolic:
         try:
             if _digit_proof(mapping, exprs, inputs):
                 return Verdict(True, "symbolic", 0, note=f"for all positive {', '.join(map(str, syms))}")
         except (TypeError, ValueError, AttributeError):
             pass
+    if instances is None:
         instances = _default_instances(syms)
     tried = []
     total = 0
@@ -771,7 +873,8 @@ def _verify_symbolic_size(mapping: Any, exprs: tuple, inputs: tuple, instances: 
             continue
         if not m.is_static:
             raise LayoutError(f"verify: instance {inst} leaves symbols in {m}")
-        e = tuple(x.subs(inst) for x in exprs)
+        e = tuple(x.subs({(sympy.Symbol(k, integer=True, positive=True) if isinstance(k, str) else k): v
+                          for k, v in inst.items()}) for x in exprs)
         v = _verify_finite(m, e, inputs, [int(x) for x in _domain(m, inputs)], symbolic=False)
         key = tuple((str(k), int(val)) for k, val in inst.items())
         tried.append(key)
@@ -779,7 +882,7 @@ def _verify_symbolic_size(mapping: Any, exprs: tuple, inputs: tuple, instances: 
         if not v:
             ce = v.counterexample
             if ce is not None:  # the sizes belong to the counterexample: with them it can be reproduced
-                ce = Counterexample(ce.inputs + key, ce.got, ce.expected)
+                ce = Counterexample(ce.inputs + key, ce.got, ce.expected, ce.got_side, ce.expected_side)
             return Verdict(False, "exhaustive", total, ce, True, (key,), note=f"counterexample at {dict(key)}")
     return Verdict(True, "instances", total, None, False, tuple(tried),
                    note="held on the listed instances only")
@@ -793,7 +896,7 @@ def _verify_symbolic_size(mapping: Any, exprs: tuple, inputs: tuple, instances: 
 def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
     """equivalent(A, B) -> Verdict, truthy iff size(A) == size(B) and A(i) == B(i) for all i < size.
 
-    A and B are Layouts or ComposedLayouts (static). The domain is the 1-D index range, so
+    A and B are Layouts or ComposedLayouts (static), or their text (read by :func:`layoutalg.parse`). The domain is the 1-D index range, so
     differently nested or coalesced spellings of one function are equivalent. Fast paths:
     identical structure, equal coalesced forms, equal F2 bases (:mod:`layoutalg.linear`);
     otherwise the tables are compared in chunks.
@@ -802,11 +905,15 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
     >>> equivalent(Layout(((2, 2), 4), ((1, 2), 4)), Layout(16, 1)).method
     'coalesce'
     >>> equivalent(Layout((4, 4), (1, 4)), Layout((4, 4), (4, 1)))
-    Verdict(NOT equal, method=linear, checked=1, Counterexample(i=1: got 1, expected 4))
+    Verdict(NOT equal, method=linear, checked=1, Counterexample(i=1: A gives 1, B gives 4))
     """
+    if isinstance(A, str) or isinstance(B, str):  # layout text, read by parse's grammar
+        from .parse import parse
+
+        A, B = (parse(x) if isinstance(x, str) else x for x in (A, B))
     for x in (A, B):
         if not _is_layoutish(x):
-            raise LayoutError(f"equivalent: {x!r} is not a Layout or ComposedLayout")
+            raise LayoutError(f"equivalent: {x!r} is not a Layout, ComposedLayout or layout text")
     if A == B and type(A) is type(B):
         return Verdict(True, "structural")
     for x in (A, B):
@@ -814,7 +921,7 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
             raise LayoutError(f"equivalent: {x} has symbolic entries; substitute values first (subs)")
     na, nb = int(A.size()), int(B.size())
     if na != nb:
-        return Verdict(False, "size", 0, Counterexample((("size", 0),), na, nb),
+        return Verdict(False, "size", 0, Counterexample((), na, nb, "size of A", "size of B"),
                        note=f"size {na} != size {nb}")
     try:
         if isinstance(A, Layout) and isinstance(B, Layout) and alg.coalesce(A) == alg.coalesce(B):
@@ -837,7 +944,7 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
             return Verdict(True, "linear")
         j = next(k for k in range(len(la)) if la[k] != lb[k])
         i = 1 << j
-        return Verdict(False, "linear", 1, Counterexample((("i", i),), int(A(i)), int(B(i))))
+        return Verdict(False, "linear", 1, Counterexample((("i", i),), int(A(i)), int(B(i)), "A", "B"))
     if na > MAX_ENUMERATION:
         raise LayoutError(
             f"equivalent: {A} and {B} have {na} points, more than the limit of {MAX_ENUMERATION} that equivalent "
@@ -852,5 +959,5 @@ def equivalent(A: Any, B: Any, *, chunk: int = 1 << 20) -> Verdict:
         checked += idx.size
         if bad.size:
             k = int(bad[0])
-            return Verdict(False, "exhaustive", checked, Counterexample((("i", int(idx[k])),), int(a[k]), int(b[k])))
+            return Verdict(False, "exhaustive", checked, Counterexample((("i", int(idx[k])),), int(a[k]), int(b[k]), "A", "B"))
     return Verdict(True, "exhaustive", checked)

@@ -27,7 +27,7 @@ def test_help_lists_subcommands():
 
 def test_show_prints_grid_and_writes_picture(tmp_path):
     out = tmp_path / "l.svg"
-    r = run("show", "(4,2):(2,1)", "-o", str(out))
+    r = run("show", "(4,2):(2,1)", "-o", str(out), "-v")
     assert r.returncode == 0
     # row r of a 4x2 row-major layout holds 2r, 2r+1
     for row in range(4):
@@ -66,7 +66,7 @@ def test_desc_k_major_sw128_bf16():
 
 def test_frag_prints_and_draws(tmp_path):
     out = tmp_path / "a.svg"
-    r = run("frag", "m16n8k16", "f16", "A", "-o", str(out))
+    r = run("frag", "m16n8k16", "f16", "A", "-o", str(out), "-v")
     assert r.returncode == 0, r.stderr
     assert "verified    : yes" in r.stdout
     root = ET.parse(out).getroot()

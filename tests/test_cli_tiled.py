@@ -12,7 +12,7 @@ def test_show_tiled_mma(tmp_path, capsys):
     cp = tmp_path / "copy.svg"
     rc = main(["show", "--tiled-mma", "SM80_16x8x16_F32F16F16F32_TN", "--atom-layout", "2x2x1", "--permutation",
                "32,32,16", "--copy", "A:SM75_U32x4_LDSM_N", "--banks", "(128,64):(64,1)", "-o", str(out),
-               "--copy-output", str(cp)])
+               "--copy-output", str(cp), "-v"])
     text = capsys.readouterr().out
     assert rc == 0
     # CuTe's own print of this TiledMMA (tests/data/cute/tiled.json, case sm80_16x8x16_f16_2x2_t32x32x16)
@@ -27,8 +27,13 @@ def test_show_tiled_mma(tmp_path, capsys):
 
 def test_show_tiled_mma_window_and_errors(tmp_path, capsys):
     rc = main(["show", "--tiled-mma", "SM90_64x64x16_F32F16F16_SS", "--atom-layout", "(2,1,1):(1,0,0)",
-               "--window", "0:8,0:8", "-o", str(tmp_path / "w.svg")])
+               "--window", "0:8,0:8", "-o", str(tmp_path / "w.svg"), "-v"])
     assert rc == 0 and "(128,2,1,1):(1,128,0,0)" in capsys.readouterr().out
+    # without -v, writing the picture prints one line
+    rc = main(["show", "--tiled-mma", "SM90_64x64x16_F32F16F16_SS", "--atom-layout", "(2,1,1):(1,0,0)",
+               "--window", "0:8,0:8", "-o", str(tmp_path / "w.svg")])
+    out = capsys.readouterr().out
+    assert rc == 0 and out.count("\n") == 1 and out.startswith(f"wrote {tmp_path / 'w.svg'} (")
     assert main(["show"]) == 2
     assert main(["show", "--tiled-mma", "SM80_16x8x16_F32F16F16F32_TN", "--copy", "Q:SM75_U32x4_LDSM_N"]) == 2
     assert main(["show", "--tiled-mma", "SM80_16x8x17_F32F16F16F32_TN"]) == 2

@@ -33,7 +33,7 @@ NOT_TEXT = {
     ("SM80_16x8x32_S32U4U4S32_TN", "B"): "the same BLayout as S4's: not a bijection",
 }
 
-WGMMA_N = sorted({int(s[4:].split("k")[0]) for s, d, op in wgmma_fragments.catalog() if op == "D"})
+WGMMA_N = sorted({int(e[0][4:].split("k")[0]) for e in wgmma_fragments.catalog() if e[2] == "D"})
 A_REGS = {8: "tf32", 16: "bf16", 32: "e4m3"}  # wgmma A-from-registers fragments: K -> a dtype of that width
 GMMA_DTYPES = list(CUTE_TYPES)
 TILES = [(64, 64), (128, 64), (64, 128), (128, 128), (256, 64)]
@@ -67,8 +67,10 @@ def _catalog_exports() -> list[tuple[str, object, object]]:
         c = to_cute_cpp(f, dtype=e.dtype if e.operand == "C" else None)
         if c.atom is not None:
             out.append((f"atomexport|{e.shape}|{e.dtype}|{e.operand}|{sorted(kw.items())}", f, c))
-    for shape, dtype, op in wgmma_fragments.catalog():
-        f = wgmma_fragments.fragment(shape, dtype, op)
+    for entry in wgmma_fragments.catalog():
+        shape, dtype, op = entry[:3]
+        f = wgmma_fragments.fragment(*entry)
+        dtype = f.dtype  # the key names the fragment's element type (the accumulator of D), as before
         for mult in ([None] if op == "A" else ["f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8"]):
             c = to_cute_cpp(f, dtype=mult)
             if c.atom is not None:
@@ -199,7 +201,7 @@ def test_make_gmma_desc_fields_equal_the_derivation(printed):
         t = wgmma.tile(major, int(sw), dtype, eval(shape))  # noqa: S307 - our own key
         words = [int(w, 16) for w in re.findall(r"D=([0-9a-f]+)", text)]
         kb = 256 // wgmma.dtype_bits(dtype)
-        ours = wgmma.k_block_descriptors(t, dtype, f"m64n8k{kb}", operand="A")
+        ours = wgmma.k_block_descriptors(t, dtype, f"m64n8k{kb}", operand="A", mn_block=0)  # CuTe: MN block 0
         assert len(ours) == len(words), key
         for k, (w, mine) in enumerate(zip(words, ours)):
             theirs = MatrixDescriptor.decode(w)

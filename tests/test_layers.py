@@ -25,7 +25,7 @@ LAYERS: list[list[str]] = [
     ["algebra"],
     ["swizzle"],
     ["composed"],
-    ["linear", "parse"],
+    ["linear", "parse", "formula"],  # formula: formula text read by a grammar (verify, explain, the CLI)
     ["verify"],
     ["tensor"],
     ["tiled"],

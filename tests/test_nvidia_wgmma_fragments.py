@@ -85,7 +85,9 @@ def test_by_hand():
     # tid 37 = warp 1, lane 5 (groupID 1, threadID_in_group 1); d6: row 16 + 1 + 8 = 25, col 2 + 8 = 10
     assert wf.fragment("m64n16k16", "f32", "D").coords(37, 6) == (25, 10)
     # f16 accumulators pack two per register: N/4 registers
-    assert wf.fragment("m64n256k16", "f16", "D").num_registers == 64
+    assert wf.fragment("m64n256k16", "f16", "D", "f16").num_registers == 64
+    # the catalog's one accumulator rule: the type named is the multiplicand, f32 accumulation by default
+    assert wf.fragment("m64n256k16", "f16", "D").num_registers == 128
     assert wf.fragment("m64n256k16", "f32", "D").num_registers == 128
     assert wf.fragment("m64n8k32", "e4m3", "A").num_registers == 4
 
@@ -99,5 +101,11 @@ def test_errors():
         wf.fragment("m64n64k32", "f16", "A")
     with pytest.raises(LayoutError, match="M = 64"):
         wf.fragment("m32n64k16", "f32", "D")
-    with pytest.raises(LayoutError, match="not valid for K"):
+    with pytest.raises(LayoutError, match="neither a multiplicand"):
         wf.fragment("m64n64k8", "s32", "D")
+    with pytest.raises(LayoutError, match="not valid for .bf16"):
+        wf.fragment("m64n64k16", "bf16", "D", ctype="f16")
+    with pytest.raises(LayoutError, match="unknown dtype 'banana'"):
+        wf.fragment("m64n64k16", "f16", "D", ctype="banana")
+    with pytest.raises(LayoutError, match="does not depend on it"):
+        wf.fragment("m64n64k16", "f16", "A", ctype="f32")

@@ -269,7 +269,9 @@ def test_errors_name_the_problem():
     with pytest.raises(LayoutError, match="at most 3"):
         make_tiled_mma(mma.atom, (2, 2, 1), (32, 32, 16, 1))
     with pytest.raises(LayoutError, match="not an MMAAtom"):
-        make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN")
+        make_tiled_mma(42)
+    with pytest.raises(LayoutError, match="not an atom name"):
+        make_tiled_mma("SM80_16x8x16_F32F16F16F32")
     with pytest.raises(LayoutError, match="outside"):
         mma.get_slice(128)
     with pytest.raises(LayoutError, match="rank 1"):

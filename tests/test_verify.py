@@ -156,8 +156,11 @@ def test_errors():
     tv = F64["A_f64"][0]
     with pytest.raises(LayoutError):
         verify(tv, lane, (lane, i, sympy.Symbol("x")))
+    assert verify(tv, lane, ("lane", i)).equal is not None  # names are inputs too (non-negative integer symbols)
     with pytest.raises(LayoutError):
-        verify(tv, lane, ("lane", i))
+        verify(tv, lane, (1, i))
+    with pytest.raises(LayoutError):
+        verify(tv, lane, (lane, lane))
     with pytest.raises(LayoutError):
         verify(object(), lane, (lane,))
 

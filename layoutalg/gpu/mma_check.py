@@ -103,7 +103,7 @@ class MmaVariant:
 
         if self.sparse:
             return mma.sparse_fragment(self.shape, self.dtype, "A")
-        return mma.fragment(self.shape, self.dtype, "A", alayout=self.alayout, blayout=self.blayout)
+        return mma.fragment(self.shape, self.dtype, "A", alayout=self.alayout)
 
     @cached_property
     def fb(self):
@@ -111,7 +111,7 @@ class MmaVariant:
 
         if self.sparse:
             return mma.sparse_fragment(self.shape, self.dtype, "B")
-        return mma.fragment(self.shape, self.dtype, "B", alayout=self.alayout, blayout=self.blayout)
+        return mma.fragment(self.shape, self.dtype, "B", blayout=self.blayout)
 
     @cached_property
     def fd(self):
@@ -119,7 +119,7 @@ class MmaVariant:
 
         if self.sparse:
             return mma.sparse_fragment(self.shape, self.dtype, "D", ctype=self.ctype)
-        return mma.fragment(self.shape, self.dtype, "D", ctype=self.ctype, alayout=self.alayout, blayout=self.blayout)
+        return mma.fragment(self.shape, self.dtype, "D", ctype=self.ctype)
 
     @property
     def mnk(self) -> tuple[int, int, int]:

@@ -264,6 +264,9 @@ def _gmma_spelling(x: Any, dtype: str | None) -> str | None:
                     return atom_text
                 if wgmma.tile(major, sw, dt, shape) == x:
                     return f"tile_to_shape({atom_text}, make_shape(Int<{shape[0]}>{{}}, Int<{shape[1]}>{{}}))"
+                if wgmma.tile(major, sw, dt, shape, order=(2, 1)) == x:
+                    return (f"tile_to_shape({atom_text}, make_shape(Int<{shape[0]}>{{}}, Int<{shape[1]}>{{}}), "
+                            "Step<_2,_1>{})")
             except LayoutError:
                 continue
     return None
@@ -338,12 +341,22 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
     >>> c.atom, c.cute
     ('SM80_16x8x16_F32F16F16F32_TN', 'typename MMA_Traits<SM80_16x8x16_F32F16F16F32_TN>::ALayout{}')
     """
+    from ..nvidia.dtypes import dtype_name
     from ..nvidia.umma import UMMAAtom
 
     if isinstance(x, UMMAAtom):  # a tcgen05 atom: CuTe's MMA_Atom of its MMA_Traits (layoutalg.nvidia.umma)
+        if dtype is not None or ctype is not None:
+            raise LayoutError(f"to_cute_cpp: {x.name} fixes its own types; dtype/ctype would be ignored (leave them out)")
         t = f"MMA_Atom<MMA_Traits<{x.cute_cpp}>>"
         return CuteCpp(expr=t + "{}", type=t, text=x.name, cute=t + "{}", atom=x.cute_cpp)
-    atom = _fragment_atom(x, dtype, ctype) if not isinstance(x, (Layout, ComposedLayout, Swizzle)) else None
+    if dtype is not None and not str(dtype).endswith("_unpacked"):  # e2m3_unpacked: umma_smem's one-per-byte fp6
+        dtype = dtype_name(dtype, op="to_cute_cpp")
+    ctype = None if ctype is None else dtype_name(ctype, op="to_cute_cpp: ctype")
+    plain = isinstance(x, (Layout, ComposedLayout, Swizzle))
+    if plain and ctype is not None:
+        raise LayoutError(f"to_cute_cpp: ctype={ctype!r} names the accumulator of a fragment's MMA atom; {x} is a "
+                          "layout, not a fragment (leave ctype out)")
+    atom = _fragment_atom(x, dtype, ctype) if not plain else None
     operand = getattr(x, "operand", None)
     x = _unwrap(x, "to_cute_cpp")
     cute: str | None
@@ -353,6 +366,10 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
         cute = _gmma_spelling(x, dtype) if dtype is None or dtype in CUTE_TYPES else None
         if cute is None:
             cute = _umma_smem_spelling(x, dtype)
+        if plain and dtype is not None and cute is None:
+            raise LayoutError(f"to_cute_cpp: dtype={dtype!r} names the element type of a wgmma or UMMA atom or tile "
+                              f"(GMMA::Layout_*_Atom<T>, UMMA::Layout_*_Atom<T>); {x} is not one of {dtype}, so dtype "
+                              "would be ignored (leave it out)")
     return CuteCpp(expr=_expr(x), type=_type(x) if _is_static(x) else None, text=str(x), cute=cute, atom=atom)
 
 

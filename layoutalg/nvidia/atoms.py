@@ -37,11 +37,13 @@ from typing import Any
 
 from ..algebra import coalesce, composition, right_inverse
 from ..errors import LayoutError
+from ..hooks import provide
 from ..layout import Layout, make_layout
 from ..tiled import CopyAtom, MMAAtom
 from . import ldmatrix as _ldm
 from . import mma as _mma
 from . import wgmma_fragments as _wf
+from .dtypes import dtype_bits, dtype_name
 
 __all__ = [
     "mma_atom",
@@ -64,30 +66,25 @@ _NAME_TYPES = {
 _PTX_TO_NAME = {v: k for k, v in _NAME_TYPES.items()}
 _TYPE_TOKEN = re.compile("|".join(sorted(_NAME_TYPES, key=len, reverse=True)))
 
-#: value type names (PTX and CuTe C++) -> bits
-_VALUE_BITS = {
-    "f16": 16, "half_t": 16, "half": 16, "bf16": 16, "bfloat16_t": 16, "f32": 32, "float": 32,
-    "tf32": 32, "tfloat32_t": 32, "f64": 64, "double": 64, "s8": 8, "int8_t": 8, "u8": 8, "uint8_t": 8,
-    "e4m3": 8, "float_e4m3_t": 8, "e5m2": 8, "float_e5m2_t": 8, "s32": 32, "int32_t": 32, "u32": 32,
-    "uint32_t": 32, "b16": 16, "uint16_t": 16, "int16_t": 16, "b32": 32, "b64": 64, "uint64_t": 64,
-    "b128": 128, "uint128_t": 128, "b8": 8, "s4": 4, "int4b_t": 4, "u4": 4, "uint4b_t": 4, "b1": 1, "uint1b_t": 1,
-}
-
-
 def value_bits(value_type: Any) -> int:
-    """Bits of a value type named as in PTX (``"f16"``) or CuTe C++ (``"half_t"``), or given as an int.
+    """Bits of a value type named as in PTX (``"f16"``), CuTe C++ (``"half_t"``, ``"cutlass::float_e4m3_t"``)
+    or any spelling :func:`layoutalg.nvidia.dtypes.dtype_name` reads, or given as an int.
 
-    >>> value_bits("half_t"), value_bits("e4m3"), value_bits(32)
-    (16, 8, 32)
+    >>> value_bits("half_t"), value_bits("e4m3"), value_bits(32), value_bits("cute::uint128_t")
+    (16, 8, 32, 128)
     """
-    if isinstance(value_type, int):
+    if isinstance(value_type, int) and not isinstance(value_type, bool):
         if value_type < 1:
             raise LayoutError(f"value_bits: {value_type} bits is not positive")
         return value_type
-    key = str(value_type).strip()
-    if key not in _VALUE_BITS:
-        raise LayoutError(f"value_bits: unknown value type {value_type!r}; known: {sorted(_VALUE_BITS)}")
-    return _VALUE_BITS[key]
+    return dtype_bits(value_type, op="value_bits")
+
+
+def _value_type_name(value_type: Any) -> str:
+    """The name a copy atom records for its value type: the PTX name, or ``b<N>`` for N bits."""
+    if isinstance(value_type, int) and not isinstance(value_type, bool):
+        return f"b{value_type}"
+    return dtype_name(value_type, op="copy_atom")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,6 +122,12 @@ def cute_mma_name(shape: str, dtype: str, ctype: str | None = None, *, btype: st
     ('SM80_16x8x16_F32BF16BF16F32_TN', 'SM70_8x8x4_F32F16F16F32_NT')
     """
     M, N, K = _mma._parse_mnk(shape)
+    dtype = dtype_name(dtype, op="cute_mma_name")
+    if layouts not in ("TN", "NT", "NN", "TT"):
+        raise LayoutError(f"cute_mma_name: layouts={layouts!r} is not TN, NT, NN or TT")
+    if layouts != "TN" and not (shape == "m8n8k4" and dtype == "f16"):
+        raise LayoutError(f"cute_mma_name: {shape} .{dtype} is .row.col only (layouts='TN'); got {layouts!r}")
+    btype = None if btype is None else dtype_name(btype, op="cute_mma_name: btype")
     if sparse:
         f = _mma.sparse_fragment(shape, dtype, "C", ctype=ctype, kind=kind)
     else:
@@ -193,11 +196,11 @@ def _wgmma_atom(name: str, N: int, K: int, types: list[str], src: str, majors: s
     shape = f"m64n{N}k{K}"
     if atype != btype and not ({atype, btype} <= {"e4m3", "e5m2"} or {atype, btype} <= {"s8", "u8"}):
         raise LayoutError(f"mma_atom: {name!r}: wgmma A and B types must match (or be e4m3/e5m2, s8/u8 mixes)")
-    D = _wf.fragment(shape, acc if acc != "s32" else "s32", "D")
     if _wf.K_BY_TYPE.get(atype) != K:
         raise LayoutError(f"mma_atom: {name!r}: .{atype} wgmma has K = {_wf.K_BY_TYPE.get(atype)}, not {K}")
     if N not in _wf.valid_n(atype):
         raise LayoutError(f"mma_atom: {name!r}: N = {N} is not legal for .{atype}; valid: {_wf.valid_n(atype)}")
+    D = _wf.fragment(shape, atype, "D", acc)
     smem_a = Layout((128, (64, K)), (0, (1, 64)))
     smem_b = Layout((128, (N, K)), (0, (1, N)))
     if src == "RS":
@@ -234,11 +237,23 @@ def mma_atom(name: str | None = None, *, shape: str | None = None, dtype: str | 
         if shape is None or dtype is None:
             raise LayoutError("mma_atom: give a CuTe name, or shape= and dtype= of a catalog entry")
         M, N, K = _mma._parse_mnk(shape)
+        dtype = dtype_name(dtype, op="mma_atom")
+        ctype = None if ctype is None else dtype_name(ctype, op="mma_atom: ctype")
+        if source not in ("SS", "RS"):
+            raise LayoutError(f"mma_atom: source={source!r} is not 'SS' (A from shared memory) or 'RS' (A from registers)")
         if M == 64:
-            acc = ctype or _wf.ACC_BY_TYPE.get(dtype, ("f32",))[0]
+            if sparse:
+                raise LayoutError("mma_atom: sparse=True names an mma.sp atom; wgmma (M = 64) has no sparse atom here")
+            accs = _wf.ACC_BY_TYPE.get(dtype, ("f32",))
+            acc = ctype or ("f32" if "f32" in accs else accs[0])
             types = _PTX_TO_NAME.get(acc, "?") + _PTX_TO_NAME.get(dtype, "?") * 2
             return mma_atom(f"SM90_64x{N}x{K}_{types}_{source}")
+        if source != "SS":
+            raise LayoutError(f"mma_atom: source={source!r} chooses between wgmma's SS and RS atoms; {shape} is mma.sync")
         return mma_atom(cute_mma_name(shape, dtype, ctype, sparse=sparse))
+    if (shape, dtype, ctype, sparse, source) != (None, None, None, False, "SS"):
+        raise LayoutError(f"mma_atom: {name!r} names the atom; shape=, dtype=, ctype=, sparse= and source= build one "
+                          "from the catalog instead (give one or the other)")
     name = str(name).strip()
     if "SM100_MMA_" in name:  # tcgen05 (UMMA) atoms, also as MMA_Atom<MMA_Traits<...>>: layoutalg.nvidia.umma
         from .umma import umma_atom
@@ -255,7 +270,7 @@ def mma_atom(name: str | None = None, *, shape: str | None = None, dtype: str | 
     if not m:
         raise LayoutError(
             f"mma_atom: {name!r} is not an atom name like 'SM80_16x8x16_F32F16F16F32_TN', "
-            "'SM90_64x128x16_F32BF16BF16_SS' or 'SM80_SPARSE_16x8x32_F32F16F16F32_TN'"
+            f"'SM90_64x128x16_F32BF16BF16_SS' or 'SM80_SPARSE_16x8x32_F32F16F16F32_TN'{_close_names(name)}"
         )
     M, N, K = int(m.group(2)), int(m.group(3)), int(m.group(4))
     d, a, b, c = _split_types(m.group(5), 4, name)
@@ -272,7 +287,15 @@ def mma_atom(name: str | None = None, *, shape: str | None = None, dtype: str | 
     try:
         return _sync_atom(name, shape, a, b, d, lay, sparse, kind)
     except LayoutError as e:
-        raise LayoutError(f"mma_atom: {name!r} is not in the catalog: {e}") from None
+        raise LayoutError(f"mma_atom: {name!r} is not in the catalog: {e}{_close_names(name)}") from None
+
+
+def _close_names(name: str) -> str:
+    """'; close names: ...' from the catalog's atom names (layoutalg atoms --list shows them all)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, mma_atom_names(), n=4, cutoff=0.75)
+    return f"; close names: {', '.join(close)}" if close else "; layoutalg atoms --list shows every name"
 
 
 @cache
@@ -356,9 +379,31 @@ def _ldsm_layouts(num: int, trans: bool) -> tuple[Layout, Layout]:
     return reg, addr
 
 
+#: the value widths a copy atom may be asked for (bits), tried to say which fit
+_WIDTHS = (4, 8, 16, 32, 64, 128)
+#: a type of each width, for the error's examples
+_TYPE_OF_WIDTH = {4: "s4", 8: "e4m3/s8/u8", 16: "f16/bf16", 32: "f32/tf32/s32", 64: "f64", 128: "b128 (uint128_t)"}
+
+
+def _natural_value_type(name: str) -> str | None:
+    """The value type a copy instruction moves when none is named: ldmatrix/stmatrix .b16; cp.async and
+    UniversalCopy their uintN_t (one value per thread)."""
+    if _LDSM.match(name) or _STSM.match(name):
+        return "b16"
+    m = _CPASYNC.match(name) or _UNIVERSAL.match(name)
+    if m:
+        bits = _UINT_BITS.get(m.group(2) if m.re is _CPASYNC else m.group(1))
+        return f"b{bits}" if bits else None
+    return None
+
+
 @cache
-def copy_atom(name: str, value_type: Any = "f16") -> CopyAtom:
+def copy_atom(name: str, value_type: Any = None) -> CopyAtom:
     """The copy atom CuTe calls ``Copy_Atom<name, value_type>``.
+
+    Without ``value_type`` the instruction's own unit is used and recorded: ``b16`` for
+    ldmatrix/stmatrix, the ``uintN_t`` (``bN``) of cp.async and UniversalCopy. A value type the
+    instruction cannot move is a LayoutError naming the widths that fit.
 
     ``name``: ``"SM75_U32x{1,2,4}_LDSM_N"``, ``"SM75_U16x{2,4,8}_LDSM_T"`` (ldmatrix),
     ``"SM90_U32x{1,2,4}_STSM_N"``, ``"SM90_U16x{2,4,8}_STSM_T"`` (stmatrix),
@@ -371,10 +416,40 @@ def copy_atom(name: str, value_type: Any = "f16") -> CopyAtom:
     '((4,8),(1,2,4)):((16,1),(1,8,64))'
     >>> copy_atom("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", "bf16").num_val_src
     8
+    >>> copy_atom("SM75_U32x4_LDSM_N").value_type, copy_atom("UniversalCopy<uint64_t>").num_val_src
+    ('b16', 1)
+    >>> copy_atom("SM75_U32x4_LDSM_N", "f64")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    layoutalg.errors.LayoutError: copy_atom: SM75_U32x4_LDSM_N cannot move 64-bit values (f64): ...; the value widths that fit: 4, 8, 16, 32 bits (e.g. s4, e4m3/s8/u8, f16/bf16, f32/tf32/s32)
     """
-    name = re.sub(r"\s+", "", str(name)).replace("cute::", "")
+    name = re.sub(r"\s+", "", str(name))
+    name = re.sub(r"^(?:cute::|cutlass::|SM\d+::)+", "", name).replace("cute::", "")
+    if value_type is None:
+        value_type = _natural_value_type(name)
+        if value_type is None:
+            raise LayoutError(f"copy_atom: unknown copy atom {name!r}; known: {', '.join(copy_atom_names())}")
     vb = value_bits(value_type)
-    vt = str(value_type)
+    vt = _value_type_name(value_type)
+    try:
+        return _copy_atom(name, vb, vt)
+    except LayoutError as e:
+        if "unknown copy atom" in str(e) or "names are" in str(e) or "moves 4, 8 or 16" in str(e) \
+                or "moves 16 bytes only" in str(e) or "takes uint8_t" in str(e):
+            raise
+        fits = []
+        for w in _WIDTHS:
+            try:
+                _copy_atom(name, w, f"b{w}")
+                fits.append(w)
+            except LayoutError:
+                continue
+        hint = (f"the value widths that fit: {', '.join(map(str, fits))} bits "
+                f"(e.g. {', '.join(_TYPE_OF_WIDTH[w] for w in fits)})") if fits else "no value width fits"
+        raise LayoutError(f"copy_atom: {name} cannot move {vb}-bit values ({vt}): {e}; {hint}") from None
+
+
+def _copy_atom(name: str, vb: int, vt: str) -> CopyAtom:
     m = _LDSM.match(name) or _STSM.match(name)
     if m:
         store = name.startswith("SM90")
@@ -419,3 +494,6 @@ def copy_atom_names() -> tuple:
     out += ["SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>"]
     out += [f"UniversalCopy<{t}>" for t in _UINT_BITS]
     return tuple(out)
+
+
+provide("mma_atom", mma_atom)  # make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", ...) in layoutalg.tiled

@@ -81,8 +81,9 @@ def element_bits(dtype: str, kind: str | None = None) -> int:
     >>> element_bits("f16"), element_bits("e2m1", "f8f6f4"), element_bits("e2m1", "mxf4")
     (16, 8, 4)
     """
-    if dtype not in _BITS:
-        raise LayoutError(f"element_bits: unknown PTX type {dtype!r}; known types: {sorted(_BITS)}")
+    from .dtypes import dtype_name
+
+    dtype = dtype_name(dtype, allowed=_BITS, op="element_bits")
     if dtype == "e2m1" and kind in ("mxf4", "mxf4nvf4"):
         return 4
     return _BITS[dtype]

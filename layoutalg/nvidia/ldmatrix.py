@@ -46,6 +46,7 @@ from functools import cache
 
 from ..errors import LayoutError
 from ..layout import Layout
+from .dtypes import dtype_name
 from .fragment import Fragment
 from .ptx_formulas import FORMULAS
 
@@ -55,7 +56,7 @@ __all__ = ["fragment", "address_lanes", "catalog"]
 def _check(num: int, dtype: str, op: str) -> None:
     if num not in (1, 2, 4):
         raise LayoutError(f"{op}: .x{num} is not one of .x1, .x2, .x4 (num must be 1, 2 or 4)")
-    if dtype != "b16":
+    if not isinstance(dtype, str) or dtype_name(dtype, op=op) not in ("b16", "f16", "bf16", "s16", "u16"):
         raise LayoutError(
             f"{op}: only .m8n8 .b16 is catalogued; got dtype {dtype!r} (the .m16n16/.m8n16 .b8 forms, sm_100a-class, "
             "exist in the ISA only as figures; see the module docstring)"
@@ -71,6 +72,7 @@ def fragment(num: int = 4, trans: bool = False, *, dtype: str = "b16", store: bo
     """
     op = "stmatrix fragment" if store else "ldmatrix fragment"
     _check(num, dtype, op)
+    dtype = "b16"  # any 16-bit type moves as .b16
     if trans:
         layout = Layout(((4, 8), (2, num)), ((2, 8), (1, 64)))
     else:

@@ -32,6 +32,7 @@ each comes from, which is what the ISA's ``firstcol .. lastcol`` formula states.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, cast
@@ -40,6 +41,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..errors import LayoutError
+from .dtypes import dtype_name
 from ..layout import Layout
 from .fragment import Fragment, _parse_mnk, element_bits
 from .ptx_formulas import FORMULAS, METADATA_FORMULAS
@@ -185,8 +187,8 @@ class CatalogEntry:
         if self.sparse:
             return sparse_fragment(self.shape, self.dtype, self.operand, ctype=self.ctype, kind=self.kind)
         return fragment(
-            self.shape, self.dtype, self.operand, alayout=self.alayout, blayout=self.blayout, ctype=self.ctype,
-            kind=self.kind,
+            self.shape, self.dtype, self.operand, alayout=self.alayout if self.operand == "A" else None,
+            blayout=self.blayout if self.operand == "B" else None, ctype=self.ctype, kind=self.kind,
         )
 
 
@@ -371,6 +373,20 @@ def _resolve(shape, dtype, operand, alayout, blayout, ctype, kind, sparse, op_na
     operand = str(operand).upper()
     if operand not in ("A", "B", "C", "D"):
         raise LayoutError(f"{op_name}: operand {operand!r} is not one of 'A', 'B', 'C', 'D'")
+    dtype = dtype_name(dtype, op=op_name)
+    if ctype is not None:
+        ctype = dtype_name(ctype, op=f"{op_name}: ctype")
+    # .alayout chooses among the A fragments of m8n8k4 .f16, .blayout among its B fragments; anywhere else
+    # only the .row.col every other entry has is accepted (another value would be dropped)
+    chooses = shape == "m8n8k4" and dtype == "f16"
+    for name, value, default, op_of in (("alayout", alayout, "row", "A"), ("blayout", blayout, "col", "B")):
+        if value is not None and value not in ("row", "col"):
+            raise LayoutError(f"{op_name}: {name}={value!r} is not 'row' or 'col'")
+        if value is not None and value != default and not (chooses and operand == op_of):
+            raise LayoutError(f"{op_name}: {name}={value!r} chooses the {op_of} fragment of m8n8k4 .f16 only; "
+                              f"{shape} .{dtype} operand {operand} is listed under .row.col (leave {name} out)")
+    alayout = alayout or "row"
+    blayout = blayout or "col"
     entries = _matching(shape, sparse)
     if not entries:
         shapes = sorted({e.shape for e in catalog() if e.sparse == sparse})
@@ -403,6 +419,15 @@ def _resolve(shape, dtype, operand, alayout, blayout, ctype, kind, sparse, op_na
             acc_types = [e.ctype for e in cands]
             ctype = "f32" if "f32" in acc_types else (acc_types[0] if acc_types else None)
         cands = [e for e in cands if e.ctype == ctype]
+    elif ctype is not None and cands:
+        # A/B: the layout does not depend on the accumulator, the instruction does: name it
+        valid_accs = sorted({e.ctype for e in entries if e.dtype == dtype and e.kind == kind and e.ctype})
+        if ctype not in valid_accs:
+            raise LayoutError(f"{op_name}: ctype={ctype!r} is not an accumulator of {'sparse ' if sparse else ''}"
+                              f"{shape} .{dtype}; valid: {', '.join(valid_accs)}")
+        e = cands[0]
+        return dataclasses.replace(e, ctype=ctype, instruction=_instruction(
+            shape, dtype, ctype, kind, sparse, e.alayout, e.blayout, e.scale_vec, e.stype))
     if not cands:
         raise LayoutError(
             f"{op_name}: no {'sparse ' if sparse else ''}{shape} fragment for dtype={dtype!r}, operand={operand!r}, "
@@ -457,15 +482,22 @@ def _build(entry: CatalogEntry, operand: str) -> Fragment:
     )
 
 
-def fragment(shape: str, dtype: str, operand: str, *, alayout: str = "row", blayout: str = "col",
+def fragment(shape: str, dtype: str, operand: str, *, alayout: str | None = None, blayout: str | None = None,
              ctype: str | None = None, kind: str | None = None) -> Fragment:
     """``mma.sync`` operand fragment: TV layout ``(lane, i) -> element`` of operand A, B, C or D.
 
     ``shape`` is spelled as in PTX (``"m16n8k16"``), ``dtype`` is the multiplicand type
-    (``"f16"``, ``"tf32"``, ``"e4m3"``, ...; for C/D the accumulator type is accepted too),
-    ``ctype`` the accumulator type of C/D (default ``f32`` where allowed), ``kind`` one of
+    (``"f16"``, ``"tf32"``, ``"e4m3"``, ... or CuTe's ``"half_t"``, ``"tfloat32_t"``,
+    ``"float_e4m3_t"``: :func:`layoutalg.nvidia.dtypes.dtype_name`), ``kind`` one of
     ``"f8f6f4"``, ``"mxf8f6f4"``, ``"mxf4"``, ``"mxf4nvf4"`` (inferred for the types that need it).
-    ``alayout`` / ``blayout`` matter for ``m8n8k4`` ``.f16`` only; every other shape is ``.row.col``.
+
+    The accumulator rule, the same across the catalog (``wgmma_fragments.fragment`` too): for C/D,
+    ``dtype`` names the multiplicand when the instruction has a multiplicand of that name, else the
+    accumulator; ``ctype`` picks the accumulator, which defaults to ``f32`` where the instruction
+    allows it (else its only one: ``s32`` for integers, ``f64`` for f64). With operand A or B,
+    ``ctype`` names the instruction (the layout does not depend on it). ``alayout`` (A) / ``blayout`` (B) choose
+    among the ``m8n8k4`` ``.f16`` fragments; every other shape is ``.row.col``, and naming a layout
+    where it chooses nothing is an error.
 
     Raises :class:`LayoutError` listing the valid combinations when there is no such fragment.
 
@@ -486,7 +518,7 @@ def sparse_fragment(shape: str, dtype: str, operand: str, *, ctype: str | None =
     >>> a.coords(5, 3), a.column_range(5, 3)
     ((9, 3), (4, 7))
     """
-    entry = _resolve(shape, dtype, operand, "row", "col", ctype, kind, True, "sparse_fragment")
+    entry = _resolve(shape, dtype, operand, None, None, ctype, kind, True, "sparse_fragment")
     return _build(entry, str(operand).upper())
 
 
@@ -626,7 +658,7 @@ def sparse_metadata(shape: str, dtype: str, *, selector: int = 0, kind: str | No
     >>> e.coords(6, 3), e.chunk_columns(6, 3), e.field_bits(3)
     ((1, 11), (44, 47), (12, 15))
     """
-    entry = _resolve(shape, dtype, "A", "row", "col", None, kind, True, "sparse_metadata")
+    entry = _resolve(shape, dtype, "A", None, None, None, kind, True, "sparse_metadata")
     cls = _bit_class(shape, entry.dtype, entry.kind)
     tshape, tstride, vshape, vstride, per_group, w = _META[(shape, cls)]
     M, _, K = _parse_mnk(shape)
@@ -686,6 +718,8 @@ def scale_fragment(shape: str, kind: str, operand: str, *, scale_vec: int | None
     ((9, 3), (0, 1, 4, 5))
     """
     kind = str(kind).replace("kind::", "")
+    if stype is not None:
+        stype = dtype_name(stype, op="scale_fragment: stype")
     valid = {(e.shape, e.kind, e.scale_vec, e.stype) for e in catalog() if e.operand == "SFA"}
     if scale_vec is None:
         scale_vec = {"mxf8f6f4": 1, "mxf4": 2}.get(kind)
@@ -779,6 +813,10 @@ def tile_fragment(atom: Fragment, tile: tuple, warps: tuple = (1, 1)) -> TiledFr
     if atom.batch != 1:
         raise LayoutError(f"tile_fragment: {atom.name} stacks {atom.batch} matrices; tile a single-matrix fragment")
     d0, d1 = atom.codomain
+    for what, pair in (("tile", tile), ("warps", warps)):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2
+                and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in pair)):
+            raise LayoutError(f"tile_fragment: {what}={pair!r} is not a pair of positive ints")
     T0, T1 = tile
     W0, W1 = warps
     if T0 % (d0 * W0) or T1 % (d1 * W1):

@@ -62,6 +62,7 @@ import numpy as np
 
 from ..composed import ComposedLayout, parse_composed
 from ..errors import LayoutError
+from .dtypes import dtype_name as _dtype_name
 from ..layout import Layout
 from ..swizzle import Swizzle
 
@@ -225,6 +226,12 @@ def tma_data_type(dtype: Any) -> str:
     low = key.lower()
     if low in _DTYPE_TO_TMA:
         return _DTYPE_TO_TMA[low]
+    try:  # any spelling the catalog reads (cutlass::half_t, float_e4m3_t, Float8E5M2, ...)
+        canon = _dtype_name(key, op="tma_data_type")
+    except LayoutError:
+        canon = None
+    if canon in _DTYPE_TO_TMA:
+        return _DTYPE_TO_TMA[canon]
     raise LayoutError(
         f"tma_data_type: dtype {dtype!r} is not a TMA data type ({', '.join(DATA_TYPES)}) "
         f"nor an element type ({', '.join(sorted(set(_DTYPE_TO_TMA) & {'f16', 'bf16', 'tf32', 'f32', 'e4m3', 's8', 'u8'}))}, ...)"

@@ -66,6 +66,7 @@ from ..layout import Layout
 from ..parse import parse_composed
 from ..swizzle import Swizzle
 
+from . import dtypes as _dtypes
 from .descriptor import MatrixDescriptor, Tcgen05Descriptor, base_offset_for
 
 __all__ = [
@@ -91,12 +92,6 @@ __all__ = [
 
 #: Bits per element of every wgmma operand type read from shared memory.
 WGMMA_DTYPE_BITS: dict[str, int] = {"tf32": 32, "f16": 16, "bf16": 16, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
-_DTYPE_ALIASES = {
-    "tfloat32": "tf32", "fp16": "f16", "half": "f16", "float16": "f16", "half_t": "f16",
-    "bfloat16": "bf16", "bfloat16_t": "bf16", "int8": "s8", "uint8": "u8",
-    "float_e4m3": "e4m3", "float8_e4m3fn": "e4m3", "fp8e4m3": "e4m3",
-    "float_e5m2": "e5m2", "float8_e5m2": "e5m2", "fp8e5m2": "e5m2",
-}
 
 #: Swizzle modes in bytes -> B of Swizzle<B,4,3> (0 = no swizzle / "interleave").
 SWIZZLE_MODES: dict[int, int] = {0: 0, 32: 1, 64: 2, 128: 3}
@@ -121,17 +116,13 @@ def _sym(name: str) -> sympy.Symbol:
 
 # --- small validators -----------------------------------------------------------------------
 def dtype_name(dtype: str) -> str:
-    """The canonical name ('tf32', 'f16', 'bf16', 'e4m3', 'e5m2', 's8', 'u8') of a wgmma operand type."""
-    if not isinstance(dtype, str):
-        raise LayoutError(f"wgmma: dtype {dtype!r} is not a type name; expected one of {sorted(WGMMA_DTYPE_BITS)}")
-    key = dtype.strip().lower()
-    key = _DTYPE_ALIASES.get(key, key)
-    if key not in WGMMA_DTYPE_BITS:
-        raise LayoutError(
-            f"wgmma: dtype {dtype!r} is not a wgmma shared-memory operand type; "
-            f"expected one of {sorted(WGMMA_DTYPE_BITS)}"
-        )
-    return key
+    """The canonical name ('tf32', 'f16', 'bf16', 'e4m3', 'e5m2', 's8', 'u8') of a wgmma operand type, from any
+    spelling :func:`layoutalg.nvidia.dtypes.dtype_name` reads (``"bfloat16_t"``, ``"cutlass::float_e4m3_t"``).
+
+    >>> dtype_name("cutlass::bfloat16_t"), dtype_name("tfloat32_t")
+    ('bf16', 'tf32')
+    """
+    return _dtypes.dtype_name(dtype, allowed=WGMMA_DTYPE_BITS, op="wgmma")
 
 
 def dtype_bits(dtype: str) -> int:
@@ -175,6 +166,8 @@ def canonical_swizzle(swizzle: int, dtype: str | None = None, *, swizzle_unit: s
     (Sw<2,4,3>, Sw<2,2,3>)
     """
     B = _swizzle_B(swizzle)
+    if dtype is not None:
+        dtype_name(dtype)  # checked even where the byte form does not depend on it
     if swizzle_unit == "byte":
         return Swizzle(B, 4, 3)
     if swizzle_unit == "element":
@@ -293,17 +286,28 @@ def atom_by_name(name: str, dtype: str, *, swizzle_unit: str = "element") -> Com
     return atom(major, swizzle, dtype, swizzle_unit=swizzle_unit)
 
 
-def tile(major: str, swizzle: int, dtype: str, shape: tuple[int, int], *, swizzle_unit: str = "element") -> ComposedLayout:
-    """tile_to_shape(atom(major, swizzle, dtype), (MN, K)): an operand tile made of repeated atoms.
+def tile(major: str, swizzle: int, dtype: str, shape: tuple[int, int], *, order: Any = None,
+         swizzle_unit: str = "element") -> ComposedLayout:
+    """tile_to_shape(atom(major, swizzle, dtype), (MN, K), order): an operand tile made of repeated atoms.
 
-    The atom repeats column-major (MN first, then K), as CuTe's ``tile_to_shape``
-    with its default order. Precondition: MN and K are multiples of the atom's shape.
+    ``order`` is CuTe's ``tile_to_shape`` order: by default (``None`` or ``"left"``, CuTe's
+    ``LayoutLeft``) the atom repeats column-major, MN first, then K; ``(2, 1)`` (CuTe's
+    ``Step<_2,_1>``) or ``"right"`` repeats it along K first. Precondition: MN and K are multiples
+    of the atom's shape.
 
     >>> print(tile("K", 128, "bf16", (64, 64)))
     Sw<3,3,3> o _0 o ((8,8),(64,1)):((64,512),(1,0))
     >>> print(tile("MN", 128, "bf16", (128, 32)))
     Sw<3,3,3> o _0 o ((64,2),(8,4)):((1,512),(64,1024))
+    >>> print(tile("K", 64, "f16", (16, 64), order=(2, 1)))
+    Sw<2,3,3> o _0 o ((8,2),(32,2)):((32,512),(1,256))
     """
+    if isinstance(order, list):
+        order = tuple(order)
+    if not (order is None or order in ("left", "right") or (
+            isinstance(order, tuple) and len(order) == 2 and all(type(o) is int for o in order))):
+        raise LayoutError(f"tile: order {order!r} is not 'left', 'right' or a pair of ranks like (2, 1) "
+                          "(CuTe's Step<_2,_1>: the mode of lower rank repeats first)")
     a = atom(major, swizzle, dtype, swizzle_unit=swizzle_unit)
     if not (isinstance(shape, tuple) and len(shape) == 2 and all(isinstance(s, int) and s > 0 for s in shape)):
         raise LayoutError(f"tile: shape {shape!r} is not a pair (MN, K) of positive ints")
@@ -313,7 +317,7 @@ def tile(major: str, swizzle: int, dtype: str, shape: tuple[int, int], *, swizzl
             f"tile: shape {shape} is not a multiple of the {major}-major {swizzle}B {dtype_name(dtype)} "
             f"atom shape {a_shape}"
         )
-    return ComposedLayout(a.outer, 0, tile_to_shape(a.inner, shape))
+    return ComposedLayout(a.outer, 0, tile_to_shape(a.inner, shape, order))
 
 
 # --- derivation -----------------------------------------------------------------------------
@@ -405,6 +409,8 @@ class DescriptorDerivation:
 def _split(layout: Any, dtype: str, swizzle: int | None, swizzle_unit: str) -> tuple[int, int, Layout, str]:
     """(swizzle bytes, offset, inner rank-2 Layout, unit note) of a layout of one operand."""
     op = "descriptor_from_layout"
+    if swizzle_unit not in ("auto", "byte", "element"):
+        raise LayoutError(f"{op}: swizzle_unit {swizzle_unit!r} is not 'auto', 'byte' or 'element'")
     if isinstance(layout, str):
         layout = parse_composed(layout)
     bytes_per = dtype_bits(dtype) // 8
@@ -751,6 +757,11 @@ class KBlock:
         """The descriptor of this slice."""
         return self.derivation.descriptor
 
+    def __repr__(self) -> str:
+        d = self.descriptor
+        return (f"KBlock(mn_block={self.mn_block}, k_block={self.k_block}, offset_bytes={self.offset_bytes}, "
+                f"descriptor={int(d.encode()):#018x}, start_address={d.start_address:#x})")
+
 
 def k_block_descriptors(
     layout: Any,
@@ -761,7 +772,7 @@ def k_block_descriptors(
     major: str | None = None,
     swizzle: int | None = None,
     start_address: int = 0,
-    mn_block: int | None = 0,
+    mn_block: int | None = None,
     swizzle_unit: str = "auto",
 ) -> tuple[KBlock, ...]:
     """The descriptors a mainloop issues for a tile: slice (i, j) = rows [i*MNb, (i+1)*MNb) x cols [j*K, (j+1)*K).
@@ -769,14 +780,20 @@ def k_block_descriptors(
     MNb = 64 for operand A, N for operand B; K = 32 bytes of ``dtype``. Each slice
     must itself be canonical; its descriptor starts at ``start_address + bytes *
     L(i*MNb, j*K)`` (the unswizzled offset, as CuTe's descriptor iterator adds it),
-    while the base offset stays that of the tile's pattern start. ``mn_block=None``
-    returns every MN block (MN-block-major order), else only that block's k-blocks.
+    while the base offset stays that of the tile's pattern start. By default (``mn_block=None``)
+    every slice of the tile is returned (MN-block-major order); ``mn_block=i`` returns only that
+    MN block's k-blocks.
 
-    For a 128B-swizzled K-major bf16 tile, k-blocks step by 16 elements = +32 B:
+    For a 128B-swizzled K-major bf16 tile, k-blocks step by 16 elements = +32 B; a 128-row tile has
+    two MN blocks of 64 rows for operand A:
 
     >>> from layoutalg.nvidia.wgmma import tile
     >>> [kb.offset_bytes for kb in k_block_descriptors(tile("K", 128, "bf16", (64, 64)), "bf16")]
     [0, 32, 64, 96]
+    >>> [(kb.mn_block, kb.k_block) for kb in k_block_descriptors(tile("K", 128, "bf16", (128, 64)), "bf16")]
+    [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1), (1, 2), (1, 3)]
+    >>> k_block_descriptors(tile("K", 128, "bf16", (128, 64)), "bf16", mn_block=1)[0]
+    KBlock(mn_block=1, k_block=0, offset_bytes=8192, descriptor=0x4000004000010200, start_address=0x2000)
     """
     op = "k_block_descriptors"
     M, N, K = parse_instruction(instruction, dtype)
@@ -791,11 +808,13 @@ def k_block_descriptors(
             f"{op}: tile {n_mn}x{n_k} is not a multiple of the {instruction} operand {operand} block {mnb}x{K}"
         )
     nb = dtype_bits(dtype) // 8
+    if mn_block is not None and (isinstance(mn_block, bool) or not isinstance(mn_block, int)
+                                 or not 0 <= mn_block < n_mn // mnb):
+        raise LayoutError(f"{op}: mn_block {mn_block!r} is not an MN block of the tile: 0 .. {n_mn // mnb - 1} "
+                          f"({n_mn} rows in blocks of {mnb}), or None for all")
     blocks = range(n_mn // mnb) if mn_block is None else [mn_block]
     out = []
     for i in blocks:
-        if not 0 <= i < n_mn // mnb:
-            raise LayoutError(f"{op}: mn_block {i} is outside [0, {n_mn // mnb})")
         fi = f[i * mnb:(i + 1) * mnb]
         for j in range(n_k // K):
             gj = g[j * K:(j + 1) * K]

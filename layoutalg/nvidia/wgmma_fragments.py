@@ -28,6 +28,7 @@ from functools import cache
 
 from ..errors import LayoutError
 from ..layout import Layout
+from .dtypes import dtype_name
 from .fragment import Fragment, _parse_mnk, element_bits
 from .ptx_formulas import FORMULAS
 
@@ -58,8 +59,7 @@ def valid_n(dtype: str) -> tuple:
     >>> valid_n("f16")[:3], len(valid_n("f16")), valid_n("s8")[:5]
     ((8, 16, 24), 32, (8, 16, 24, 32, 48))
     """
-    if dtype not in K_BY_TYPE:
-        raise LayoutError(f"wgmma valid_n: unknown multiplicand type {dtype!r}; known: {sorted(K_BY_TYPE)}")
+    dtype = dtype_name(dtype, allowed=K_BY_TYPE, op="wgmma valid_n")
     return _INT_N if dtype in ("s8", "u8", "b1") else tuple(range(8, 257, 8))
 
 
@@ -78,36 +78,56 @@ _A_LAYOUTS = {
 }
 
 
-def _resolve_type(dtype: str, operand: str, K: int, op: str):
-    """(multiplicand type, accumulator type) for the requested fragment."""
+def _resolve_type(dtype: str, operand: str, K: int, op: str, ctype: str | None = None):
+    """(multiplicand type, accumulator type) for the requested fragment (the catalog's accumulator rule:
+    see :func:`layoutalg.nvidia.mma.fragment`)."""
+    dtype = dtype_name(dtype, op=op)
+    if ctype is not None:
+        ctype = dtype_name(ctype, op=f"{op}: ctype")
     if operand == "A":
+        if ctype is not None:
+            raise LayoutError(f"{op}: ctype={ctype!r} is the accumulator type of D; the A fragment does not depend on "
+                              "it (leave it out, or ask for operand 'D')")
         if dtype not in A_REGISTER_TYPES:
             raise LayoutError(f"{op}: A from registers takes .{'/.'.join(A_REGISTER_TYPES)}; got {dtype!r}")
         if K_BY_TYPE[dtype] != K:
             raise LayoutError(f"{op}: .{dtype} wgmma has K = {K_BY_TYPE[dtype]}, not {K}")
         return dtype, None
-    # D: dtype names the accumulator (f32/f16/s32), or else a multiplicand (then its default accumulator)
-    if dtype not in ("f32", "f16", "s32") and dtype in K_BY_TYPE:
-        ins, acc = dtype, ACC_BY_TYPE[dtype][0]
-    else:
-        ins_candidates = [t for t, k in K_BY_TYPE.items() if k == K and dtype in ACC_BY_TYPE[t]]
-        if not ins_candidates:
-            valid = sorted({a for t, k in K_BY_TYPE.items() if k == K for a in ACC_BY_TYPE[t]})
-            raise LayoutError(f"{op}: accumulator {dtype!r} is not valid for K = {K}; valid: {valid}")
-        ins, acc = ins_candidates[0], dtype
-    if K_BY_TYPE[ins] != K:
-        raise LayoutError(f"{op}: .{ins} wgmma has K = {K_BY_TYPE[ins]}, not {K}")
-    return ins, acc
+    # D: dtype names the multiplicand when this K has one of that name, else the accumulator
+    mults = [t for t, k in K_BY_TYPE.items() if k == K]
+    if not mults:
+        raise LayoutError(f"{op}: no wgmma has K = {K}; K is {sorted(set(K_BY_TYPE.values()))}")
+    if dtype in mults:
+        ins = dtype
+        accs = ACC_BY_TYPE[ins]
+        if ctype is None:
+            ctype = "f32" if "f32" in accs else accs[0]
+        if ctype not in accs:
+            raise LayoutError(f"{op}: accumulator .{ctype} is not valid for .{ins}; valid: {', '.join(accs)}")
+        return ins, ctype
+    valid = sorted({a for t in mults for a in ACC_BY_TYPE[t]})
+    if dtype not in valid:
+        raise LayoutError(f"{op}: {dtype!r} is neither a multiplicand (K = {K}: {', '.join(mults)}) nor an "
+                          f"accumulator ({', '.join(valid)}) of a K = {K} wgmma")
+    if ctype is not None and ctype != dtype:
+        raise LayoutError(f"{op}: dtype {dtype!r} names the accumulator here, and ctype={ctype!r} another one")
+    ins = next(t for t in mults if dtype in ACC_BY_TYPE[t])
+    return ins, dtype
 
 
 @cache
-def fragment(shape: str, dtype: str, operand: str) -> Fragment:
+def fragment(shape: str, dtype: str, operand: str, ctype: str | None = None) -> Fragment:
     """wgmma register fragment of ``operand`` ``"D"`` (or ``"C"``) or ``"A"`` for ``shape = "m64n{N}k{K}"``.
 
-    For D, ``dtype`` is the accumulator (``"f32"``, ``"f16"``, ``"s32"``; ``"f16"`` always means the
-    accumulator here) or another multiplicand type (then its default accumulator); for A it is the
-    multiplicand type. Threads are the warpgroup's 128 ``%tid`` values (warp ``tid // 32``, lane
-    ``tid % 32``).
+    The catalog's one accumulator rule (as :func:`layoutalg.nvidia.mma.fragment`): ``dtype`` is the
+    multiplicand type (any spelling :func:`~layoutalg.nvidia.dtypes.dtype_name` reads, e.g. CuTe's
+    ``"half_t"``); for D, ``ctype`` is the accumulator, by default ``f32`` where the instruction allows
+    it (``s32`` for integers); a ``dtype`` that is no multiplicand of this K names the accumulator
+    (``fragment("m64n8k16", "f32", "D")``). Threads are the warpgroup's 128 ``%tid`` values (warp
+    ``tid // 32``, lane ``tid % 32``).
+
+    >>> fragment("m64n8k16", "f16", "D").dtype, fragment("m64n8k16", "f16", "D", ctype="f16").dtype
+    ('f32', 'f16')
 
     >>> fragment("m64n8k8", "tf32", "A").coords(33, 3)
     (24, 5)
@@ -119,7 +139,7 @@ def fragment(shape: str, dtype: str, operand: str) -> Fragment:
         raise LayoutError(f"{op}: operand {operand!r} must be 'A' (registers) or 'D'/'C'; B is always in shared memory")
     if M != 64:
         raise LayoutError(f"{op}: wgmma has M = 64, got {shape!r}")
-    ins, acc = _resolve_type(dtype, operand, K, op)
+    ins, acc = _resolve_type(dtype, operand, K, op, ctype)
     if N not in valid_n(ins):
         raise LayoutError(f"{op}: N = {N} is not legal for .{ins}; valid N: {valid_n(ins)}")
     if operand == "A":
@@ -150,17 +170,19 @@ def fragment(shape: str, dtype: str, operand: str) -> Fragment:
 
 
 def catalog() -> tuple:
-    """Every wgmma register fragment: ``(shape, dtype, operand)`` triples ``fragment`` accepts.
+    """Every wgmma register fragment, as the arguments of ``fragment``: ``(shape, dtype, "A")`` and
+    ``(shape, dtype, "D", ctype)`` (one D per accumulator type and K; its layout is the same for every
+    multiplicand of that K).
 
     >>> entries = catalog()
-    >>> ("m64n256k16", "f32", "D") in entries, ("m64n8k32", "s8", "A") in entries
+    >>> ("m64n256k16", "f16", "D", "f32") in entries, ("m64n8k32", "s8", "A") in entries
     (True, True)
     """
-    out = []
+    out: list[tuple] = []
     for acc, types in (("f32", ("tf32", "f16", "e4m3")), ("f16", ("f16", "e4m3")), ("s32", ("s8", "b1"))):
         for ins in types:
             for n in valid_n(ins):
-                out.append((f"m64n{n}k{K_BY_TYPE[ins]}", acc, "D"))
+                out.append((f"m64n{n}k{K_BY_TYPE[ins]}", ins, "D", acc))
     for ins in A_REGISTER_TYPES:
         for n in valid_n(ins):
             out.append((f"m64n{n}k{K_BY_TYPE[ins]}", ins, "A"))
