@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import LayoutError
+from .dtypes import dtype_name
 
 __all__ = [
     "BLOCK_SCALED_KINDS",
@@ -62,20 +63,6 @@ KINDS: tuple[str, ...] = PLAIN_KINDS + BLOCK_SCALED_KINDS
 # names
 # --------------------------------------------------------------------------------------------
 
-#: CuTe / CUTLASS spellings (and a few common ones) of the PTX type names
-_TYPE_ALIASES: dict[str, str] = {
-    "half_t": "f16", "half": "f16", "float16": "f16", "fp16": "f16",
-    "bfloat16_t": "bf16", "bfloat16": "bf16",
-    "tfloat32_t": "tf32", "tfloat32": "tf32",
-    "float_e4m3_t": "e4m3", "float8_e4m3fn": "e4m3",
-    "float_e5m2_t": "e5m2", "float8_e5m2": "e5m2",
-    "float_e2m3_t": "e2m3", "float_e2m3_unpacksmem_t": "e2m3", "float6_e2m3": "e2m3",
-    "float_e3m2_t": "e3m2", "float_e3m2_unpacksmem_t": "e3m2", "float6_e3m2": "e3m2",
-    "float_e2m1_t": "e2m1", "float_e2m1_unpacksmem_t": "e2m1", "float4_e2m1": "e2m1",
-    "int8_t": "s8", "int8": "s8", "uint8_t": "u8", "uint8": "u8",
-    "float": "f32", "float32": "f32", "int32_t": "s32", "int32": "s32",
-    "float_ue8m0_t": "ue8m0", "float_ue4m3_t": "ue4m3",
-}
 _PTX_TYPES = ("f16", "bf16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "s8", "u8", "f32", "s32", "ue8m0", "ue4m3")
 #: CuTe's run-time-typed operands: make_instr_desc writes the placeholder MXF8F6F4Format::INVALID (7)
 _RUNTIME_TYPES = (
@@ -92,24 +79,23 @@ def canonical_type(name: str, what: str = "type") -> str:
     """
     if not isinstance(name, str):
         raise IdescError(f"make_instr_desc: {what} must be a type name (PTX or CuTe spelling), got {name!r}")
-    s = name.strip()
-    for prefix in ("cutlass::detail::", "cute::detail::", "cutlass::", "cute::", "detail::", "std::"):
-        if s.startswith(prefix):
-            s = s[len(prefix):]
-    s = s.lstrip(".").lower()
+    s = re.sub(r"^(?:(?:cutlass|cute|detail|std)::)+", "", name.strip()).lstrip(".").lower()
     if s in _RUNTIME_TYPES:
         raise IdescError(
             f"make_instr_desc: {what} {name!r} is one of CuTe's run-time-typed operands: "
             "UMMA::make_instr_desc writes the placeholder format 7 (MXF8F6F4Format::INVALID) and the "
             "kernel patches the real format in before issuing; name the actual type (e4m3, e5m2, e2m3, e3m2, e2m1)"
         )
-    s = _TYPE_ALIASES.get(s, s)
-    if s not in _PTX_TYPES:
+    try:
+        t = dtype_name(name, op="make_instr_desc")
+    except LayoutError:
+        t = None
+    if t not in _PTX_TYPES:
         raise IdescError(
             f"make_instr_desc: unknown {what} {name!r}; known: {', '.join(_PTX_TYPES)} "
             "(or CuTe's half_t, bfloat16_t, tfloat32_t, float_e4m3_t, ..., int8_t, uint8_t, float, int32_t, float_ue8m0_t, float_ue4m3_t)"
         )
-    return s
+    return t
 
 
 def canonical_kind(kind: str) -> str:

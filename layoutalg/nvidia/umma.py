@@ -44,6 +44,7 @@ from typing import Any
 from ..errors import LayoutError
 from ..layout import Layout
 from ..tiled import MMAAtom
+from .dtypes import dtype_name
 
 __all__ = [
     "UMMA_FAMILIES",
@@ -66,15 +67,6 @@ _TYPES: dict[str, tuple[int, str]] = {
     "e2m3": (6, "float_e2m3_t"), "e3m2": (6, "float_e3m2_t"), "e2m1": (4, "float_e2m1_t"),
     "ue8m0": (8, "float_ue8m0_t"), "ue4m3": (8, "float_ue4m3_t"),
 }
-_ALIASES = {
-    "half": "f16", "half_t": "f16", "fp16": "f16", "float16": "f16", "bfloat16_t": "bf16", "bfloat16": "bf16",
-    "tfloat32_t": "tf32", "float": "f32", "fp32": "f32", "float32": "f32", "int32_t": "s32", "int32": "s32",
-    "int8_t": "s8", "int8": "s8", "i8": "s8", "uint8_t": "u8", "uint8": "u8",
-    "float_e4m3_t": "e4m3", "float8_e4m3fn": "e4m3", "float_e5m2_t": "e5m2", "float8_e5m2": "e5m2",
-    "float_e2m3_t": "e2m3", "float_e3m2_t": "e3m2", "float_e2m1_t": "e2m1",
-    "float_e2m3_unpacksmem_t": "e2m3", "float_e3m2_unpacksmem_t": "e3m2", "float_e2m1_unpacksmem_t": "e2m1",
-    "float_ue8m0_t": "ue8m0", "float_ue4m3_t": "ue4m3", "e8m0": "ue8m0",
-}
 #: how a canonical type is spelled in atom names (c_type f32 as CuTe's ``float``)
 _NAME_SPELLING = {"f32": "float", "s32": "int32_t"}
 
@@ -89,14 +81,7 @@ def umma_type(name: Any) -> str:
     >>> umma_type("bfloat16_t"), umma_type("cutlass::float_e2m1_t"), umma_type("float")
     ('bf16', 'e2m1', 'f32')
     """
-    if not isinstance(name, str):
-        raise LayoutError(f"umma_type: {name!r} is not a type name")
-    key = name.strip().lower().replace("cutlass::", "").replace("cute::", "").replace("detail::", "")
-    key = key.lstrip(".")
-    key = _ALIASES.get(key, key)
-    if key not in _TYPES:
-        raise LayoutError(f"umma_type: unknown type {name!r}; known: {sorted(_TYPES)} (or their CuTe C++ names)")
-    return key
+    return dtype_name(name, allowed=_TYPES, op="umma_type")
 
 
 def umma_type_bits(name: Any) -> int:
