@@ -1053,7 +1053,6 @@ def _m8n8k4_section(proofs: list[tuple[Any, Any]]) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from . import viz
 
     if args.quiet and args.progress:
         raise LayoutError("report: -q (no progress bar) and --progress (a progress bar) ask for opposite things")

@@ -152,7 +152,7 @@ def random_args(rng: random.Random) -> dict[str, Any]:
         "kind": kind, "a_type": rng.choice(ab), "b_type": rng.choice(ab), "c_type": rng.choice(cs),
         "m": rng.choice([32, 64, 128, 256]) if ws else rng.choice([64, 128, 128, 256]),
         "n": rng.choice([64, 128, 256]) if ws else 8 * rng.randint(1, 32),
-        "a_major": rng.choice("K K MN".split()), "b_major": rng.choice("K K MN".split()),
+        "a_major": rng.choice(["K", "K", "MN"]), "b_major": rng.choice(["K", "K", "MN"]),
         "cta_group": 1 if ws else rng.choice([1, 2]), "sparse": rng.random() < 0.2,
     }
     if kind != "i8":

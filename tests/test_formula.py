@@ -9,7 +9,6 @@ the catalog, printed as C by ``explain.c_text`` and read back, is the same funct
 
 from __future__ import annotations
 
-import os
 import pathlib
 
 import numpy as np

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from layoutalg import Layout, parse
+from layoutalg import parse
 from layoutalg.errors import LayoutError
 from layoutalg.nvidia.atoms import mma_atom
 from layoutalg.nvidia.umma import UMMA_FAMILIES, UMMAAtom, umma_atom, umma_atom_names

@@ -21,7 +21,6 @@ Nothing here ran on sm_100 hardware.
 
 from __future__ import annotations
 
-import json
 import pathlib
 import re
 
