@@ -1,0 +1,120 @@
+"""layoutalg.interop.gluon_tmem.tmem_reg_layout against Triton 3.6's get_tmem_reg_layout, on the CPU.
+
+``tests/data/gluon/tmem_reg_layouts.json`` holds Triton's answers for 400 random configurations
+(element type f32/f16/bf16/f8e4m3/i8, M 32..512, N 4..1024, blockM 64/128, blockN, packed and
+unpacked column strides, 4/8/16 warps, every instruction variant Gluon accepts, CTA splits along M
+and N with their CGA layouts, and the scales layout), recorded by ``python
+tests/gluon_tmem_oracle.py --record`` (Triton's C++ run in a worker process, since it aborts on some
+inputs). Every configuration must come out the same: the same linear-layout bases, None where
+Triton says the variant is unsupported, a LayoutError where Triton's verifier refuses the buffer.
+A few configurations are asked of Triton live each run. None of it ran on sm_100 hardware.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+
+import pytest
+
+import gluon_tmem_oracle as O
+from layoutalg import LayoutError
+from layoutalg.interop.gluon_tmem import F2Layout, tmem_linear_layout, tmem_reg_layout
+
+REC = json.load(open(O.RECORDING)) if os.path.exists(O.RECORDING) else None
+needs = pytest.mark.skipif(REC is None, reason="no Triton recording (python tests/gluon_tmem_oracle.py --record)")
+has_triton = importlib.util.find_spec("triton") is not None
+
+
+def mine(cfg: dict):
+    try:
+        L = tmem_reg_layout(cfg["dtype"], cfg["shape"], block=None if cfg["scales"] else cfg["block"],
+                            col_stride=cfg["col_stride"], cta_split=cfg["cta_split"], scales=cfg["scales"],
+                            num_warps=cfg["num_warps"], instr_variant=cfg["instr_variant"],
+                            cga_layout=cfg["cga_layout"])
+    except LayoutError as e:
+        return {"error": str(e)}
+    return {"unsupported": None} if L is None else {"bases": L.to_triton()}
+
+
+def agrees(cfg: dict, triton: dict) -> bool:
+    m = mine(cfg)
+    if "bases" in triton:
+        return m.get("bases") == triton["bases"]
+    if "unsupported" in triton:
+        if "unsupported for shape" in triton["unsupported"]:
+            return "unsupported" in m
+        return "error" in m  # Gluon's front-end checks (splitn needs two 32-bit registers, ...)
+    if "error" in triton:  # the MemDesc verifier refused the TMEM buffer
+        return "error" in m
+    return True  # a configuration that aborted Triton is not compared
+
+
+@needs
+def test_recording_says_where_it_comes_from():
+    assert REC["triton"].startswith("3.6") and REC["date"] and "get_tmem_reg_layout" in REC["how"]
+    kinds = [next(iter(c["triton"])) for c in REC["cases"]]
+    assert len(kinds) == 400 and kinds.count("bases") >= 250 and "abort" not in kinds
+    assert [c["config"] for c in REC["cases"]] == O.random_configs(400)
+    laid = [c["config"] for c in REC["cases"] if "bases" in c["triton"]]
+    assert sum(c["scales"] for c in laid) >= 30 and sum(bool(c["cga_layout"]) for c in laid) >= 50
+    assert {c["instr_variant"] for c in laid} == {"32x32b", "16x64b", "16x128b", "16x256b", "32x32b_splitn"}
+
+
+@needs
+def test_every_recorded_configuration_agrees_with_triton():
+    bad = [c["config"] for c in REC["cases"] if not agrees(c["config"], c["triton"])]
+    assert not bad, bad[:3]
+
+
+@needs
+def test_comparison_can_fail():
+    case = next(c for c in REC["cases"] if "bases" in c["triton"] and c["triton"]["bases"]["register"])
+    wrong = json.loads(json.dumps(case["triton"]))
+    wrong["bases"]["register"][0], wrong["bases"]["lane"][0] = wrong["bases"]["lane"][0], wrong["bases"]["register"][0]
+    assert not agrees(case["config"], wrong)
+    assert not agrees(case["config"], {"unsupported": "TMEM layout '32x32b' unsupported for shape"})
+
+
+def test_by_hand_and_errors():
+    L = tmem_reg_layout("f32", (128, 128), block=(128, 128))
+    assert L(register=5, lane=7, warp=2) == (64 + 7, 5)  # warp 2 reads lanes 64..95, register r is column r
+    L = tmem_reg_layout("f32", (128, 128), block=(128, 128), instr_variant="16x256b")
+    # .16x256b: register 0/1 hold columns 2(t%4)+{0,1} of row t//4; register 2 is 8 rows down
+    assert L(lane=6, register=1) == (1, 5) and L(lane=6, register=2) == (9, 4)
+    with pytest.raises(LayoutError, match="16x32bx2"):
+        tmem_reg_layout("f32", (128, 128), block=(128, 128), instr_variant="16x32bx2")
+    with pytest.raises(LayoutError, match="num_warps"):
+        tmem_reg_layout("f32", (128, 128), block=(128, 128), num_warps=6)
+    with pytest.raises(LayoutError, match="bitwidth \\* colStride"):
+        tmem_reg_layout("f16", (128, 128), block=(128, 128), col_stride=4)
+    with pytest.raises(LayoutError, match="at least 128x64"):
+        tmem_reg_layout("f32", (128, 32), block=(128, 64))
+    with pytest.raises(LayoutError, match="8-bit"):
+        tmem_reg_layout("f16", (128, 4), scales=True)
+    with pytest.raises(LayoutError, match="unknown element type"):
+        tmem_reg_layout("f12", (128, 4), block=(128, 4))
+
+
+def test_f2_layout_algebra():
+    a = F2Layout.identity1D(4, "x", "o") * F2Layout.identity1D(2, "y", "o")
+    assert a(x=3, y=1) == (7,) and a.is_injective()
+    assert a.divide_left(F2Layout.identity1D(4, "x", "o")) == F2Layout({"x": [], "y": [(1,)]}, [("o", 2)])
+    assert a.divide_right(F2Layout.identity1D(2, "y", "o")) == F2Layout({"x": [(1,), (2,)], "y": []}, [("o", 4)])
+    assert a.divide_left(F2Layout.identity1D(2, "y", "o")) is None
+    z = F2Layout.zeros1D(2, "x", "o") * F2Layout.identity1D(2, "x", "o")
+    assert not z.is_injective()
+    # an M=64 block: rows 16..31 of TMEM hold columns N.. (the 64-row accumulator's second half)
+    t = tmem_linear_layout((64, 64), (64, 32))
+    assert t(row=16, col=0) == (0, 32) and t(row=32, col=0) == (16, 0)
+
+
+@needs
+@pytest.mark.skipif(not has_triton, reason="Triton is not installed")
+def test_triton_answers_today_as_recorded():
+    pick = [c for c in REC["cases"] if "bases" in c["triton"]][::40]
+    pick += [c for c in REC["cases"] if "unsupported" in c["triton"]][:1]
+    got = O.ask([c["config"] for c in pick])
+    for c, g in zip(pick, got):
+        assert g == c["triton"], c["config"]
