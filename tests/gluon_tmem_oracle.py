@@ -123,3 +123,84 @@ if __name__ == "__main__":  # pragma: no cover - a recording tool
             k = next(iter(c["triton"]))
             kinds[k] = kinds.get(k, 0) + 1
         print(f"recorded {len(d['cases'])} configurations -> {RECORDING}: {kinds}")
+
+
+# ------------------------------------------------------------------------------- sm_100a PTX
+KERNEL = '''
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.blackwell import (
+    allocate_tensor_memory, TensorMemoryLayout, get_tmem_reg_layout)
+
+
+@gluon.jit
+def kern(out_ptr, M: gl.constexpr, N: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr, VAR: gl.constexpr,
+         NW: gl.constexpr):
+    tmem_layout: gl.constexpr = TensorMemoryLayout((BM, BN), 1)
+    reg: gl.constexpr = get_tmem_reg_layout(gl.float32, (M, N), tmem_layout, NW, instr_variant=VAR)
+    acc = allocate_tensor_memory(gl.float32, [M, N], tmem_layout)
+    x = acc.load(reg)
+    rows = gl.arange(0, M, layout=gl.SliceLayout(1, reg))
+    cols = gl.arange(0, N, layout=gl.SliceLayout(0, reg))
+    gl.store(out_ptr + rows[:, None] * N + cols[None, :], x)
+'''
+
+
+def tmem_load_ptx(M: int, N: int, BM: int, BN: int, variant: str, num_warps: int) -> str:
+    """PTX (``.target sm_100a``) of a Gluon kernel loading an fp32 M x N TMEM buffer with ``get_tmem_reg_layout``."""
+    import hashlib
+    import importlib.util
+    import tempfile
+
+    from triton._C.libtriton import ir
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    path = os.path.join(tempfile.mkdtemp(prefix="layoutalg-tmem-"), "tmem_kern.py")
+    with open(path, "w") as fh:
+        fh.write(KERNEL)
+    spec = importlib.util.spec_from_file_location("tmem_kern", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    consts = {"M": M, "N": N, "BM": BM, "BN": BN, "VAR": variant, "NW": num_warps}
+    src = GluonASTSource(mod.kern, signature={"out_ptr": "*fp32", **{k: "constexpr" for k in consts}},
+                         constexprs=consts)
+    target = GPUTarget("cuda", 100, 32)
+    backend = make_backend(target)
+    options = backend.parse_options({"num_warps": num_warps})
+    stages: dict = {}
+    backend.add_stages(stages, options, src.language)
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    backend.load_dialects(ctx)
+    module = src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), ctx)
+    metadata = {"hash": hashlib.sha256(repr(consts).encode()).hexdigest(), "target": target, **options.__dict__}
+    for ext, step in list(stages.items())[list(stages).index(src.ext) + 1:]:
+        module = step(module, metadata)
+        if ext == "ptx":
+            return module
+    raise RuntimeError("no ptx stage")
+
+
+def ptxas_blackwell() -> str | None:
+    """The ``ptxas-blackwell`` of the Triton wheel, or None."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("triton")
+    if spec is None or spec.origin is None:
+        return None
+    p = os.path.join(os.path.dirname(spec.origin), "backends", "nvidia", "bin", "ptxas-blackwell")
+    return p if os.path.exists(p) else None
+
+
+def assemble(ptx: str) -> subprocess.CompletedProcess:
+    """Run ptxas-blackwell -arch=sm_100a on ``ptx``."""
+    import tempfile
+
+    d = tempfile.mkdtemp(prefix="layoutalg-ptxas-")
+    src = os.path.join(d, "k.ptx")
+    with open(src, "w") as fh:
+        fh.write(ptx)
+    return subprocess.run([ptxas_blackwell(), "-arch=sm_100a", src, "-o", os.path.join(d, "k.cubin")],
+                          capture_output=True, text=True, timeout=300)

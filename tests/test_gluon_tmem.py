@@ -118,3 +118,63 @@ def test_triton_answers_today_as_recorded():
     got = O.ask([c["config"] for c in pick])
     for c, g in zip(pick, got):
         assert g == c["triton"], c["config"]
+
+
+# --- the tcgen05.ld Triton emits for sm_100a, against layoutalg's atoms ------------------------------
+PTX_CASES = [  # (M, N, blockM, blockN, variant, warps)
+    (128, 128, 128, 128, "32x32b", 4),
+    (128, 64, 128, 64, "32x32b", 8),
+    (64, 64, 64, 64, "32x32b", 4),  # lane 16 on columns: Triton switches to .16x32bx2
+    (128, 64, 128, 64, "16x256b", 4),
+    (128, 64, 128, 64, "16x128b", 8),
+    (128, 64, 128, 64, "16x64b", 4),
+]
+
+
+def _explained_by_atoms(L, ll, instrs):
+    """Warp 0's registers of L are, in order, the TMEM cells of ``instrs`` (one atom each, at some base)."""
+    from layoutalg.nvidia import tmem_copy as TC
+
+    inv = {}  # (dim0, dim1) -> (row, col) of the TMEM buffer
+    for row in range(128 if len(ll.bases["row"]) == 7 else 1 << len(ll.bases["row"])):
+        for col in range(ll.in_size("col")):
+            inv.setdefault(ll(row=row, col=col), (row, col))
+    r0 = 0
+    for shape, num in instrs:
+        op = TC.tmem_copy_op(TC.ld_name(shape, num))
+        frag = op.fragment()
+        bases = set()
+        for t in range(32):
+            for j in range(op.registers):
+                row, col = inv[L(register=r0 + j, lane=t, warp=0)]
+                a = frag(t, j)
+                bases.add((row - (a >> 16), col - (a & 0xFFFF)))
+        if len(bases) != 1:
+            return False
+        (lane0, _col0), = bases
+        if not 0 <= lane0 <= 16:  # warp 0's lane quarter
+            return False
+        r0 += op.registers
+    return r0 == 1 << len(L.bases["register"])
+
+
+@pytest.mark.skipif(not has_triton, reason="Triton is not installed")
+@pytest.mark.parametrize("case", PTX_CASES, ids=lambda c: "_".join(map(str, c)))
+def test_triton_ptx_loads_with_layoutalg_atoms(case):
+    import re
+
+    M, N, BM, BN, var, nw = case
+    ptx = O.tmem_load_ptx(M, N, BM, BN, var, nw)
+    assert ".target sm_100a" in ptx
+    found = re.findall(r"tcgen05\.ld\.sync\.aligned\.(\w+)\.x(\d+)\.b32", ptx)
+    instrs = [(s, int(n)) for s, n in found]
+    assert instrs and all(s == (var if (M, var) != (64, "32x32b") else "16x32bx2") for s, _ in instrs)
+    L = tmem_reg_layout("f32", (M, N), block=(BM, BN), num_warps=nw, instr_variant=var)
+    ll = tmem_linear_layout((M, N), (BM, BN))
+    assert _explained_by_atoms(L, ll, instrs)
+    # the check can fail: the same registers read as the other shape do not fit
+    other = [("16x64b" if s != "16x64b" else "16x128b", n if s != "16x128b" else 2 * n) for s, n in instrs]
+    assert not _explained_by_atoms(L, ll, other)
+    if O.ptxas_blackwell() is not None:
+        r = O.assemble(ptx)
+        assert r.returncode == 0, r.stderr[-2000:]

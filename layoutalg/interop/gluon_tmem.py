@@ -288,7 +288,8 @@ def tmem_linear_layout(shape: Sequence[int], block: Sequence[int], col_stride: i
     reps_n = N // tile.out_size(D1)
     if reps_m < 1 or reps_n < 1:
         raise LayoutError(f"tmem_linear_layout: shape {tuple(shape)} is smaller than the block {tuple(block)}")
-    return tile * F2Layout.identity1D(reps_m, COL, D0) * F2Layout.identity1D(reps_n, COL, D1)
+    full = tile * F2Layout.identity1D(reps_m, COL, D0) * F2Layout.identity1D(reps_n, COL, D1)
+    return full.sublayout([ROW, COL], [D0, D1])
 
 
 def tmem_scales_linear_layout(shape: Sequence[int], cta_split: Sequence[int] = (1, 1)) -> F2Layout:
