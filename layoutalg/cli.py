@@ -16,6 +16,8 @@ Subcommands (``layoutalg <cmd> --help`` for each)::
     layoutalg synth 128x64 f16 cp.async ldmatrix   # the swizzle with the fewest wavefronts
     layoutalg synth --kernel fp8_transpose
     layoutalg report -o report/               # everything above, pictures in a folder
+    layoutalg idesc encode --kind f16 --a bf16 --b bf16 --c f32 -m 128 -n 256   # tcgen05 idesc
+    layoutalg idesc decode 0x08200490 --kind f16
 
 Exit codes: 0 success; 1 a verification failed (or a seed value disagrees); 2 bad input
 (a :class:`~layoutalg.errors.LayoutError`, printed on stderr) or a part of the library
@@ -516,7 +518,51 @@ def _desc_word(args: argparse.Namespace, word: int) -> int:
     return 0
 
 
+def _desc_umma(args: argparse.Namespace) -> int:
+    """desc --target sm_100 on a layout or a tile: tcgen05 descriptors (layoutalg.nvidia.umma_smem: also
+    the 128B_base32B mode and 4-bit types), the whole block and each k-block (K = 32 bytes)."""
+    us = _need("layoutalg.nvidia.umma_smem", "desc --target sm_100")
+    dtype = args.dtype or "bf16"
+    if args.source is None:
+        mn, k = _parse_tile(args.tile)
+        major, swizzle = args.major or "K", 128 if args.swizzle is None else args.swizzle
+        layout = us.smem_tile(major, swizzle, dtype, (mn, k))
+        print(f"tile      : {major}-major, {swizzle} swizzle, {dtype} ({us.smem_bits(dtype)}-bit), {mn}x{k} (MN x K)")
+    else:
+        if args.dtype is None:
+            raise LayoutError("desc: --dtype is needed to derive a descriptor from a layout (its elements' type)")
+        layout = _parse_layout(args.source)
+    print(f"layout    : {layout}")
+    try:
+        d = us.descriptor_from_layout(layout, dtype, major=args.major, start_address=args.start)
+        print(f"canonical : {d.major}-major, {d.swizzle} swizzle, m={d.m} k={d.k} LBO={d.lbo_bytes} B SBO={d.sbo_bytes} B")
+        print(d.descriptor.describe())
+    except LayoutError as e:
+        print(f"whole tile: not one canonical block ({e}); per k-block:")
+    kb = 256 // us.smem_bits(dtype)
+    blocks = us.k_block_descriptors(layout, dtype, K=kb, major=args.major, start_address=args.start)
+    print(f"\nk-blocks of K = {kb} ({dtype}, 32 bytes): {len(blocks)} (CuTe's descriptor iterator: start += offset >> 4)")
+    rows = [{"k": b.k_block, "offset B": b.offset_bytes, "start>>4": b.descriptor.start_encoded,
+             "word": f"{b.descriptor.encode():#018x}"} for b in blocks]
+    print(_table(rows, ["k", "offset B", "start>>4", "word"]))
+    print("(checked against CuTe C++ 4.2 make_umma_desc and Triton's sm_100a PTX on the host; not run on sm_100)")
+    return 0
+
+
+def _swizzle_arg(text: str) -> Any:
+    """--swizzle: bytes (0, 32, 64, 128) or 128B_base32B (tcgen05)."""
+    t = text.strip()
+    if t.isdigit():
+        return int(t)
+    if t.lower().replace("_", "") in ("128bbase32b", "base32b"):
+        return "128B_base32B"
+    raise argparse.ArgumentTypeError(f"{text!r} is not 0, 32, 64, 128 or 128B_base32B")
+
+
 def cmd_desc(args: argparse.Namespace) -> int:
+    if args.target == "sm_100" and (args.source is None or _word(args.source) is None):
+        if not args.instruction:
+            return _desc_umma(args)
     if args.source is None:
         return _desc_tile(args)
     word = _word(args.source)
@@ -551,7 +597,48 @@ def _find_fragment(args: argparse.Namespace) -> Any:
     )
 
 
+def _frag_umma(args: argparse.Namespace) -> int:
+    """``frag 'SM100_MMA_...<...>' - A|B|C``: a tcgen05 atom's operand (one thread per CTA)."""
+    import numpy as np
+
+    from .layout import Layout
+    from .nvidia.umma import umma_atom
+
+    at = umma_atom(args.shape)
+    op = args.operand.upper().replace("D", "C")
+    if op not in ("A", "B", "C"):
+        raise LayoutError(f"frag: operand {args.operand!r} of a UMMA atom is A, B or C (D)")
+    want = {"A": at.a_type, "B": at.b_type, "C": at.c_type}[op]
+    if args.dtype not in ("-", want):
+        raise LayoutError(f"frag: {at.name} has {op} of type {want}, not {args.dtype} (or give '-')")
+    tv = {"A": at.ALayout, "B": at.BLayout, "C": at.CLayout}[op]
+    rows, cols = {"A": (at.M, at.K), "B": (at.N, at.K), "C": (at.M, at.N)}[op]
+    where = {"A": "tensor memory" if at.source == "TS" else "shared memory (descriptor)",
+             "B": "shared memory (descriptor)", "C": "tensor memory"}[op]
+    print(f"instruction : {at.notes.split(',')[0]}")
+    print(f"atom        : {at.name}")
+    print(f"operand     : {op} ({want}) {rows}x{cols}, in {where}; {at.cta_group} CTA(s), ThrID {at.ThrID}")
+    print(f"TV layout   : {tv}   (CTA, value) -> {'m + M*k' if op == 'A' else 'n + N*k' if op == 'B' else 'm + M*n'}")
+    per = rows // at.cta_group
+    for c in range(at.cta_group):
+        print(f"  CTA {c}     : rows {c * per}..{(c + 1) * per - 1} of {op}")
+    t = np.sort(np.asarray(tv.table()).ravel())
+    ok = bool(np.array_equal(t, np.arange(rows * cols)))
+    print(f"verified    : {'yes' if ok else 'NO'} (every element of the {rows}x{cols} tile held by exactly one CTA; "
+          "layouts checked against CuTe C++ 4.2 MMA_Traits, not run on sm_100 hardware)")
+    if args.output:
+        from . import viz
+
+        owner = Layout(((per, at.cta_group), cols), ((0, 1), 0)) if at.cta_group > 1 else Layout((rows, cols), (0, 0))
+        viz.save(viz.layout_scene(owner, max_rows=rows, max_cols=cols,
+                                  title=f"{at.name}: {op} tile, cell = CTA that holds it"), args.output)
+        print(f"wrote {args.output}")
+    return 0 if ok else 1
+
+
 def cmd_frag(args: argparse.Namespace) -> int:
+    if args.shape.startswith(("SM100_MMA_", "cute::SM100_MMA_")):
+        return _frag_umma(args)
     from .nvidia.ptx_formulas import i as i_sym
     from .nvidia.ptx_formulas import lane as lane_sym
     from .verify import verify
@@ -1108,8 +1195,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("source", nargs="?", help="a descriptor word (0x4000004000010001) or a layout in CuTe notation")
     s.add_argument("--major", help="K or MN (tile default K; inferred from a layout)")
-    s.add_argument("--swizzle", type=int, help="0, 32, 64 or 128 bytes (tile default 128; inferred from a layout)")
-    s.add_argument("--dtype", help="tf32, f16, bf16, e4m3, e5m2, s8, u8 (tile default bf16)")
+    s.add_argument("--swizzle", type=_swizzle_arg,
+                   help="0, 32, 64 or 128 bytes, or 128B_base32B (sm_100) (tile default 128; inferred from a layout)")
+    s.add_argument("--dtype", help="tf32, f16, bf16, e4m3, e5m2, s8, u8; with --target sm_100 also e2m1 (4-bit) "
+                   "(tile default bf16)")
     s.add_argument("--tile", default="64x64", help="MNxK in elements (default 64x64)")
     s.add_argument("--operand", default="A", choices=["A", "B"])
     s.add_argument("--instruction", help="wgmma shape, e.g. m64n128k16 (default from the tile and dtype)")
@@ -1126,7 +1215,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Look up a fragment (e.g. 'm16n8k16 f16 A', 'm64n64k16 f32 D', "
         "'ldmatrix b16 x4') and prove it against the PTX formula.",
     )
-    s.add_argument("shape", help="m16n8k16, m8n8k4, m64n128k16 (wgmma), ldmatrix, stmatrix")
+    s.add_argument("shape", help="m16n8k16, m8n8k4, m64n128k16 (wgmma), ldmatrix, stmatrix, or a tcgen05 atom "
+                   "'SM100_MMA_F16BF16_SS<bf16,bf16,float,128,256,K,K>' (dtype '-')")
     s.add_argument("dtype", help="f16, bf16, tf32, f64, s8, e4m3, ... (b16 for ldmatrix)")
     s.add_argument("operand", help="A, B, C or D (x1/x2/x4 for ldmatrix)")
     _add_fragment_options(s)
@@ -1230,7 +1320,112 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--threads", type=int, default=128, help="threads of the copy presets (default 128)")
     s.add_argument("--constraints", help="comma-separated: wgmma, tma")
     s.set_defaults(func=cmd_synth)
+
+    _add_idesc_parser(sub)
     return p
+
+
+# ---------------------------------------------------------------------------------------------
+# idesc: the tcgen05 (sm_100) instruction descriptor
+# ---------------------------------------------------------------------------------------------
+
+#: options of ``idesc encode`` that only the block-scaled kinds / only the plain kinds use
+_IDESC_BLOCK_ONLY = (("scale_type", "--scale-type"), ("sfa_id", "--sfa-id"), ("sfb_id", "--sfb-id"), ("sf_vec_size", "--sf-vec-size"))
+_IDESC_PLAIN_ONLY = (("saturate", "--saturate"), ("sparse_selector", "--sparse-selector"), ("max_shift", "--max-shift"), ("ws", "--ws"))
+
+
+def _idesc_encode(args: argparse.Namespace) -> int:
+    from .nvidia import idesc
+
+    kind = idesc.canonical_kind(args.kind)
+    blk = kind in idesc.BLOCK_SCALED_KINDS
+    for dest, flag in _IDESC_PLAIN_ONLY if blk else _IDESC_BLOCK_ONLY:
+        if getattr(args, dest) is not None and getattr(args, dest) is not False:
+            raise LayoutError(f"idesc encode: {flag} is not an option of kind::{kind}")
+    if kind == "i8" and (args.negate_a or args.negate_b):
+        raise LayoutError("idesc encode: --negate-a/--negate-b are not options of kind::i8 (it cannot negate)")
+    c = args.c
+    if c is None:
+        only = {"tf32": "f32", "i8": "s32"}.get(kind, "f32" if blk else None)
+        if only is None:
+            raise LayoutError(f"idesc encode: kind::{kind} needs --c (the accumulator type: f16 or f32)")
+        c = only
+    given = {dest: getattr(args, dest) for dest in (
+        "negate_a", "negate_b", "saturate", "sparse", "sparse_selector", "scale_type", "sfa_id", "sfb_id",
+        "max_shift", "cta_group", "ws", "k", "sf_vec_size") if getattr(args, dest) is not None and getattr(args, dest) is not False}
+    d = idesc.make_instr_desc(kind, args.a, args.b, c, args.m, args.n, args.a_major, args.b_major, **given)
+    print(f"0x{d.word:08x}")
+    print(d.describe())
+    return 0
+
+
+def _idesc_decode(args: argparse.Namespace) -> int:
+    from .nvidia import idesc
+
+    word = _word(args.word)
+    if word is None:
+        raise LayoutError(f"idesc decode: {args.word!r} is not a number (write 0x08200490, 0b..., or decimal)")
+    if args.kind is None:
+        if args.sf_vec_size is not None:
+            raise LayoutError("idesc decode: --sf-vec-size needs --kind (a block-scaled kind)")
+        found = idesc.readings(word, cta_group=args.cta_group, ws=args.ws)
+        if not found:
+            idesc.decode(word, cta_group=args.cta_group, ws=args.ws)  # raises, naming each kind's rule
+        if len(found) > 1:
+            print(f"0x{word:08x} reads legally as {len(found)} kinds (pass --kind to pick one):")
+        for k, d in enumerate(found):
+            if k:
+                print()
+            print(d.describe())
+        return 0
+    d = idesc.decode(word, kind=args.kind, cta_group=args.cta_group, ws=args.ws, sf_vec_size=args.sf_vec_size)
+    print(d.describe())
+    return 0
+
+
+def cmd_idesc(args: argparse.Namespace) -> int:
+    return _idesc_encode(args) if args.idesc_command == "encode" else _idesc_decode(args)
+
+
+def _add_idesc_parser(sub: Any) -> None:
+    s = sub.add_parser(
+        "idesc",
+        help="the tcgen05 (sm_100 UMMA) instruction descriptor: encode or decode",
+        description="Encode the 32-bit instruction descriptor of one tcgen05.mma bit for bit as CuTe's "
+        "UMMA::make_instr_desc builds it, or decode a word into its fields in words. Checked against CuTe C++ "
+        "4.2 on the host and Triton 3.6's PTX for sm_100a; none of it ran on sm_100 hardware.",
+    )
+    ss = s.add_subparsers(dest="idesc_command", metavar="encode|decode", required=True)
+    e = ss.add_parser("encode", help="configuration -> word and its description")
+    e.add_argument("--kind", required=True, help="f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4 (or kind::...)")
+    e.add_argument("--a", required=True, help="A type: f16, bf16, tf32, e4m3, e5m2, e2m3, e3m2, e2m1, s8, u8 (or CuTe's names)")
+    e.add_argument("--b", required=True, help="B type")
+    e.add_argument("--c", help="accumulator (D) type: f16, f32, s32 (default: the kind's only one)")
+    e.add_argument("-m", type=int, required=True, help="M of the instruction")
+    e.add_argument("-n", type=int, required=True, help="N of the instruction")
+    e.add_argument("--a-major", default="K", choices=["K", "MN"], help="A's major mode (default K)")
+    e.add_argument("--b-major", default="K", choices=["K", "MN"], help="B's major mode (default K)")
+    e.add_argument("--negate-a", action="store_true", help="negate A (not kind::i8)")
+    e.add_argument("--negate-b", action="store_true", help="negate B (not kind::i8)")
+    e.add_argument("--saturate", action="store_true", help="saturate (kind::i8 only)")
+    e.add_argument("--sparse", action="store_true", help="sparse A (tcgen05.mma.sp)")
+    e.add_argument("--sparse-selector", type=int, help="sparsity selector 0-3 (plain kinds, with --sparse)")
+    e.add_argument("--cta-group", type=int, choices=[1, 2], help="cta_group::1 (default) or ::2")
+    e.add_argument("--ws", action="store_true", help="tcgen05.mma.ws (plain kinds, cta_group::1)")
+    e.add_argument("--max-shift", type=int, help="B-reuse max shift of .ws: 0, 8, 16, 32")
+    e.add_argument("--k", type=int, help="K of the instruction (default the kind's; 96 for mxf4/mxf4nvf4 K=96)")
+    e.add_argument("--scale-type", help="block-scaled kinds: ue8m0 or ue4m3 (mxf4nvf4)")
+    e.add_argument("--sfa-id", type=int, help="block-scaled kinds: A scale-factor id")
+    e.add_argument("--sfb-id", type=int, help="block-scaled kinds: B scale-factor id")
+    e.add_argument("--sf-vec-size", type=int, help="block-scaled kinds: elements per scale factor (16 or 32)")
+    e.set_defaults(func=cmd_idesc)
+    d = ss.add_parser("decode", help="word -> its fields in words")
+    d.add_argument("word", help="the descriptor: 0x08200490, 0b..., or decimal")
+    d.add_argument("--kind", help="the kind (the word alone may read as several)")
+    d.add_argument("--cta-group", type=int, choices=[1, 2], help="check the shape for this cta_group")
+    d.add_argument("--ws", action="store_true", help="read it as a tcgen05.mma.ws descriptor")
+    d.add_argument("--sf-vec-size", type=int, help="block-scaled kinds: elements per scale factor (16 or 32)")
+    d.set_defaults(func=cmd_idesc)
 
 
 def _one_line(text: str, limit: int = 400) -> str:

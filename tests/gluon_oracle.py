@@ -74,14 +74,15 @@ _ASM_CACHE: dict = {}
 
 
 def compile_asm(source: str, name: str, signature: dict, constexprs: dict, num_warps: int = 4,
-                upto: str = "llir") -> dict:
-    """Compile kernel ``name`` of generated Gluon ``source`` for sm_90 on the CPU, up to stage ``upto``: {stage: text}.
+                upto: str = "llir", arch: int = 90) -> dict:
+    """Compile kernel ``name`` of generated Gluon ``source`` for sm_90 (or ``arch``, e.g. 100) on the CPU,
+    up to stage ``upto``: {stage: text}.
 
     The stages are Triton's own (``backend.add_stages``), run as ``triton.compile`` runs them;
     stopping at ``llir`` or ``ptx`` skips ptxas, which nothing here needs.
     """
     key = (source, name, repr(sorted(signature.items())), repr(sorted((k, repr(v)) for k, v in constexprs.items())),
-           num_warps, upto)
+           num_warps, upto) + ((arch,) if arch != 90 else ())
     if key not in _ASM_CACHE:
         from triton._C.libtriton import ir
         from triton.backends.compiler import GPUTarget
@@ -90,7 +91,7 @@ def compile_asm(source: str, name: str, signature: dict, constexprs: dict, num_w
 
         fn = getattr(_load_module(source), name)
         src = GluonASTSource(fn, signature=signature, constexprs=constexprs)
-        target = GPUTarget("cuda", 90, 32)
+        target = GPUTarget("cuda", arch, 32)
         backend = make_backend(target)
         options = backend.parse_options({"num_warps": num_warps})
         stages: dict = {}

@@ -269,6 +269,43 @@ def _gmma_spelling(x: Any, dtype: str | None) -> str | None:
     return None
 
 
+def _umma_smem_spelling(x: Any, dtype: str | None) -> str | None:
+    """``UMMA::Layout_..._Atom<T>{}`` or ``tile_to_shape(<that>, ...)`` for a tcgen05 smem atom or tile
+    (:mod:`layoutalg.nvidia.umma_smem`: 4-bit types, the 128B_base32B atom, either swizzle spelling)."""
+    from ..nvidia import umma, umma_smem
+
+    if not (isinstance(x, ComposedLayout) and isinstance(x.outer, Swizzle) and x.offset == 0 and isinstance(x.inner, Layout)):
+        return None
+    if not x.inner.is_static or type(x.inner.shape) is not tuple or len(x.inner.shape) != 2:
+        return None
+    try:
+        widths = [umma_smem.smem_bits(dtype)] if dtype is not None else [32, 16, 8, 4]
+    except LayoutError:
+        return None
+    shape = (int(x.inner[0].size()), int(x.inner[1].size()))
+    for bits in widths:
+        if dtype is not None:
+            try:
+                cpp = umma.cute_cpp_type(dtype, "mxf4" if bits == 4 else ("f8f6f4" if bits == 8 else None))
+            except LayoutError:
+                cpp = {32: "tfloat32_t", 16: "half_t", 8: "uint8_t", 4: "float_e2m1_t"}[bits]
+            if bits == 8 and "unpacksmem" not in cpp and str(dtype).endswith("_unpacked"):
+                cpp = umma.cute_cpp_type(str(dtype)[: -len("_unpacked")], "f8f6f4")
+        else:
+            cpp = {32: "tfloat32_t", 16: "half_t", 8: "uint8_t", 4: "float_e2m1_t"}[bits]
+        for name, (major, mode) in umma_smem.SMEM_ATOM_NAMES.items():
+            text = f"UMMA::{name}<{cpp}>{{}}"
+            for unit in ("element", "byte"):
+                try:
+                    if umma_smem.smem_atom(major, mode, bits, swizzle_unit=unit) == x:
+                        return text
+                    if umma_smem.smem_tile(major, mode, bits, shape, swizzle_unit=unit) == x:
+                        return f"tile_to_shape({text}, make_shape(Int<{shape[0]}>{{}}, Int<{shape[1]}>{{}}))"
+                except LayoutError:
+                    continue
+    return None
+
+
 def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -> CuteCpp:
     """to_cute_cpp(L) -> the CuTe C++ expression and type of L: CuTe's ``print`` of either is ``str(L)``.
 
@@ -290,11 +327,22 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
     >>> from layoutalg.nvidia.wgmma import tile
     >>> to_cute_cpp(tile("K", 128, "bf16", (64, 64)), dtype="bf16").cute
     'tile_to_shape(GMMA::Layout_K_SW128_Atom<bfloat16_t>{}, make_shape(Int<64>{}, Int<64>{}))'
+    >>> from layoutalg.nvidia.umma_smem import smem_tile
+    >>> to_cute_cpp(smem_tile("MN", "128B_base32B", "e2m1", (256, 64)), dtype="e2m1").cute
+    'tile_to_shape(UMMA::Layout_MN_SW128_32B_Atom<cutlass::float_e2m1_t>{}, make_shape(Int<256>{}, Int<64>{}))'
+    >>> from layoutalg.nvidia.umma import umma_atom
+    >>> to_cute_cpp(umma_atom("SM100_MMA_TF32_SS<tf32,tf32,float,64,64,K,K>")).type
+    'MMA_Atom<MMA_Traits<SM100_MMA_TF32_SS<cutlass::tfloat32_t, cutlass::tfloat32_t, float, 64, 64, UMMA::Major::K, UMMA::Major::K, UMMA::ScaleIn::One, UMMA::ScaleIn::One>>>'
     >>> from layoutalg.nvidia import mma
     >>> c = to_cute_cpp(mma.fragment("m16n8k16", "f16", "A", ctype="f32"))
     >>> c.atom, c.cute
     ('SM80_16x8x16_F32F16F16F32_TN', 'typename MMA_Traits<SM80_16x8x16_F32F16F16F32_TN>::ALayout{}')
     """
+    from ..nvidia.umma import UMMAAtom
+
+    if isinstance(x, UMMAAtom):  # a tcgen05 atom: CuTe's MMA_Atom of its MMA_Traits (layoutalg.nvidia.umma)
+        t = f"MMA_Atom<MMA_Traits<{x.cute_cpp}>>"
+        return CuteCpp(expr=t + "{}", type=t, text=x.name, cute=t + "{}", atom=x.cute_cpp)
     atom = _fragment_atom(x, dtype, ctype) if not isinstance(x, (Layout, ComposedLayout, Swizzle)) else None
     operand = getattr(x, "operand", None)
     x = _unwrap(x, "to_cute_cpp")
@@ -302,7 +350,9 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
     if atom is not None:
         cute = f"typename MMA_Traits<{atom}>::{'C' if operand == 'D' else operand}Layout{{}}"
     else:
-        cute = _gmma_spelling(x, dtype)
+        cute = _gmma_spelling(x, dtype) if dtype is None or dtype in CUTE_TYPES else None
+        if cute is None:
+            cute = _umma_smem_spelling(x, dtype)
     return CuteCpp(expr=_expr(x), type=_type(x) if _is_static(x) else None, text=str(x), cute=cute, atom=atom)
 
 
@@ -325,6 +375,40 @@ def _dsl(x: Any) -> str:
     raise LayoutError(f"to_cute_dsl: {x!r} is not a Layout, Swizzle or ComposedLayout")
 
 
+_DSL_TYPES = {
+    "f16": "cutlass.Float16", "bf16": "cutlass.BFloat16", "tf32": "cutlass.TFloat32", "f32": "cutlass.Float32",
+    "s8": "cutlass.Int8", "u8": "cutlass.Uint8", "s32": "cutlass.Int32", "e4m3": "cutlass.Float8E4M3FN",
+    "e5m2": "cutlass.Float8E5M2", "e2m3": "cutlass.Float6E2M3FN", "e3m2": "cutlass.Float6E3M2FN",
+    "e2m1": "cutlass.Float4E2M1FN", "ue8m0": "cutlass.Float8E8M0FNU", "ue4m3": "cutlass.Float8E4M3FN",
+}
+
+
+def _umma_dsl(a: Any) -> str:
+    """The CuTe DSL op of a dense UMMA atom (``from cutlass.cute.nvgpu import tcgen05``)."""
+    if a.sparse or a.scaled or a.negate_a or a.negate_b or a.saturate:
+        raise LayoutError(f"to_cute_dsl: {a.name}: the CuTe DSL spelling covers dense, unscaled, unnegated atoms only")
+    t = _DSL_TYPES
+    common = (f"({a.M}, {a.N}, {a.K}), tcgen05.CtaGroup.{'ONE' if a.cta_group == 1 else 'TWO'}, "
+              f"tcgen05.OperandSource.{'SMEM' if a.source == 'SS' else 'TMEM'}")
+    majors = f", cute.nvgpu.OperandMajorMode.{a.a_major}, cute.nvgpu.OperandMajorMode.{a.b_major}"
+    k = a.kind
+    if k == "f16":
+        return f"tcgen05.MmaF16BF16Op({t[a.a_type]}, {t[a.c_type]}, {common}{majors})"
+    if k == "tf32":
+        return f"tcgen05.MmaTF32Op({common}{majors})"
+    if k == "i8":
+        if a.a_type != a.b_type:
+            raise LayoutError(f"to_cute_dsl: {a.name}: the CuTe DSL's MmaI8Op takes one A/B type")
+        return f"tcgen05.MmaI8Op({t[a.a_type]}, {common}{majors})"
+    if k == "f8f6f4":
+        return f"tcgen05.MmaF8F6F4Op({t[a.a_type]}, {t[a.b_type]}, {t[a.c_type]}, {common}{majors})"
+    if k == "mxf8f6f4":
+        return f"tcgen05.MmaMXF8F6F4Op({t[a.a_type]}, {t[a.b_type]}, {common}{majors})"
+    if k == "mxf4":
+        return f"tcgen05.MmaMXF4Op({common})"
+    return f"tcgen05.MmaMXF4NVF4Op({t[str(a.sf_type)]}, {common})"
+
+
 def to_cute_dsl(x: Any) -> str:
     """to_cute_dsl(L) -> CuTe DSL Python that builds L inside ``@cute.jit`` (``import cutlass.cute as cute``).
 
@@ -333,7 +417,17 @@ def to_cute_dsl(x: Any) -> str:
     >>> from layoutalg import parse
     >>> to_cute_dsl(parse("Sw<2,0,3> o _4 o 8:1"))
     'cute.make_composed_layout(cute.make_swizzle(2, 0, 3), 4, cute.make_layout(8, stride=1))'
+
+    A dense UMMA atom becomes its ``tcgen05`` op (``from cutlass.cute.nvgpu import tcgen05``)::
+
+    >>> from layoutalg.nvidia.umma import umma_atom
+    >>> to_cute_dsl(umma_atom("SM100_MMA_F16BF16_2x1SM_SS<bf16,bf16,float,256,128,K,MN>"))
+    'tcgen05.MmaF16BF16Op(cutlass.BFloat16, cutlass.Float32, (256, 128, 16), tcgen05.CtaGroup.TWO, tcgen05.OperandSource.SMEM, cute.nvgpu.OperandMajorMode.K, cute.nvgpu.OperandMajorMode.MN)'
     """
+    from ..nvidia.umma import UMMAAtom
+
+    if isinstance(x, UMMAAtom):
+        return _umma_dsl(x)
     return _dsl(_unwrap(x, "to_cute_dsl"))
 
 

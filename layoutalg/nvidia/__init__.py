@@ -10,14 +10,16 @@ PTX formula it must equal (:mod:`layoutalg.nvidia.ptx_formulas`)::
 """
 
 from . import fragment as _fragment_module  # noqa: F401
-from . import descriptor, ldmatrix, mma, ptx_formulas, tma, wgmma, wgmma_fragments
+from . import descriptor, idesc, ldmatrix, mma, ptx_formulas, tma, wgmma, wgmma_fragments
 from .fragment import Fragment
 from .mma import catalog, scale_fragment, sparse_fragment, sparse_metadata, tile_fragment
+from . import umma, umma_smem  # noqa: E402  (tcgen05 atoms and shared-memory operands)
 
 __all__ = [
     "Fragment",
     "catalog",
     "descriptor",
+    "idesc",
     "ldmatrix",
     "mma",
     "ptx_formulas",
@@ -26,6 +28,8 @@ __all__ = [
     "sparse_metadata",
     "tile_fragment",
     "tma",
+    "umma",
+    "umma_smem",
     "wgmma",
     "wgmma_fragments",
 ]

@@ -220,7 +220,8 @@ def mma_atom(name: str | None = None, *, shape: str | None = None, dtype: str | 
     ``"SM70_8x8x4_F32F16F16F32_NT"`` (a Volta quadpair), ``"SM90_64x128x16_F32BF16BF16_SS"``
     (``wgmma``; D, A, B types, ``_SS`` or ``_RS``; CuTe's ``<GMMA::Major::K, ...>`` arguments may
     follow and do not change the TV layouts), and, for ``mma.sp``, ``"SM80_SPARSE_16x8x32_F32F16F16F32_TN"``
-    (layoutalg's spelling: CuTe has no sm_80 sparse atoms). From the catalog:
+    (layoutalg's spelling: CuTe has no sm_80 sparse atoms); ``"SM100_MMA_F16BF16_SS<bf16,bf16,float,128,256,K,K>"``
+    (``tcgen05.mma``, CuTe's template text: :func:`layoutalg.nvidia.umma.umma_atom`). From the catalog:
     ``mma_atom(shape="m16n8k16", dtype="bf16")``, ``mma_atom(shape="m64n64k16", dtype="f16",
     source="RS")`` for wgmma.
 
@@ -239,6 +240,10 @@ def mma_atom(name: str | None = None, *, shape: str | None = None, dtype: str | 
             return mma_atom(f"SM90_64x{N}x{K}_{types}_{source}")
         return mma_atom(cute_mma_name(shape, dtype, ctype, sparse=sparse))
     name = str(name).strip()
+    if name.startswith(("SM100_MMA_", "cute::SM100_MMA_")):  # tcgen05 (UMMA) atoms: layoutalg.nvidia.umma
+        from .umma import umma_atom
+
+        return umma_atom(name)
     m = _WGMMA_NAME.match(name)
     if m:
         N, K = int(m.group(1)), int(m.group(2))

@@ -658,7 +658,8 @@ def descriptor_from_layout(
     ``start_address + offset * bytes`` and its base offset follows the PTX rule
     (:func:`~layoutalg.nvidia.descriptor.base_offset_for`). ``target="sm_100"``
     returns the same fields as a :class:`~layoutalg.nvidia.descriptor.Tcgen05Descriptor`
-    (tcgen05 reads the same canonical forms; not checked on hardware).
+    (tcgen05 reads the same canonical forms; not checked on hardware); tcgen05-only operands (the
+    ``128B_base32B`` mode, 4-bit types) go to :func:`layoutalg.nvidia.umma_smem.descriptor_from_layout`.
 
     Raises LayoutError when the layout is not of a canonical form (naming the
     mode, index and the offending stride). When it matches a form but the hardware
@@ -672,6 +673,11 @@ def descriptor_from_layout(
     >>> d.lbo_encoded, d.sbo_encoded, hex(d.encode())
     (16, 32, '0xc000002000100000')
     """
+    if target == "sm_100" and _tcgen05_only(layout, dtype, swizzle):
+        # the 128B_base32B mode and 4-bit types exist on tcgen05 only: layoutalg.nvidia.umma_smem derives them
+        from .umma_smem import descriptor_from_layout as _umma_descriptor
+
+        return _umma_descriptor(layout, dtype, major=major, start_address=start_address, strict=strict)  # type: ignore[return-value]
     sw, off, inner, unit_note = _split(layout, dtype, swizzle, swizzle_unit)
     f, g = _mode_tables(inner)
     params, issues, notes = _derive_modes(f, g, dtype, sw, major, context=str(inner))
@@ -689,6 +695,19 @@ def descriptor_from_layout(
             raise LayoutError(msg)
         warnings.warn(msg, LayoutWarning, stacklevel=2)
     return DescriptorDerivation(desc, params, start_address, tuple(issues), tuple(notes))
+
+
+def _tcgen05_only(layout: Any, dtype: Any, swizzle: Any) -> bool:
+    """True for a tcgen05-only operand: 4-bit elements, or the 128B_base32B mode (Swizzle<2,5,2> on bytes)."""
+    if swizzle == "128B_base32B":
+        return True
+    try:
+        dtype_name(dtype)
+    except LayoutError:
+        return True
+    if isinstance(layout, str):
+        layout = parse_composed(layout)
+    return isinstance(layout, ComposedLayout) and isinstance(layout.outer, Swizzle) and layout.outer.S == 2
 
 
 # --- k-blocks of a tile ---------------------------------------------------------------------

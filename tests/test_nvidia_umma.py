@@ -1,0 +1,200 @@
+"""UMMA (tcgen05.mma) atoms: names, keyword construction, legality, and CuTe's MMA_Traits (replayed + live)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import pytest
+
+from layoutalg import Layout, parse
+from layoutalg.errors import LayoutError
+from layoutalg.nvidia.atoms import mma_atom
+from layoutalg.nvidia.umma import UMMA_FAMILIES, UMMAAtom, umma_atom, umma_atom_names
+from layoutalg.tiled import make_tiled_mma
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import umma_oracle  # noqa: E402
+
+DATA = pathlib.Path(__file__).parent / "data" / "cute" / "umma_atoms.json"
+
+
+def _recorded() -> dict:
+    if not DATA.exists():
+        pytest.skip("tests/data/cute/umma_atoms.json not recorded (python tests/umma_oracle.py atoms)")
+    atoms, refused = umma_oracle.load_atoms()
+    return {"atoms": atoms, "refused": refused}
+
+
+def _compare(name: str, printed: str) -> None:
+    at = umma_atom(name)
+    shape, thr, A, B, C, _idesc = printed.split("|")
+    assert tuple(int(x) for x in shape.strip("()").replace("_", "").split(",")) == at.shape_mnk, name
+    for mine, theirs in ((at.ThrID, thr), (at.ALayout, A), (at.BLayout, B), (at.CLayout, C)):
+        assert mine == parse(theirs), (name, str(mine), theirs)
+        assert str(mine) == theirs.replace("_", ""), (name, str(mine), theirs)
+
+
+def test_every_recorded_atom_equals_cute():
+    rec = _recorded()
+    atoms = rec["atoms"]
+    names = umma_atom_names()
+    assert set(names) <= set(atoms)
+    missing = [n for n, p in atoms.items() if p is None]
+    assert not missing, f"CuTe refused atoms layoutalg accepts: {missing[:5]}"
+    for n in names:
+        _compare(n, atoms[n])
+    # every family of CuTe 4.2 is in the sweep
+    assert {n.split("<")[0] for n in names} == {"SM100_MMA_" + f for f in UMMA_FAMILIES}
+    # recorded atoms outside the sweep are ones CuTe 4.2 compiles but the PTX ISA forbids (kind::f8f6f4
+    # with B MN-major and N an odd multiple of 8 in its TS/sparse forms; sparse mxf4nvf4 2x1SM with M=128)
+    extra = set(atoms) - set(names)
+    assert len(extra) == 160
+    for n in extra:
+        with pytest.raises(LayoutError, match="N must be a multiple of 16|M must be 256"):
+            umma_atom(n)
+
+
+def test_every_atom_idesc_equals_cute():
+    atoms = _recorded()["atoms"]
+    for n in umma_atom_names():
+        assert umma_atom(n).idesc().word == int(atoms[n].split("|")[-1], 16), n
+
+
+def test_cute_refuses_what_layoutalg_refuses():
+    rec = _recorded()
+    for n, msg in rec["refused"].items():
+        assert msg is not None, f"CuTe accepted {n}"
+        with pytest.raises(LayoutError):
+            umma_atom(n)
+
+
+@pytest.mark.skipif(not umma_oracle.available(), reason="no g++/CuTe headers")
+def test_live_sample_equals_cute():
+    names = list(umma_atom_names()[::811])  # 11 atoms over the families, compiled each run (cached)
+    res = umma_oracle.run([umma_oracle.atom_snippet(umma_atom(n).cute_cpp) for n in names])
+    for n, r in zip(names, res):
+        assert r, (n, r)
+        _compare(n, r)
+
+
+def test_name_round_trip_and_keywords():
+    for n in umma_atom_names()[::97]:
+        a = umma_atom(n)
+        assert umma_atom(a.name) is a
+        assert isinstance(a, UMMAAtom)
+    a = umma_atom(kind="f16", a_type="bf16", m=128, n=256)
+    assert a is umma_atom("SM100_MMA_F16BF16_SS<bfloat16_t, bfloat16_t, float, 128, 256, UMMA::Major::K, UMMA::Major::K>")
+    assert (a.kind, a.cta_group, a.source, a.sparse, a.K, a.a_major) == ("f16", 1, "SS", False, 16, "K")
+    b = umma_atom(kind="mxf4nvf4", a_type="e2m1", m=128, n=64, sf_type="ue4m3")
+    assert (b.family, b.vector_size, b.kind, b.K, b.block_scaled) == ("MXF4_SS", 16, "mxf4nvf4", 64, True)
+    s = umma_atom(kind="i8", a_type="s8", m=256, n=64, cta_group=2, sparse=True)
+    assert s.name == "SM100_MMA_S8_2x1SM_SS_SPARSE<s8,s8,int32_t,256,64,K,K>" and s.K == 64
+    assert mma_atom(a.name) is a  # the hook in atoms.py
+
+
+@pytest.mark.parametrize("name, rule", [
+    ("SM100_MMA_F16BF16_SS<bf16,bf16,float,96,128,K,K>", "M = 96"),
+    ("SM100_MMA_F16BF16_2x1SM_SS<bf16,bf16,float,256,24,K,K>", "multiple of 16"),
+    ("SM100_MMA_F16BF16_SS<bf16,bf16,float,128,12,K,K>", "multiple of 8"),
+    ("SM100_MMA_F8F6F4_SS<e2m1,e4m3,float,128,64,MN,K>", "K-major only"),
+    ("SM100_MMA_F8F6F4_SS<e4m3,e3m2,float,128,64,K,MN>", "K-major only"),
+    ("SM100_MMA_MXF8F6F4_SS<e4m3,e4m3,float,ue4m3,128,64,K,K>", "ue8m0"),
+    ("SM100_MMA_MXF4_SS<e2m1,e2m1,float,ue4m3,128,64,32,K,K>", "ue8m0"),
+    ("SM100_MMA_F16BF16_SS<bf16,bf16,f16,128,64,K,K>", "f16 inputs"),
+    ("SM100_MMA_TF32_SS<f16,f16,float,128,64,K,K>", "kind::tf32"),
+    ("SM100_MMA_F16BF16_TS<bf16,bf16,float,128,64,MN,K>", "can't be transposed"),
+    ("SM100_MMA_MXF4_SS<e2m1,e2m1,float,ue8m0,128,64,32,K,MN>", "K-major only"),
+    ("SM100_MMA_F16BF16_SS_SCALED<bf16,bf16,float,128,64,K,K,16>", "[0, 15]"),
+    ("SM100_MMA_BF16_SS<bf16,bf16,float,128,64,K,K>", "not a CuTe 4.2 UMMA atom"),
+    ("SM100_MMA_F16BF16_SS<bf16,bf16,float,128,64>", "template arguments"),
+])
+def test_illegal_configurations_name_the_rule(name, rule):
+    with pytest.raises(LayoutError, match=rule.replace("[", r"\[").replace("]", r"\]")):
+        umma_atom(name)
+
+
+def test_keyword_errors():
+    with pytest.raises(LayoutError, match="kind"):
+        umma_atom(kind="f64", a_type="f64", m=128, n=64)
+    with pytest.raises(LayoutError, match="no SM100_MMA_MXF8F6F4_TS"):
+        umma_atom(kind="mxf8f6f4", a_type="e4m3", m=128, n=64, source="TS")
+    with pytest.raises(LayoutError, match="not block-scaled"):
+        umma_atom(kind="f16", a_type="f16", m=128, n=64, sf_type="ue8m0")
+    with pytest.raises(LayoutError, match="saturate"):
+        umma_atom(kind="f16", a_type="f16", m=128, n=64, saturate=True)
+
+
+def test_tiled_mma_of_umma_atoms():
+    # 2x1SM atom tiled 1x2 along N: 4 "threads" (CTA x atom); C of thread 3 = CTA 1 of the second atom
+    a = umma_atom("SM100_MMA_F16BF16_2x1SM_SS<bf16,bf16,float,256,128,K,K>")
+    t = make_tiled_mma(a, (1, 2, 1))
+    assert t.tile_size_mnk == (256, 256, 16)
+    C = t.get_layoutC_TV()
+    assert C(3, 0) == 128 + 256 * 128  # row 128 (CTA 1), column 128 (second atom)
+    assert sorted(C.table().ravel().tolist()) == list(range(256 * 256))
+
+
+SMEM_DATA = pathlib.Path(__file__).parent / "data" / "cute" / "umma_smem.json"
+
+
+def _tiled(c: dict):
+    perm = None if c["permutation"] is None else tuple(
+        None if p is None else (p if isinstance(p, int) else parse(p)) for p in c["permutation"])
+    return make_tiled_mma(umma_atom(c["atom"]), tuple(c["atom_layout"]), perm)
+
+
+def test_recorded_tiled_mmas_equal_cute():
+    if not SMEM_DATA.exists():
+        pytest.skip("tests/data/cute/umma_smem.json not recorded")
+    cases = json.loads(SMEM_DATA.read_text()).get("tiled")
+    if not cases:
+        pytest.skip("no tiled cases recorded")
+    for c in cases:
+        assert c["printed"], c
+        C, A, B, tile = c["printed"].split("|")
+        t = _tiled(c)
+        assert t.tile_size_mnk == tuple(int(x) for x in tile.split()), c
+        for mine, theirs in ((t.get_layoutC_TV(), C), (t.get_layoutA_TV(), A), (t.get_layoutB_TV(), B)):
+            assert mine == parse(theirs) or (mine.shape == parse(theirs).shape and
+                                             (mine.table() == parse(theirs).table()).all()), (c, str(mine), theirs)
+
+
+def test_cli_frag_and_show_know_umma_atoms(capsys, tmp_path):
+    from layoutalg import cli
+
+    name = "SM100_MMA_F16BF16_2x1SM_SS<bf16,bf16,float,256,128,K,K>"
+    assert cli.main(["frag", name, "-", "C", "-o", str(tmp_path / "c.svg")]) == 0
+    out = capsys.readouterr().out
+    assert "(2,(128,128)):(128,(1,256))" in out and "CTA 1     : rows 128..255" in out and "verified    : yes" in out
+    assert (tmp_path / "c.svg").exists()
+    assert cli.main(["frag", name, "f16", "A"]) == 2  # A is bf16
+    capsys.readouterr()
+    assert cli.main(["show", "--tiled-mma", "SM100_MMA_F16BF16_SS<bf16,bf16,float,64,32,K,K>", "--atom-layout", "2x1x1"]) == 0
+    assert "tile M x N x K = 128 x 32 x 16, 2 threads" in capsys.readouterr().out
+
+
+def test_to_cute_dsl_builds_the_tcgen05_op():
+    pytest.importorskip("cutlass.cute")
+    import warnings
+
+    import cutlass  # noqa: F401  (names in the DSL text)
+    import cutlass.cute as cute  # noqa: F401
+    from cutlass.cute.nvgpu import tcgen05  # noqa: F401
+
+    from layoutalg.interop.cute import to_cute_cpp, to_cute_dsl
+
+    names = ["SM100_MMA_F16BF16_2x1SM_SS<bf16,bf16,float,256,128,K,MN>", "SM100_MMA_TF32_TS<tf32,tf32,float,128,64,K,K>",
+             "SM100_MMA_S8_SS<s8,s8,int32_t,128,64,K,K>", "SM100_MMA_F8F6F4_SS<e4m3,e2m1,float,128,64,K,K>",
+             "SM100_MMA_MXF8F6F4_SS<e4m3,e4m3,float,ue8m0,128,64,K,K>", "SM100_MMA_MXF4_SS<e2m1,e2m1,float,ue8m0,128,64,32,K,K>",
+             "SM100_MMA_MXF4_SS<e2m1,e2m1,float,ue4m3,128,64,16,K,K>"]
+    for n in names:
+        a = umma_atom(n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            op = eval(to_cute_dsl(a))  # test-side only: the library never evaluates text
+        assert tuple(op.shape_mnk) == a.shape_mnk, n
+        assert to_cute_cpp(a).type == f"MMA_Atom<MMA_Traits<{a.cute_cpp}>>"
+    with pytest.raises(LayoutError, match="dense"):
+        to_cute_dsl(umma_atom("SM100_MMA_F16BF16_SS_SPARSE<bf16,bf16,float,128,64,K,K>"))
