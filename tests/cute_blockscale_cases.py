@@ -14,6 +14,11 @@ import random
 import re
 
 HEADERS = ("cute/tensor.hpp", "cutlass/detail/sm100_blockscaled_layout.hpp", "cutlass/version.h")
+SMEM_HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_traits_sm100.hpp",
+                "cutlass/detail/sm100_blockscaled_layout.hpp", "cutlass/version.h")
+#: deduce_smem_layoutSFA for a 2x1SM MXF4 atom with tile M = 128 (64 rows per CTA): reported to divide by zero
+#: (SIGFPE); in this harness CuTe returns an SFA layout with a 0-extent block mode (no storage at all)
+TRAP = ("SM100_MMA_MXF4_2x1SM_SS<e2m1,e2m1,float,ue8m0,128,128,32,K,K>", (128, 128, 256))
 RECORDING = os.path.join(os.path.dirname(__file__), "data", "cute", "blockscale.json")
 
 
@@ -40,6 +45,47 @@ def snippet(case: tuple) -> str:
         'printf("SFB="); print(Cfg::tile_atom_to_shape_SFB(ps)); printf("\\n");',
         'printf("atom="); print(typename Cfg::SfAtom{}); printf("\\n");',
     ])
+
+
+def smem_cases(n: int = 24, seed: int = 1) -> list[tuple[str, tuple]]:
+    """(block-scaled UMMA atom, CTA tile (M, N, K)) for deduce_smem_layoutSFA/SFB (M per CTA >= 128)."""
+    from layoutalg.nvidia.umma import umma_atom, umma_atom_names
+
+    rng = random.Random(seed)
+    pool = [x for x in umma_atom_names() if x.split("<")[0] in (
+        "SM100_MMA_MXF8F6F4_SS", "SM100_MMA_MXF8F6F4_2x1SM_SS", "SM100_MMA_MXF4_SS", "SM100_MMA_MXF4_2x1SM_SS")
+        and ",K,K" in x]
+    out = []
+    while len(out) < n:
+        a = umma_atom(rng.choice(pool))
+        M = a.M * rng.choice([1, 2])
+        if M // a.cta_group < 128 or a.N % 64:
+            continue
+        K = 4 * a.vector_size * rng.choice([1, 2, 4])
+        if K % a.K:
+            continue
+        c = (a.name, (M, a.N * rng.choice([1, 2]), K))
+        if c not in out:
+            out.append(c)
+    return out
+
+
+def smem_snippet(case: tuple) -> str:
+    from layoutalg.nvidia.umma import umma_atom
+
+    name, (M, N, K) = case
+    a = umma_atom(name)
+    return "\n".join([
+        f"auto mma = make_tiled_mma(MMA_Atom<MMA_Traits<{a.cute_cpp}>>{{}});",
+        f"using Cfg = cutlass::detail::Sm1xxBlockScaledConfig<{a.vector_size}>;",
+        f"auto ts = make_shape(Int<{M}>{{}}, Int<{N}>{{}}, Int<{K}>{{}});",
+        'printf("SFA="); print(Cfg::deduce_smem_layoutSFA(mma, ts)); printf("\\n");',
+        'printf("SFB="); print(Cfg::deduce_smem_layoutSFB(mma, ts)); printf("\\n");',
+    ])
+
+
+def smem_key(case: tuple) -> str:
+    return "{}|{}x{}x{}".format(case[0], *case[1])
 
 
 def sha(text: str) -> str:
@@ -84,6 +130,19 @@ def record(path: str = RECORDING) -> dict:
         if not isinstance(out, str):
             raise RuntimeError(f"{c}: CuTe refused it: {out.message}")
         data["cases"][key(c)] = {"sha1": sha(s), **parse(out)}
+    sc = smem_cases()
+    ss = [smem_snippet(c) for c in sc]
+    sres = run_snippets(ss, headers=SMEM_HEADERS, chunk=50, jobs=1)
+    data["smem"] = {}
+    for c, s, out in zip(sc, ss, sres):
+        if not isinstance(out, str):
+            raise RuntimeError(f"{c}: CuTe refused it: {out.message}")
+        data["smem"][smem_key(c)] = {"sha1": sha(s), **parse(out)}
+    try:  # the reported SIGFPE trap: recorded, not chased
+        out = run_snippets([smem_snippet(TRAP)], headers=SMEM_HEADERS, cache=False)[0]
+        data["trap"] = {"case": smem_key(TRAP), "crashed": False, **(parse(out) if isinstance(out, str) else {})}
+    except RuntimeError as e:
+        data["trap"] = {"case": smem_key(TRAP), "crashed": True, "message": str(e)[-300:]}
     with open(path, "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=True)
         fh.write("\n")

@@ -9,6 +9,9 @@
   row blocks, column blocks and batches, for V = 16 and 32.
 * torch's ``to_blocked`` recipe (pad, view, permute, reshape, transpose), replayed with numpy, puts
   every factor where the layout says.
+* Shared memory: ``deduce_smem_layoutSFA/SFB`` of 24 block-scaled UMMA atoms (MXF8F6F4, MXF4; 1SM and
+  2x1SM) and CTA tiles, recorded in the same file; the reported SIGFPE case (MXF4 2x1SM, tile M 128)
+  is recorded as CuTe answers it here (an empty SFA layout) and refused with a LayoutError.
 
 None of it ran on sm_100 hardware.
 """
@@ -67,10 +70,15 @@ def test_comparison_can_fail():
 @pytest.mark.skipif(cutecpp.available() is not None, reason="CuTe headers not here")
 def test_recording_is_what_cute_prints_today():
     pick = C.cases()[::25]
-    out = cutecpp.run_snippets([C.snippet(c) for c in pick], headers=C.HEADERS, chunk=len(pick))
+    spick = C.smem_cases()[:2]
+    snips = [C.snippet(c) for c in pick] + [C.smem_snippet(c) for c in spick]
+    out = cutecpp.run_snippets(snips, headers=C.SMEM_HEADERS, chunk=len(snips))  # one program
     for c, o in zip(pick, out):
         assert isinstance(o, str), o
         assert C.parse(o) == {k: v for k, v in REC["cases"][C.key(c)].items() if k != "sha1"}
+    for c, o in zip(spick, out[len(pick):]):
+        assert isinstance(o, str), o
+        assert C.parse(o) == {k: v for k, v in REC["smem"][C.smem_key(c)].items() if k != "sha1"}
 
 
 @pytest.mark.parametrize("sf_vec", [16, 32])
@@ -120,3 +128,39 @@ def test_bad_input():
         with pytest.raises(LayoutError):
             bad()
     assert sf_atom(16, "MN") == Layout(((16, 4), (32, 4)), ((0, 1), (16, 4)))
+
+
+# --- shared memory: deduce_smem_layoutSFA / SFB ---------------------------------------------------
+SMEM = C.smem_cases()
+
+
+@needs
+def test_smem_recording_is_current():
+    assert sorted(REC["smem"]) == sorted(C.smem_key(c) for c in SMEM) and len(SMEM) == 24
+    assert all(REC["smem"][C.smem_key(c)]["sha1"] == C.sha(C.smem_snippet(c)) for c in SMEM)
+
+
+@needs
+@pytest.mark.parametrize("case", SMEM, ids=C.smem_key)
+def test_smem_sf_layouts_print_as_cute(case):
+    from layoutalg.nvidia.blockscale import smem_sf_layout
+    from layoutalg.nvidia.umma import umma_atom
+
+    name, tile = case
+    a = umma_atom(name)
+    rec = REC["smem"][C.smem_key(case)]
+    for op in ("A", "B"):
+        assert str(smem_sf_layout(op, a.vector_size, a.K, tile, a.cta_group)) == C.norm(rec["SF" + op])
+
+
+@needs
+def test_the_reported_sigfpe_case_is_refused():
+    """MXF4 2x1SM with tile M = 128: 64 rows of SFA per CTA. CuTe (here) answers an empty layout; we raise."""
+    from layoutalg.nvidia.blockscale import smem_sf_layout
+
+    trap = REC["trap"]
+    assert trap["case"] == C.smem_key(C.TRAP)
+    if not trap["crashed"]:
+        assert C.norm(trap["SFA"]).startswith("((((32,4),0),")  # zero 128-row blocks: an empty layout
+    with pytest.raises(LayoutError, match="less than one 128-row scale block"):
+        smem_sf_layout("A", 32, 64, C.TRAP[1], cta_group=2)

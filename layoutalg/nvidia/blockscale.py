@@ -38,7 +38,8 @@ from ..algebra import append, blocked_product
 from ..errors import LayoutError
 from ..layout import Layout
 
-__all__ = ["SF_VECS", "BLOCK_ROWS", "BLOCK_COLS", "sf_atom", "sf_layout", "blocked_offset", "blocked_formula"]
+__all__ = ["SF_VECS", "BLOCK_ROWS", "BLOCK_COLS", "sf_atom", "sf_layout", "blocked_offset", "blocked_formula",
+           "symbolic_sf_layout", "smem_sf_layout"]
 
 #: scale-factor vector sizes (K elements per factor) of the block-scaled kinds
 SF_VECS = (16, 32)
@@ -154,3 +155,44 @@ def symbolic_sf_layout(sf_vec: int) -> Layout:
     v = _check_vec(sf_vec, "symbolic_sf_layout")
     _e, _ins, (mb, kb, L) = blocked_formula(v)
     return Layout((((32, 4), mb), ((v, 4), kb), (1, L)), (((16, 4), 512 * kb), ((0, 1), 512), (0, 512 * kb * mb)))
+
+
+def smem_sf_layout(operand: str, sf_vec: int, mma_k: int, tile_mnk: Sequence[int], cta_group: int = 1) -> Layout:
+    """``Sm1xxBlockScaledConfig<sf_vec>::deduce_smem_layoutSFA`` (``operand="A"``) / ``SFB`` (``"B"``).
+
+    The shared-memory staging of one CTA tile's scale factors, in the order ``tcgen05.cp`` and TMA
+    move them: ``((((32, 4), M/128), (sf_vec, mma_k/sf_vec)), 1, (4/(mma_k/sf_vec), K/sf_vec/4))`` with
+    strides ``((((16, 4), 512), (0, 1)), 0, (mma_k/sf_vec, M/128 * 512))`` (the 32 x 4 rows of a block, then the blocks); M is the tile's M per CTA
+    (``tile M / cta_group``) for SFA, and N rounded up to a multiple of 128 for SFB (CUTLASS: "if
+    MMA_N is 192, we operate at MMA_N = 256 granularity for UTCCP").
+
+    >>> str(smem_sf_layout("A", 32, 32, (128, 128, 256)))
+    '((((32,4),1),(32,1)),1,(4,2)):((((16,4),512),(0,1)),0,(1,512))'
+    >>> smem_sf_layout("A", 16, 64, (128, 128, 256), cta_group=2)
+    Traceback (most recent call last):
+    ...
+    layoutalg.errors.LayoutError: smem_sf_layout: SFA of 64 rows per CTA (tile M 128 / cta_group 2) is less than one 128-row scale block (CuTe's deduce_smem_layoutSFA gives a 0-extent, empty layout here; a SIGFPE has been reported for it)
+    """
+    v = _check_vec(sf_vec, "smem_sf_layout")
+    M, N, K = (int(x) for x in tile_mnk)
+    if mma_k % v or (4 * v) % mma_k:
+        raise LayoutError(f"smem_sf_layout: the MMA's K = {mma_k} must be a multiple of sf_vec {v} dividing {4 * v}")
+    nsf = mma_k // v
+    if K % (4 * v):
+        raise LayoutError(f"smem_sf_layout: tile K = {K} is not a multiple of 4 * sf_vec = {4 * v}")
+    if operand == "A":
+        rows = M // cta_group
+        if rows < BLOCK_ROWS:
+            raise LayoutError(f"smem_sf_layout: SFA of {rows} rows per CTA (tile M {M} / cta_group {cta_group}) is "
+                              "less than one 128-row scale block (CuTe's deduce_smem_layoutSFA gives a 0-extent, empty "
+                              "layout here; a SIGFPE has been reported for it)")
+        if rows % BLOCK_ROWS:
+            raise LayoutError(f"smem_sf_layout: SFA rows per CTA {rows} are not a multiple of 128")
+    elif operand == "B":
+        rows = -(-N // BLOCK_ROWS) * BLOCK_ROWS
+    else:
+        raise LayoutError(f"smem_sf_layout: operand {operand!r} must be 'A' or 'B'")
+    blocks = rows // BLOCK_ROWS
+    shape = ((((32, 4), blocks), (v, nsf)), 1, (4 // nsf, K // v // 4))
+    stride = ((((16, 4), 512), (0, 1)), 0, (nsf, blocks * 512))
+    return Layout(shape, stride)
