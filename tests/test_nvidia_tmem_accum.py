@@ -117,8 +117,33 @@ def test_cases_cover_the_data_paths():
 @needs
 @pytest.mark.skipif(cutecpp.available() is not None, reason="CuTe headers not here")
 def test_recording_is_what_cute_prints_today():
-    pick = [c for c in CASES if not c[3]][::16]
+    pick = [c for c in CASES if not c[3]][::30]  # two cases: an M = 128 f32 one and a 2x1SM one
     out = cutecpp.run_snippets([C.snippet(c) for c in pick], headers=C.HEADERS, prelude=C.PRELUDE, chunk=len(pick))
     for c, o in zip(pick, out):
         assert isinstance(o, str), o
         assert C.parse(o) == {k: v for k, v in REC["cases"][C.key(c)].items() if k != "sha1"}
+
+
+@needs
+@pytest.mark.parametrize("case", [c for c in CASES if not c[3]][::5], ids=C.key)
+def test_epilogue_tv_is_every_threads_partition_and_explains(case):
+    """epilogue_tv(t, .) is partition_D of thread t (as a set, for all 128 threads); explain proves a formula for it."""
+    import numpy as np
+
+    from layoutalg import explain
+    from layoutalg.nvidia.tmem_accum import epilogue_tv
+
+    name, (M, N), op, _ = case
+    a = umma_atom(name)
+    accm = umma_accumulator(a, (M, N))[0]
+    tc = make_tmem_copy(op, accm, C_BITS[a.c_type])
+    shape = tuple(accm.shape) if isinstance(accm.shape, tuple) else (accm.shape,)
+    shape = tuple(int(np.prod(s)) if isinstance(s, tuple) else s for s in shape)
+    tv = epilogue_tv(tc, shape)
+    g = make_tensor(Layout(shape))
+    for t in range(128):
+        d = tc.get_slice(t).partition_D(g)
+        got = sorted(d.offset + int(d.layout(i)) for i in range(int(d.layout.size())))
+        assert got == sorted(int(tv(t, i)) for i in range(int(tv[1].size())))
+    e = explain(tv, names=("t", "v"))
+    assert "proven" in e.text

@@ -53,7 +53,8 @@ from ..layout import Layout
 from ..tiled import TiledCopy
 from .tmem_copy import tmem_copy_op
 
-__all__ = ["tmem_frg", "accumulator_layout", "umma_accumulator", "umma_tmem_a", "make_tmem_copy", "dp"]
+__all__ = ["tmem_frg", "accumulator_layout", "umma_accumulator", "umma_tmem_a", "make_tmem_copy", "make_cotiled_copy",
+           "epilogue_tv", "dp"]
 
 ALLOC_MODES = ("Interleaved", "NonInterleaved", "Duplicated")
 
@@ -230,3 +231,23 @@ def make_cotiled_copy(atom: Any, atom_tv: Layout, data: Layout) -> TiledCopy:
     tile2data = composition(Layout(flat) if len(flat) > 1 else Layout(flat[0]), tiler_t)
     layout_tv = composition(left_inverse(tile2data), tv_data)
     return TiledCopy(atom, layout_tv, tiler_t)
+
+
+def epilogue_tv(tiled_copy: TiledCopy, tile_shape: Sequence[int]) -> Layout:
+    """(thread, value) -> column-major index ``m + M n`` of the ``tile_shape`` tile each thread receives.
+
+    Thread ``t``'s values are exactly ``tiled_copy.get_slice(t).partition_D`` of the tile (in CuTe's
+    order: the copy's values, then its repeats); :func:`layoutalg.explain` writes it as a formula.
+
+    >>> from layoutalg import explain
+    >>> tc = make_tmem_copy("SM100_TMEM_LOAD_16dp256b1x", accumulator_layout(128, 64))
+    >>> print(explain(epilogue_tv(tc, (128, 64)), names=("t", "v")).text.splitlines()[1])
+      offset = 1024 * (v >> 3) + 256 * (t % 4) + 128 * (v % 2) + (t & 96) + 4 * (v & 6) + ((t >> 2) & 7)
+
+    By hand, ``.16x256b``: thread ``t`` of warp ``w`` holds rows ``w * 32 + t // 4 (+ 8)`` (``t & 96``
+    is ``32 w``), columns ``2 (t % 4) + {0, 1}`` (``256 (t % 4)`` and ``128 (v % 2)``) of each 8-column
+    group (``1024 (v >> 3)``).
+    """
+    L = tiled_copy.tidfrg_D(Layout(tuple(int(x) for x in tile_shape)))
+    L = getattr(L, "layout", L)
+    return make_layout(L[0], make_layout(*[L[i] for i in range(1, len(L))]))
