@@ -153,3 +153,75 @@ if __name__ == "__main__":  # pragma: no cover - a recording tool
         d = record()
         print(f"recorded {len(d['cases'])} cases -> {RECORDING}; refused: "
               f"{sum('refused' in v for v in d['cases'].values())}")
+
+
+# ------------------------------------------------------------------------------ tcgen05.cp tilings
+UTCCP_RECORDING = os.path.join(os.path.dirname(__file__), "data", "cute", "tmem_utccp.json")
+UTCCP_TYPES = {"uint32_t": 32, "uint8_t": 8}
+
+
+def utccp_cases() -> list[tuple[str, str, int]]:
+    """(UTCCP op, value type, 32-bit columns of the TMEM tensor): every op, two types, two widths."""
+    from layoutalg.nvidia.tmem_copy import tmem_copy_names
+
+    return [(op, t, c) for op in tmem_copy_names() if "UTCCP" in op for t in UTCCP_TYPES for c in (8, 16)]
+
+
+def utccp_tensor(case: tuple):
+    from layoutalg.layout import Layout
+    from layoutalg.nvidia.tmem_accum import dp
+
+    _op, t, c = case
+    bits = UTCCP_TYPES[t]
+    return Layout((128, c * 32 // bits), (dp(bits), 1))
+
+
+def utccp_snippet(case: tuple) -> str:
+    op, t, c = case
+    L = utccp_tensor(case)
+    n = L.shape[1]
+    lines = [f"auto t = make_tensor(make_tmem_ptr<{t}>(), make_layout(make_shape(Int<128>{{}}, Int<{n}>{{}}), "
+             f"make_stride(TMEM::DP<{t}>{{}}, Int<1>{{}})));",
+             f"auto tc = make_utccp_copy({op}{{}}, t);",
+             'printf("tiledtv="); print(typename decltype(tc)::TiledLayout_TV{}); printf("\\n");',
+             'printf("tiler="); print(typename decltype(tc)::Tiler_MN{}); printf("\\n");',
+             'printf("tvS="); print(tc.get_layoutS_TV()); printf("\\n");',
+             'printf("tvD="); print(tc.get_layoutD_TV()); printf("\\n");',
+             "auto d = tc.get_slice(0).partition_D(t);",
+             'printf("D0="); print(d.layout()); printf(" @%u\\n", (unsigned)raw_pointer_cast(d.data()));']
+    return "\n".join(lines)
+
+
+def utccp_key(case: tuple) -> str:
+    return "{}|{}|{}cols".format(*case)
+
+
+def record_utccp(path: str = UTCCP_RECORDING) -> dict:
+    import datetime
+    import json
+
+    from layoutalg.interop.cutecpp import cute_version, run_snippets
+
+    cs = utccp_cases()
+    snips = [utccp_snippet(c) for c in cs]
+    res = run_snippets(snips, headers=HEADERS, chunk=50, jobs=1)
+    data: dict = {"cute_version": cute_version(),
+                  "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                  "how": "flock /tmp/cute.lock python tests/cute_tmem_accum_cases.py --record-utccp (g++ on the "
+                         "host, CUTLASS 4.2 wheel headers; no GPU)", "cases": {}}
+    for c, s, out in zip(cs, snips, res):
+        entry = {"sha1": sha(s)}
+        if isinstance(out, str):
+            entry.update(parse(out))
+        else:
+            entry["refused"] = out.message
+        data["cases"][utccp_key(c)] = entry
+    with open(path, "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    return data
+
+
+if __name__ == "__main__" and "--record-utccp" in __import__("sys").argv:  # pragma: no cover
+    d = record_utccp()
+    print(f"recorded {len(d['cases'])} UTCCP cases; refused {sum('refused' in v for v in d['cases'].values())}")

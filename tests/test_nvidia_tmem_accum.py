@@ -147,3 +147,31 @@ def test_epilogue_tv_is_every_threads_partition_and_explains(case):
         assert got == sorted(int(tv(t, i)) for i in range(int(tv[1].size())))
     e = explain(tv, names=("t", "v"))
     assert "proven" in e.text
+
+
+# --- tcgen05.cp tiled over TMEM (CuTe's make_utccp_copy) ---------------------------------------------
+UREC = json.load(open(C.UTCCP_RECORDING)) if os.path.exists(C.UTCCP_RECORDING) else None
+UCASES = C.utccp_cases()
+
+
+@pytest.mark.skipif(UREC is None, reason="no UTCCP recording (python tests/cute_tmem_accum_cases.py --record-utccp)")
+def test_utccp_tilings_as_cute():
+    """All 12 UTCCP ops x (uint32_t, uint8_t) x two TMEM widths: make_utccp_copy's TV, tiler, thread 0's partition_D."""
+    from layoutalg.nvidia.tmem_accum import make_utccp_copy
+
+    assert sorted(UREC["cases"]) == sorted(C.utccp_key(c) for c in UCASES) and len(UCASES) == 48
+    bad = []
+    for case in UCASES:
+        rec = UREC["cases"][C.utccp_key(case)]
+        assert rec["sha1"] == C.sha(C.utccp_snippet(case))
+        op, t, _c = case
+        bits = C.UTCCP_TYPES[t]
+        L = C.utccp_tensor(case)
+        tc = make_utccp_copy(op, L, t)
+        d = tc.get_slice(0).partition_D(make_tensor(L))
+        got = {"tiledtv": str(tc.layout_tv), "tiler": _tiler_str(tc.tiler), "tvS": str(tc.get_layoutS_TV()),
+               "tvD": str(tc.get_layoutD_TV()), "D0": f"{d.layout} @{_raw(d.offset, bits)}"}
+        want = {k: C.norm(v) for k, v in rec.items() if k != "sha1"}
+        if got != want:
+            bad.append((case, got, want))
+    assert not bad, bad[:2]

@@ -54,7 +54,7 @@ from ..tiled import TiledCopy
 from .tmem_copy import tmem_copy_op
 
 __all__ = ["tmem_frg", "accumulator_layout", "umma_accumulator", "umma_tmem_a", "make_tmem_copy", "make_cotiled_copy",
-           "epilogue_tv", "dp"]
+           "make_utccp_copy", "epilogue_tv", "dp"]
 
 ALLOC_MODES = ("Interleaved", "NonInterleaved", "Duplicated")
 
@@ -251,3 +251,23 @@ def epilogue_tv(tiled_copy: TiledCopy, tile_shape: Sequence[int]) -> Layout:
     L = tiled_copy.tidfrg_D(Layout(tuple(int(x) for x in tile_shape)))
     L = getattr(L, "layout", L)
     return make_layout(L[0], make_layout(*[L[i] for i in range(1, len(L))]))
+
+
+def make_utccp_copy(op: str, tmem: Layout, value_type: Any = "u32") -> TiledCopy:
+    """CuTe's ``make_utccp_copy(op, tmem)``: a ``tcgen05.cp`` tiled over a TMEM tensor (one issuing thread
+    per CTA: the atom's thread mode is ``size(ThrID):0``).
+
+    >>> tc = make_utccp_copy("SM100_UTCCP_128dp128bit_1cta", Layout((128, 4), (dp(32), 1)))
+    >>> str(tc.layout_tv), tc.tiler
+    ('(1,(128,4)):(0,(1,128))', (Layout(128, 1), Layout(4, 1)))
+    """
+    from .atoms import value_bits
+
+    bits = value_bits(value_type)
+    cop = tmem_copy_op(op)
+    if cop.kind != "cp":
+        raise LayoutError(f"make_utccp_copy: {op} is not a tcgen05.cp (UTCCP) atom")
+    atom = cop.copy_atom(value_type)
+    atom_t = Layout(cop.cta_group, 0)
+    atom_v = coalesce(upcast(cop.val_id, bits))
+    return make_cotiled_copy(atom, make_layout(atom_t, atom_v), tmem)
