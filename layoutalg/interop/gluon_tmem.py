@@ -338,7 +338,7 @@ def _with_sizes(bases: dict, outs: list) -> F2Layout:
 def _dist(ll: F2Layout, atom: str, num_warps: int, bits: int) -> F2Layout | None:
     """Triton's ``getDistributedLayoutForTmemLdSt`` (no CTA layout): (register, lane, warp) -> (dim0, dim1)."""
     if bits != 32:
-        best, quot = 1, None
+        best, quot = 1, ll
         contig = 1
         while bits * contig <= 32:
             q = ll.divide_left(F2Layout.identity1D(contig, COL, D1))

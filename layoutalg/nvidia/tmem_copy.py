@@ -202,7 +202,7 @@ class TmemCopyOp:
         per_value = composition(tv_bits, (Layout(32, 1), Layout(self.registers * 32 // vb, vb)))
         return _div_strides(per_value, CELL_BITS)
 
-    def formula(self) -> tuple[Any, Any, tuple]:
+    def formula(self) -> tuple[Any, tuple]:
         """(expected TMEM address offset in (t, v), the inputs (t, v)) from :data:`FORMULAS`.
 
         ``v`` is the value index of :meth:`fragment` (register, or 16-bit half with pack).
