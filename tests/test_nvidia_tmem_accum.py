@@ -117,7 +117,7 @@ def test_cases_cover_the_data_paths():
 @needs
 @pytest.mark.skipif(cutecpp.available() is not None, reason="CuTe headers not here")
 def test_recording_is_what_cute_prints_today():
-    pick = [c for c in CASES if not c[3]][::30]  # two cases: an M = 128 f32 one and a 2x1SM one
+    pick = [c for c in CASES if not c[3]][30:31]  # one case (a 2x1SM block-scaled atom): the headers dominate
     out = cutecpp.run_snippets([C.snippet(c) for c in pick], headers=C.HEADERS, prelude=C.PRELUDE, chunk=len(pick))
     for c, o in zip(pick, out):
         assert isinstance(o, str), o
