@@ -178,3 +178,29 @@ def test_triton_ptx_loads_with_layoutalg_atoms(case):
     if O.ptxas_blackwell() is not None:
         r = O.assemble(ptx)
         assert r.returncode == 0, r.stderr[-2000:]
+
+
+@needs
+@pytest.mark.skipif(not has_triton, reason="Triton is not installed")
+def test_gluon_objects_round_trip_and_equal_tritons():
+    """Our get_tmem_reg_layout with Gluon's arguments returns the DistributedLinearLayout Triton returns."""
+    from triton.experimental.gluon import language as ttgl
+
+    from layoutalg.interop.gluon_tmem import from_gluon_tmem_layout, get_tmem_reg_layout, to_gluon_tmem_layout
+
+    laid = [c for c in REC["cases"] if "bases" in c["triton"]][::23]
+    assert len(laid) >= 10
+    for c in laid:
+        cfg, tri = c["config"], c["triton"]
+        lay = to_gluon_tmem_layout(None if cfg["scales"] else cfg["block"], cfg["col_stride"], cfg["cta_split"],
+                                   scales=cfg["scales"])
+        back = from_gluon_tmem_layout(lay)
+        assert back["cta_split"] == tuple(cfg["cta_split"]) and back.get("scales", False) == cfg["scales"]
+        ours = get_tmem_reg_layout(cfg["dtype"], cfg["shape"], lay, cfg["num_warps"], cfg["instr_variant"],
+                                   cfg["cga_layout"])
+        want = ttgl.DistributedLinearLayout(reg_bases=tri["bases"]["register"], lane_bases=tri["bases"]["lane"],
+                                            warp_bases=tri["bases"]["warp"], block_bases=tri["bases"]["block"],
+                                            shape=tri["shape"])
+        assert ours == want
+    with pytest.raises(LayoutError):
+        from_gluon_tmem_layout(object())

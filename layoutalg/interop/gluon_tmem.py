@@ -34,7 +34,8 @@ from typing import Sequence
 
 from ..errors import LayoutError
 
-__all__ = ["F2Layout", "tmem_linear_layout", "tmem_scales_linear_layout", "tmem_reg_layout", "BITWIDTH"]
+__all__ = ["F2Layout", "tmem_linear_layout", "tmem_scales_linear_layout", "tmem_reg_layout", "BITWIDTH", "to_gluon",
+           "to_gluon_tmem_layout", "from_gluon_tmem_layout", "get_tmem_reg_layout"]
 
 #: element type names -> bits (Gluon's and PTX's spellings)
 BITWIDTH = {
@@ -497,3 +498,55 @@ def _splitn(L: F2Layout, shape: Sequence[int], bits: int) -> F2Layout:
                     return F2Layout(bases, L.outs)
         raise LayoutError(f"tmem_reg_layout: splitn requires a basis {list(half)}")
     return L
+
+
+# ---------------------------------------------------------------------------------------------
+# Gluon objects in and out (Triton imported lazily)
+# ---------------------------------------------------------------------------------------------
+def to_gluon(L: F2Layout, shape: Sequence[int]) -> object:
+    """The register layout as Gluon's ``DistributedLinearLayout`` (what ``get_tmem_reg_layout`` returns)."""
+    from triton.experimental.gluon.language import DistributedLinearLayout
+
+    b = L.to_triton()
+    return DistributedLinearLayout(reg_bases=b.get(REG, []), lane_bases=b.get(LANE, []), warp_bases=b.get(WARP, []),
+                                   block_bases=b.get(BLOCK, []), shape=[int(x) for x in shape])
+
+
+def to_gluon_tmem_layout(block: Sequence[int] | None = None, col_stride: int = 1, cta_split: Sequence[int] = (1, 1),
+                         two_ctas: bool = False, scales: bool = False) -> object:
+    """Gluon's ``TensorMemoryLayout(block, col_stride, cta_split_num, two_ctas)`` or ``TensorMemoryScalesLayout``."""
+    from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, TensorMemoryScalesLayout
+
+    split = tuple(int(x) for x in cta_split) if tuple(cta_split) != (1, 1) else None
+    if scales:
+        return TensorMemoryScalesLayout(cta_split_num=split)
+    if block is None:
+        raise LayoutError("to_gluon_tmem_layout: give block=(blockM, blockN) or scales=True")
+    return TensorMemoryLayout(tuple(int(x) for x in block), int(col_stride), cta_split_num=split, two_ctas=two_ctas)
+
+
+def from_gluon_tmem_layout(layout: object) -> dict:
+    """The keyword arguments of :func:`tmem_reg_layout` that a Gluon TMEM layout object stands for.
+
+    Reads the object's fields (``block``, ``col_stride``, ``cta_split_num``; a scales layout has only
+    ``cta_split_num``) without importing Triton.
+    """
+    split = getattr(layout, "cta_split_num", None) or (1, 1)
+    if type(layout).__name__ == "TensorMemoryScalesLayout":
+        return {"scales": True, "cta_split": tuple(split)}
+    if type(layout).__name__ == "TensorMemoryLayout":
+        if getattr(layout, "two_ctas", False):
+            raise LayoutError("from_gluon_tmem_layout: two_ctas TMEM layouts are not modelled (Triton 3.6's "
+                              "get_tmem_reg_layout was checked without them)")
+        return {"block": tuple(layout.block), "col_stride": int(layout.col_stride),  # type: ignore[attr-defined]
+                "cta_split": tuple(split)}
+    raise LayoutError(f"from_gluon_tmem_layout: {layout!r} is not a Gluon TensorMemoryLayout / TensorMemoryScalesLayout")
+
+
+def get_tmem_reg_layout(dtype: str | int, shape: Sequence[int], layout: object, num_warps: int,
+                        instr_variant: str = "32x32b", cga_layout: Sequence[Sequence[int]] = ()) -> object:
+    """Gluon's ``get_tmem_reg_layout`` with Gluon's arguments, computed by :func:`tmem_reg_layout` and
+    returned as a ``DistributedLinearLayout`` (None where Triton says the variant is unsupported)."""
+    L = tmem_reg_layout(dtype, shape, num_warps=num_warps, instr_variant=instr_variant, cga_layout=cga_layout,
+                        **from_gluon_tmem_layout(layout))
+    return None if L is None else to_gluon(L, shape)
