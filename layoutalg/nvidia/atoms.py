@@ -483,6 +483,10 @@ def _copy_atom(name: str, vb: int, vt: str) -> CopyAtom:
             raise LayoutError(f"copy_atom: {name!r}: UniversalCopy takes uint8_t .. uint128_t")
         return CopyAtom(name, Layout(1, 0), Layout((1, s), (0, 1)), Layout((1, d), (0, 1)), Layout((1, s), (0, 1)),
                         vb, s, d, "", vt, notes=f"one {s}-bit vector load and {d}-bit store per thread")
+    if name.startswith(("SM100_TMEM_", "SM100_UTCCP_")):  # tcgen05.ld / st / cp (layoutalg.nvidia.tmem_copy)
+        from .tmem_copy import tmem_copy_atom
+
+        return tmem_copy_atom(name, value_type)
     raise LayoutError(f"copy_atom: unknown copy atom {name!r}; known: {', '.join(copy_atom_names())}")
 
 

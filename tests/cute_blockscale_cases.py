@@ -1,0 +1,157 @@
+"""Block-scale factor layouts as CuTe C++ 4.2 builds them: ``Sm1xxBlockScaledConfig<V>::tile_atom_to_shape_SFA/SFB``.
+
+``python tests/cute_blockscale_cases.py --record`` compiles one snippet per random problem shape
+(M, N, K, L) and scale-factor vector size V (16, 32) -- 100 cases, two programs of 50 -- and
+writes ``tests/data/cute/blockscale.json``; ``tests/test_nvidia_blockscale.py`` replays it against
+:func:`layoutalg.nvidia.blockscale.sf_layout` and recompiles a small sample each run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import re
+
+HEADERS = ("cute/tensor.hpp", "cutlass/detail/sm100_blockscaled_layout.hpp", "cutlass/version.h")
+SMEM_HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_traits_sm100.hpp",
+                "cutlass/detail/sm100_blockscaled_layout.hpp", "cutlass/version.h")
+#: deduce_smem_layoutSFA for a 2x1SM MXF4 atom with tile M = 128 (64 rows per CTA): reported to divide by zero
+#: (SIGFPE); in this harness CuTe returns an SFA layout with a 0-extent block mode (no storage at all)
+TRAP = ("SM100_MMA_MXF4_2x1SM_SS<e2m1,e2m1,float,ue8m0,128,128,32,K,K>", (128, 128, 256))
+RECORDING = os.path.join(os.path.dirname(__file__), "data", "cute", "blockscale.json")
+
+
+def cases(n: int = 100, seed: int = 0) -> list[tuple[int, int, int, int, int]]:
+    """(sf_vec, M, N, K, L): random problem shapes, half of them multiples of the block, half not."""
+    rng = random.Random(seed)
+    out = []
+    for j in range(n):
+        v = (16, 32)[j % 2]
+        if j % 4 < 2:
+            M, N, K = 128 * rng.randint(1, 8), 128 * rng.randint(1, 8), 4 * v * rng.randint(1, 8)
+        else:
+            M, N, K = rng.randint(1, 1100), rng.randint(1, 1100), v * rng.randint(1, 40)
+        out.append((v, M, N, K, rng.choice([1, 1, 2, 3, 7])))
+    return out
+
+
+def snippet(case: tuple) -> str:
+    v, M, N, K, L = case
+    return "\n".join([
+        f"using Cfg = cutlass::detail::Sm1xxBlockScaledConfig<{v}>;",
+        f"auto ps = make_shape(int({M}), int({N}), int({K}), int({L}));",
+        'printf("SFA="); print(Cfg::tile_atom_to_shape_SFA(ps)); printf("\\n");',
+        'printf("SFB="); print(Cfg::tile_atom_to_shape_SFB(ps)); printf("\\n");',
+        'printf("atom="); print(typename Cfg::SfAtom{}); printf("\\n");',
+    ])
+
+
+def smem_cases(n: int = 24, seed: int = 1) -> list[tuple[str, tuple]]:
+    """(block-scaled UMMA atom, CTA tile (M, N, K)) for deduce_smem_layoutSFA/SFB (M per CTA >= 128)."""
+    from layoutalg.nvidia.umma import umma_atom, umma_atom_names
+
+    rng = random.Random(seed)
+    pool = [x for x in umma_atom_names() if x.split("<")[0] in (
+        "SM100_MMA_MXF8F6F4_SS", "SM100_MMA_MXF8F6F4_2x1SM_SS", "SM100_MMA_MXF4_SS", "SM100_MMA_MXF4_2x1SM_SS")
+        and ",K,K" in x]
+    out = []
+    while len(out) < n:
+        a = umma_atom(rng.choice(pool))
+        M = a.M * rng.choice([1, 2])
+        if M // a.cta_group < 128 or a.N % 64:
+            continue
+        K = 4 * a.vector_size * rng.choice([1, 2, 4])
+        if K % a.K:
+            continue
+        c = (a.name, (M, a.N * rng.choice([1, 2]), K))
+        if c not in out:
+            out.append(c)
+    return out
+
+
+def smem_snippet(case: tuple) -> str:
+    from layoutalg.nvidia.umma import umma_atom
+
+    name, (M, N, K) = case
+    a = umma_atom(name)
+    return "\n".join([
+        f"auto mma = make_tiled_mma(MMA_Atom<MMA_Traits<{a.cute_cpp}>>{{}});",
+        f"using Cfg = cutlass::detail::Sm1xxBlockScaledConfig<{a.vector_size}>;",
+        f"auto ts = make_shape(Int<{M}>{{}}, Int<{N}>{{}}, Int<{K}>{{}});",
+        'printf("SFA="); print(Cfg::deduce_smem_layoutSFA(mma, ts)); printf("\\n");',
+        'printf("SFB="); print(Cfg::deduce_smem_layoutSFB(mma, ts)); printf("\\n");',
+    ])
+
+
+def smem_key(case: tuple) -> str:
+    return "{}|{}x{}x{}".format(case[0], *case[1])
+
+
+def sha(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def key(case: tuple) -> str:
+    return "V{}_M{}_N{}_K{}_L{}".format(*case)
+
+
+def parse(text: str) -> dict:
+    out = {}
+    for line in text.splitlines():
+        k, _, v = line.partition("=")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def norm(text: str) -> str:
+    return re.sub(r"_(?=-?\d)", "", text.strip())
+
+
+def record(path: str = RECORDING) -> dict:
+    import datetime
+    import json
+    import subprocess
+
+    from layoutalg.interop.cutecpp import compiler, cute_version, run_snippets
+
+    cs = cases()
+    snips = [snippet(c) for c in cs]
+    res = run_snippets(snips, headers=HEADERS, chunk=50, jobs=1)
+    data: dict = {
+        "cute_version": cute_version(),
+        "compiler": subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout.splitlines()[0],
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "how": "flock /tmp/cute.lock python tests/cute_blockscale_cases.py --record (g++ -std=c++17 on the host, "
+               "CUTLASS 4.2 wheel headers, cutlass/detail/sm100_blockscaled_layout.hpp; no GPU)",
+        "cases": {},
+    }
+    for c, s, out in zip(cs, snips, res):
+        if not isinstance(out, str):
+            raise RuntimeError(f"{c}: CuTe refused it: {out.message}")
+        data["cases"][key(c)] = {"sha1": sha(s), **parse(out)}
+    sc = smem_cases()
+    ss = [smem_snippet(c) for c in sc]
+    sres = run_snippets(ss, headers=SMEM_HEADERS, chunk=50, jobs=1)
+    data["smem"] = {}
+    for c, s, out in zip(sc, ss, sres):
+        if not isinstance(out, str):
+            raise RuntimeError(f"{c}: CuTe refused it: {out.message}")
+        data["smem"][smem_key(c)] = {"sha1": sha(s), **parse(out)}
+    try:  # the reported SIGFPE trap: recorded, not chased
+        out = run_snippets([smem_snippet(TRAP)], headers=SMEM_HEADERS, cache=False)[0]
+        data["trap"] = {"case": smem_key(TRAP), "crashed": False, **(parse(out) if isinstance(out, str) else {})}
+    except RuntimeError as e:
+        data["trap"] = {"case": smem_key(TRAP), "crashed": True, "message": str(e)[-300:]}
+    with open(path, "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    return data
+
+
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    import sys
+
+    if "--record" in sys.argv:
+        d = record()
+        print(f"recorded {len(d['cases'])} cases -> {RECORDING}")
