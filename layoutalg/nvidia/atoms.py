@@ -394,6 +394,8 @@ def _natural_value_type(name: str) -> str | None:
     if m:
         bits = _UINT_BITS.get(m.group(2) if m.re is _CPASYNC else m.group(1))
         return f"b{bits}" if bits else None
+    if name.startswith(("SM100_TMEM_", "SM100_UTCCP_")):  # tcgen05.ld / st / cp move 32-bit TMEM cells
+        return "b32"
     return None
 
 
@@ -486,7 +488,7 @@ def _copy_atom(name: str, vb: int, vt: str) -> CopyAtom:
     if name.startswith(("SM100_TMEM_", "SM100_UTCCP_")):  # tcgen05.ld / st / cp (layoutalg.nvidia.tmem_copy)
         from .tmem_copy import tmem_copy_atom
 
-        return tmem_copy_atom(name, value_type)
+        return tmem_copy_atom(name, vt)
     raise LayoutError(f"copy_atom: unknown copy atom {name!r}; known: {', '.join(copy_atom_names())}")
 
 
