@@ -17,7 +17,7 @@ Subcommands (``layoutalg <cmd> --help`` for each)::
     layoutalg synth --kernel fp8_transpose
     layoutalg report -o report/               # everything above, pictures in a folder
 
-Exit codes: 0 success; 1 a verification failed (or a seed value disagrees); 2 bad input
+Exit codes: 0 success; 1 a verification failed (or a value of the PTX ISA's examples disagrees); 2 bad input
 (a :class:`~layoutalg.errors.LayoutError`, printed on stderr) or a part of the library
 that is not available.
 """
@@ -220,11 +220,11 @@ def prove_catalog(progress: Progress | None = None) -> tuple[list[dict], list[st
             row["exhaustive"] += 1
     if progress:
         progress.step("catalog proven")
-    # wgmma shared-memory descriptors: the seed's five worked examples
+    # wgmma shared-memory descriptors: the PTX ISA's five worked examples
     try:
         wg = _need("layoutalg.nvidia.wgmma", "wgmma descriptors")
         row = {
-            "family": "wgmma smem (seed examples)",
+            "family": "wgmma smem (the PTX ISA's examples)",
             "fragments": 0,
             "symbolic": 0,
             "exhaustive": 0,
@@ -584,7 +584,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     total = sum(r["fragments"] for r in rows)
     print(f"\n{total} entries, {len(failures)} failed, {time.perf_counter() - t:.1f} s")
     print(
-        "symbolic: proven by normal form; exhaustive: every (lane, i) compared (seed examples: every value)"
+        "symbolic: proven by normal form; exhaustive: every (lane, i) compared (the PTX ISA's examples: every value)"
     )
     for f in failures:
         print(f"FAILED {f}", file=sys.stderr)
@@ -665,7 +665,7 @@ def _descriptor_table() -> tuple[str, bool]:
     keys = ["T", "m", "k", "LBO", "SBO", "LBO_encoded", "SBO_encoded"]
     lines = [
         "| Figure | example | exact layout | "
-        + " | ".join(f"{k} seed / ours" for k in keys)
+        + " | ".join(f"{k} PTX ISA / ours" for k in keys)
         + " | word | agrees |",
         "|" + "---|" * (len(keys) + 5),
     ]
@@ -684,19 +684,19 @@ def _descriptor_table() -> tuple[str, bool]:
         )
     lines.append("")
     lines.append(
-        "LBO/SBO in bytes as the seed writes them (element count x sizeof); '-' where the seed's "
-        "excerpt gives no value."
+        "LBO/SBO in bytes as the PTX ISA writes them (element count x sizeof); '-' where the PTX ISA's "
+        "example gives no value."
     )
     return "\n".join(lines), ok
 
 
 def _descriptor_console() -> str:
-    """The seed's five wgmma descriptor examples, ours beside the ISA's, as a console table."""
+    """The PTX ISA's five worked wgmma descriptor examples, ours beside the ISA's, as a console table."""
     wg = _need("layoutalg.nvidia.wgmma", "the descriptor table")
     keys = ["T", "m", "k", "LBO", "SBO", "LBO_encoded", "SBO_encoded"]
     head = f"{'figure':<11}{'exact layout (as the PTX ISA spells it)':<55}" + "".join(
         f"{k.replace('_encoded', '>>4'):>12}" for k in keys) + "  agrees"
-    lines = ["wgmma descriptors from the PTX ISA's worked examples (seed 002): ISA / derived", head]
+    lines = ["wgmma descriptors from the PTX ISA's worked examples: ISA / derived", head]
     for ex in wg.seed_examples():
         cells = []
         for key in keys:
@@ -756,7 +756,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         table, good = _descriptor_table()
         ok &= good
-        md += ["## wgmma descriptors: the seed's worked examples (PTX ISA 9.7.15.5.1.2.1.3)", "", table, ""]
+        md += ["## wgmma descriptors: the PTX ISA's worked examples (PTX ISA 9.7.15.5.1.2.1.3)", "", table, ""]
         print(_descriptor_console())
     except Unavailable as e:
         md += ["## wgmma descriptors", "", f"unavailable: {e}", ""]
@@ -766,8 +766,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         proofs = _m8n8k4_proofs()
         ok &= all(bool(v) for _, v in proofs)
-        md += ["## mma.m8n8k4 fragments: layouts vs the PTX formulas (seed 000)", "", _m8n8k4_section(proofs)]
-        print("\nmma.m8n8k4 fragments (seed 000): TV layout vs the PTX row/col formula")
+        md += ["## mma.m8n8k4 fragments: layouts vs the PTX ISA's formulas", "", _m8n8k4_section(proofs)]
+        print("\nmma.m8n8k4 fragments: TV layout vs the PTX ISA's row/col formula")
         for F, v in proofs:
             print(f"  {F.name + ' -- ' + F.figure:<52} {str(F.layout):<28} {'proven' if v else 'FAILED'}")
     except Unavailable as e:
@@ -1138,7 +1138,7 @@ def build_parser() -> argparse.ArgumentParser:
         "verify",
         help="prove the whole catalog against the PTX formulas",
         description="Prove every catalogued fragment equal to its PTX formula and check the "
-        "seed's descriptor examples; exit 1 if anything fails.",
+        "PTX ISA's worked descriptor examples; exit 1 if anything fails.",
     )
     s.set_defaults(func=cmd_verify)
 
@@ -1171,7 +1171,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "report",
         help="descriptor table, m8n8k4 formulas, catalog proof and pictures, in a folder",
-        description="Reproduce the seed's descriptor table and m8n8k4 fragment formulas, prove "
+        description="Reproduce the PTX ISA's worked descriptor examples and m8n8k4 fragment formulas, prove "
         "the catalog and write the pictures; exit 1 if a check fails.",
     )
     s.add_argument("-o", "--output", default="layoutalg-report", help="folder (default ./layoutalg-report)")
