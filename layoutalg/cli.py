@@ -88,9 +88,10 @@ def _isatty(stream: Any) -> bool:
 
 
 def _parse_layout(text: str) -> Any:
-    from .parse import parse
+    from .parse import ParsedTensor, parse
 
-    return parse(text)
+    x = parse(text)
+    return x.function if isinstance(x, ParsedTensor) else x  # a printed tensor: coordinate -> element offset
 
 
 def print_layout(layout: Any, max_rows: int = 64, max_cols: int = 64) -> str:
@@ -342,15 +343,26 @@ def cmd_show(args: argparse.Namespace) -> int:
         L = from_gluon(g, shape)
         print(f"{g.source} on {shape}:\n  {L}")
     elif args.layout:
+        from .parse import ParsedTensor, parse
+
+        x = parse(args.layout)
+        if isinstance(x, ParsedTensor):  # what CuTe printed for a tensor: its pointer, width, swizzle units
+            print(x.describe())
         L = _parse_layout(args.layout)
     else:
         raise LayoutError("show: give a layout in CuTe notation, --gluon with a Gluon layout, or --tiled-mma ATOM")
+    if args.tv and not args.output:
+        raise LayoutError("show: --tv draws a picture of a TV layout; give -o FILE")
     print(print_layout(L, args.max, args.max))
     if args.output:
         from . import viz
 
+        if args.swizzle_bytes and args.tv:
+            raise LayoutError("show: --swizzle-bytes draws shared memory, --tv a TV layout; give one")
         if args.swizzle_bytes:
             viz.save(viz.swizzle_scene(L, args.swizzle_bytes), args.output)
+        elif args.tv:
+            viz.save(viz.tv_scene(L, _parse_shape(args.tv, "show --tv"), max_rows=args.max, max_cols=args.max), args.output)
         else:
             viz.save(viz.layout_scene(L, max_rows=args.max, max_cols=args.max), args.output)
         print(f"wrote {args.output}")
@@ -1050,6 +1062,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--shape", help="the tensor shape of a --gluon layout, e.g. 64,64")
     s.add_argument("-o", "--output", help="write a picture (.svg or .png)")
     s.add_argument("--max", type=_positive_int, default=64, help="largest number of rows/columns shown (default 64)")
+    s.add_argument("--tv", metavar="M,N",
+                   help="draw the layout as a TV layout (thread, value) -> tile index on an M x N tile, each cell "
+                        "labelled T<thread> V<value> as CuTe's print_latex_tv (needs -o)")
     s.add_argument(
         "--swizzle-bytes",
         type=int,

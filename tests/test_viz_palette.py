@@ -177,3 +177,25 @@ def test_svg_of_a_128x128_bf16_128b_swizzled_tile_is_under_200kb(tmp_path):
     # shared styles: no per-cell attributes repeated (one path per fill colour, one text per label row)
     svg = open(path).read()
     assert svg.count("<path") == len(set(c[4] for c in got)) and svg.count("stroke-width") <= 2
+
+
+# --------------------------------------------------------------------------- the command line
+def _cli(*args):
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "layoutalg", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_cli_show_tv_and_a_printed_tensor(tmp_path):
+    out = tmp_path / "tv.svg"
+    r = _cli("show", "((4,8),(2,2)):((16,1),(8,64))", "--tv", "8,16", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    labels = {tuple(c[5]) for c in viz.svg_cells(out.read_text())}
+    assert ("T0", "V0") in labels and ("T31", "V3") in labels
+    assert _cli("show", "(4,2):(2,1)", "--tv", "8,1").returncode == 2  # --tv without -o would be ignored
+    r = _cli("show", "Sw<3,4,3>_smem_ptr[16b](0x400) o (_8,_64):(_64,_1)", "--max", "4")
+    assert r.returncode == 0 and "swizzle moves 16-byte units = 8 elements of 16b" in r.stdout
