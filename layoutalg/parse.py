@@ -44,6 +44,19 @@ A type with dynamic extents (``int``) has no value and is refused::
 ``ComposedLayout<Swizzle<B,M,S>, smem_ptr_flag_bits<E>, L>`` (a GMMA atom waiting for its
 shared-memory pointer) swizzles *byte addresses* of ``E``-bit elements; it reads as CuTe's
 ``as_position_independent_swizzle_layout`` gives it: the swizzle recast to element units.
+
+What CuTe prints reads as it is pasted: CuTe C++'s tensors (``gmem_ptr[32b](0x1000) o (4,2):(2,1)``,
+``smem_ptr``, ``rmem_ptr``, ``ptr``, ``subptr[4b](0x...0)``, ``tmem_``, ``counting_iter``, a swizzled
+``Sw<3,4,3>_smem_ptr[16b](..)``, ``print_tensor``'s values), ``print_layout``'s grid (checked against
+the layout), and the CuTe DSL's ``S<B,M,S> o 0 o L`` (also its ``S<2,2,-3 o`` without the ``>``),
+parenthesised nested composed layouts and ``tensor<ptr<f16, smem, align<16>> o L>`` /
+``tensor(raw_ptr(..) o L, data=[..])``. A tensor is a :class:`ParsedTensor` -- its :class:`Pointer`
+(space, element width, address, swizzle) and layout -- whose ``describe()`` says in bytes and
+elements what its swizzle moves (:func:`swizzle_units`). CuTe's coordinate tensors (``ArithTuple``,
+strides ``_1@0``) are refused: their strides are basis vectors, not integers::
+
+    >>> parse("gmem_ptr[32b](0x1000) o (4,2):(2,1)").bits
+    32
 """
 
 from __future__ import annotations
@@ -53,7 +66,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from collections.abc import Iterator
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import sympy
 
@@ -312,7 +325,7 @@ class _Parser:
         except LayoutError as e:
             raise LayoutError(f"parse: {e} in {_clip(self.text)}") from None
 
-    def component(self) -> Layout | Swizzle | _Offset:
+    def component(self) -> Layout | ComposedLayout | Swizzle | _Offset:
         t = self.peek()
         if t is not None and t[0] == "ident" and (t[1] in ("Swizzle", "Sw") or t[1] == "S" and self.next_is("<")):
             col = t[2]
@@ -1008,7 +1021,7 @@ class ParsedTensor:
         self.layout = layout
         self.data = data
         self.text = text
-        self._function = None
+        self._function: Layout | ComposedLayout | None = None
 
     @property
     def bits(self) -> int | None:
@@ -1036,7 +1049,7 @@ class ParsedTensor:
                     raise LayoutError(f"parse: {msg} (pointer {p.text})")
 
                 self._function = ComposedLayout(_swizzle_on_elements(sw, p.bits, fail), 0, self.layout)
-        return self._function
+        return cast(Union[Layout, ComposedLayout], self._function)
 
     def __call__(self, *coord: Any) -> Any:
         return self.function(*coord)
@@ -1269,6 +1282,10 @@ def parse(text: str) -> Parsed:
         t = _parse_tensor(text)
         if t is not None:
             return t
+    if "\n" in text.strip():
+        g = _print_layout(text)
+        if g is not None:
+            return g
     try:
         if _CPP_MARK.search(text):
             return _cpp_fast(text) or _Cpp(text).parse()
@@ -1278,6 +1295,38 @@ def parse(text: str) -> Parsed:
 
 
 _TENSORISH = re.compile(r"ptr|tensor|counting_iter|ArithTuple|tmem_").search
+_GRID_ROW = re.compile(r"\s*(\d+)\s+\|((?:\s*-?\d+\s*\|)+)\s*")
+_GRID_RULE = re.compile(r"\s*\+(?:-+\+)+\s*|\s*(?:\d+\s*)+|\s*\(showing [^)]*\)\s*")
+
+
+def _print_layout(text: str) -> Parsed | None:
+    """CuTe's ``print_layout`` (the layout on the first line, then its grid of offsets): the layout,
+    once every printed offset is checked to be the layout's own (a grid that disagrees is refused);
+    None when the lines after the first are no grid (multi-line layout text)."""
+    first, _, rest = text.strip().partition("\n")
+    body = [ln for ln in rest.splitlines() if ln.strip()]
+    if not body or not all(_GRID_RULE.fullmatch(ln) or _GRID_ROW.fullmatch(ln) for ln in body):
+        return None
+    L = parse(first)
+    if not isinstance(L, (Layout, ComposedLayout)):
+        raise LayoutError(f"parse: {_clip(first)} heads a grid but is no layout")
+    rows = []
+    for line in body:
+        m = _GRID_ROW.fullmatch(line)
+        if m is not None:
+            rows.append((int(m.group(1)), [int(v) for v in m.group(2).strip(" |").split("|")]))
+    if not rows:
+        raise LayoutError(f"parse: text after the layout {_clip(first)} is no print_layout grid")
+    if len(L) != 2 or not L.is_static:
+        raise LayoutError(f"parse: print_layout draws static rank-2 layouts; {first.strip()} is not one")
+    R, C = int(L[0].size()), int(L[1].size())
+    for r, vals in rows:
+        if r >= R or len(vals) > C:
+            raise LayoutError(f"parse: the grid's row {r} ({len(vals)} columns) lies outside {first.strip()} ({R} x {C})")
+        for c, v in enumerate(vals):
+            if int(L(r, c)) != v:
+                raise LayoutError(f"parse: the grid says ({r},{c}) -> {v}, but {first.strip()} gives {int(L(r, c))}")
+    return L
 
 
 def as_concrete_layout(x: Any, op: str, what: str = "layout") -> Layout | ComposedLayout:

@@ -366,7 +366,7 @@ def svg_cells(svg: str) -> list[tuple[float, float, float, float, str, list[str]
     root = ET.fromstring(svg)
     css = "".join(t.text or "" for t in root.iter(ns + "style"))
     colour = dict(re.findall(r"\.(f\d+)\{fill:([^}]+)\}", css))
-    rects = []
+    rects: list[tuple[float, float, float, float, str, list[str]]] = []
     for p in root.iter(ns + "path"):
         cls = (p.get("class") or "").split()
         if "k" not in cls:
@@ -383,9 +383,9 @@ def svg_cells(svg: str) -> list[tuple[float, float, float, float, str, list[str]
         if g.get("class") != "cells":
             continue
         for t in g.iter(ns + "text"):
-            ty = float(t.get("y"))
+            ty = float(t.get("y") or 0)
             for sp in t.iter(ns + "tspan"):
-                sx = float(sp.get("x"))
+                sx = float(sp.get("x") or 0)
                 near = [r for k in (-1, 0, 1) for r in by_centre.get(round(sx) + k, [])]
                 for r in near:
                     if abs(r[0] + r[2] / 2 - sx) <= 0.2 and r[1] <= ty <= r[1] + r[3]:

@@ -12,6 +12,7 @@ equals CuTe's offset for every ``i < size``.
 from __future__ import annotations
 
 import json
+import random
 import re
 
 import numpy as np
@@ -242,3 +243,48 @@ def test_as_concrete_layout_takes_a_printed_tensor():
     from layoutalg.parse import as_concrete_layout
 
     assert as_concrete_layout("smem_ptr[16b](0x7f00) o (4,2):(2,1)", "show") == Layout((4, 2), (2, 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# print_layout: the layout, then its grid
+# ---------------------------------------------------------------------------------------------
+#: CuTe C++ 4.2's print_layout of (_4,_3):(_3,_1) and of a swizzled 4x4, as it printed them
+#: (tests/print_cases.py's harness, 2026-11-25); test_print_layout_live prints more each run
+PRINT_LAYOUT = [
+    "(_4,_3):(_3,_1)\n       0    1    2 \n    +----+----+----+\n 0  |  0 |  1 |  2 |\n    +----+----+----+\n"
+    " 1  |  3 |  4 |  5 |\n    +----+----+----+\n 2  |  6 |  7 |  8 |\n    +----+----+----+\n 3  |  9 | 10 | 11 |\n"
+    "    +----+----+----+",
+    "Sw<2,0,2> o _0 o (_4,_4):(_4,_1)\n       0    1    2    3 \n    +----+----+----+----+\n 0  |  0 |  1 |  2 |  3 |\n"
+    "    +----+----+----+----+\n 1  |  5 |  4 |  7 |  6 |\n    +----+----+----+----+\n 2  | 10 | 11 |  8 |  9 |\n"
+    "    +----+----+----+----+\n 3  | 15 | 14 | 13 | 12 |\n    +----+----+----+----+",
+]
+
+
+def test_print_layout_grids_read_as_their_layout():
+    assert parse(PRINT_LAYOUT[0]) == Layout((4, 3), (3, 1))
+    assert parse(PRINT_LAYOUT[1]) == ComposedLayout(Swizzle(2, 0, 2), 0, Layout((4, 4), (4, 1)))
+    with pytest.raises(LayoutError, match=r"the grid says \(3,1\) -> 12"):
+        parse(PRINT_LAYOUT[0].replace(" 10 ", " 12 "))
+    from layoutalg.cli import print_layout
+
+    L = Layout((100, 70), (70, 1))
+    assert parse(print_layout(L)) == L  # layoutalg's own grid (cut to 64 x 64) reads back too
+    assert parse("Layout<Shape<_8,\n _64>, Stride<_64,_1>>") == Layout((8, 64), (64, 1))  # no grid: C++ text
+
+
+@needs_cute
+def test_print_layout_live():
+    import cute_oracle as co
+
+    r = random.Random(7)
+    layouts = []
+    for k in range(6):
+        L = co.rand_compact(r, max_leaves=3, max_size=256) if k % 2 else co.rand_layout(r, max_leaves=3, max_size=256)
+        if len(L) != 2:
+            L = Layout((L.size(), 1), (1, 0)) if k % 3 else Layout((4, 8), (8, 1))
+        layouts.append(ComposedLayout(Swizzle(2, 1, 3), 0, L) if k == 3 and L.is_static and min(flatten(L.stride)) >= 0 else L)
+    outs = cutecpp.run_snippets([f"print_layout({pc.cpp_expr(L)});" for L in layouts])
+    for L, out in zip(layouts, outs):
+        assert out, out
+        got = parse(out)
+        assert [int(got(i)) for i in range(int(L.size()))] == [int(L(i)) for i in range(int(L.size()))], out
