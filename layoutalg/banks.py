@@ -290,12 +290,14 @@ class BankReport:
     def __str__(self) -> str:
         return self.summary()
 
-    def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks
-        """The picture a notebook shows (drawn by layoutalg.viz through :mod:`layoutalg.hooks`)."""
-        return svg_of(self)
+    def __repr__(self) -> str:
+        verdict = "conflict-free" if self.conflict_free else f"{self.ways}-way bank conflict"
+        return (f"BankReport({len(self.instructions)} instruction(s) of {self.access_bytes}-byte accesses: "
+                f"{self.wavefronts} wavefronts, ideal {self.ideal}, {verdict})")
 
     def _repr_html_(self) -> str:
-        """Notebooks: the short summary, the picture, and every instruction folded in a ``<details>``."""
+        """Notebooks: the short summary, the picture (drawn by layoutalg.viz through
+        :mod:`layoutalg.hooks`) and every instruction folded in a ``<details>`` element."""
         import html
 
         svg = svg_of(self) or ""

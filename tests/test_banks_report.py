@@ -41,3 +41,12 @@ def test_conflict_free_report_and_small_reports():
 
     small = analyze(Layout((64, 64), (64, 1)), Layout((32, 1), (1, 64)), 2)
     assert str(small) == small.details()  # up to four instructions: every one, as before
+
+
+def test_repr_is_one_line():
+    # ldmatrix rows of a 64-element (128-byte) row-major tile: the 8 rows of each 8x8 matrix start 128 B
+    # apart, all in banks 0-3: 8-way, 32 wavefronts where 4 would do; 64 instructions
+    r = _report(Layout((128, 64), (64, 1)))
+    assert repr(r) == ("BankReport(64 instruction(s) of 16-byte accesses: 2048 wavefronts, ideal 256, "
+                       "8-way bank conflict)")
+    assert r.wavefronts == sum(i.wavefronts for i in r.instructions)
