@@ -6,8 +6,10 @@ in pixel units -- and then written out by one of two back ends: :meth:`Scene.to_
 :meth:`Scene.to_figure` (a matplotlib ``Figure``, imported lazily; PNG output). One cell of a
 grid is one element. The SVG is compact -- shared styles in one ``<style>``, one ``<path>`` per
 fill colour holding the cells' rectangles, the labels as ``<tspan>`` s of one ``<text>`` per
-label row -- so that a 64 x 64 window of a 128 x 128 tile stays under :data:`SVG_MAX_BYTES`
-(200 KB). :func:`svg_cells` reads the cells back from
+label row; a grid of more than :data:`LATTICE_CELLS` cells of one size is written in a lattice
+form (fills as a one-pixel-per-cell PNG scaled without smoothing, one path of grid lines, one
+monospace text per label row) -- so that a picture of a 128 x 128 tile, its default 64 x 64 window
+or the whole tile, stays under :data:`SVG_MAX_BYTES` (200 KB). :func:`svg_cells` reads the cells back from
 the SVG, so a picture can be checked by reading it.
 
 A 2x3 row-major layout, by hand: ``(2,3):(3,1)`` puts offset ``3r + c`` at row ``r``, column
@@ -245,14 +247,16 @@ class Scene:
         ``<tspan>`` s of one ``<text>`` per label row inside ``<g class="cells">``. A cell's label
         lines sit at its centre, so :func:`svg_cells` reads the cells back from the SVG alone."""
         W, H = _r(self.width), _r(self.height)
+        lattice = _lattice(self.cells) if len(self.cells) > LATTICE_CELLS else None
+        cells = [] if lattice is not None else self.cells
         fills: dict[str, str] = {}
-        for c in self.cells:
+        for c in cells:
             fills.setdefault(c[5], f"f{len(fills)}")
         styles: dict[tuple, str] = {}
         for _x, _y, _s, size, anchor, weight in self.texts:
             styles.setdefault((size, anchor, weight), f"t{len(styles)}")
         fonts: dict[float, str] = {}
-        for c in self.cells:
+        for c in cells:
             fonts.setdefault(c[7], f"l{len(fonts)}")
         css = [".k{stroke:#555555;stroke-width:0.6}", "text{dominant-baseline:central}",
                ".cells text{text-anchor:middle}"]
@@ -269,8 +273,12 @@ class Scene:
         ]
         for x, y, w, h, fill, stroke in self.rects:
             out.append(f'<rect x="{_r(x)}" y="{_r(y)}" width="{_r(w)}" height="{_r(h)}" fill="{fill}" stroke="{stroke}"/>')
+        if lattice is not None:
+            css.append(".m{font-family:DejaVu Sans Mono,Menlo,Consolas,monospace;white-space:pre}")
+            out[2] = "<style>" + "".join(css) + "</style>"
+            out.append(_lattice_svg(*lattice))
         paths: dict[str, list] = {}
-        for _cid, x, y, w, h, fill, _labels, _font in self.cells:
+        for _cid, x, y, w, h, fill, _labels, _font in cells:
             ds = paths.setdefault(fill, [None])
             prev = ds[0]  # a closed subpath leaves the pen at its start: move relative to it
             x, y = float(_r(x)), float(_r(y))
@@ -280,7 +288,7 @@ class Scene:
         for fill, ds in paths.items():
             out.append(f'<path class="k {fills[fill]}" d="{"".join(ds[1:])}"/>')
         rows: dict[tuple, list[str]] = {}
-        for _cid, x, y, w, h, _fill, labels, font in self.cells:
+        for _cid, x, y, w, h, _fill, labels, font in cells:
             for ty, lab in _label_positions(y, h, labels, font):
                 rows.setdefault((font, _r(ty)), []).append(f'<tspan x="{_r(x + w / 2)}">{escape(lab)}</tspan>')
         out.append('<g class="cells">')
@@ -344,10 +352,108 @@ def _r(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
 
 
-#: The SVG weight the default pictures stay under: a 64 x 64 window of a 128 x 128 tile with 4-digit
-#: offsets is about 190 KB (tests/test_viz_palette.py). A larger window (``max_rows=128``) makes a
-#: larger SVG; a PNG of it is larger still (about 2.3 MB for 128 x 128 labelled cells, measured).
+#: The SVG weight a picture of a 128 x 128 tile stays under (tests/test_viz_palette.py): its default
+#: 64 x 64 window is about 190 KB, the whole tile (``max_rows=128, max_cols=128``, written in the
+#: lattice form) about 160 KB. (A PNG of the whole tile through matplotlib is 2.3 MB and takes tens
+#: of seconds, measured: SVG stays the format.)
 SVG_MAX_BYTES = 200_000
+
+
+#: Grids of more cells than this, all of one size on one lattice, are written in the lattice form
+#: (:func:`_lattice_svg`): about 8 bytes a cell instead of about 45.
+LATTICE_CELLS = 4096
+
+
+def _lattice(cells: list) -> tuple | None:
+    """(x0, y0, w, h, rows, cols, font, nlabels, {(row, col): cell}) when every cell has one size, one
+    font and one number of label lines, and sits on one lattice; else None."""
+    _cid, x0, y0, w, h, _f, labels0, font = cells[0]
+    n = len(labels0)
+    if w <= 0 or h <= 0 or n == 0:
+        return None
+    xs, ys = min(c[1] for c in cells), min(c[2] for c in cells)
+    grid = {}
+    for _c, x, y, cw, ch, _fill, labels, f in cells:
+        i, j = round((y - ys) / h), round((x - xs) / w)
+        if cw != w or ch != h or f != font or len(labels) != n or abs(ys + i * h - y) > 0.05 or abs(xs + j * w - x) > 0.05 \
+                or (i, j) in grid or any("\n" in t for t in labels):
+            return None
+        grid[(i, j)] = _c
+    rows = 1 + max(i for i, _ in grid)
+    cols = 1 + max(j for _, j in grid)
+    by_pos = {}
+    for c in cells:
+        by_pos[(round((c[2] - ys) / h), round((c[1] - xs) / w))] = c
+    return xs, ys, w, h, rows, cols, font, n, by_pos
+
+
+def _png(rows: list[bytes], width: int) -> bytes:
+    """A PNG of 8-bit RGBA rows (no filter), written with zlib."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    raw = b"".join(b"\x00" + r for r in rows)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, len(rows), 8, 6, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+
+
+def _lattice_svg(x0: float, y0: float, w: float, h: float, R: int, C: int, font: float, n: int, by_pos: dict) -> str:
+    """A grid of cells in the lattice form: the fills as one PNG of one pixel per cell, scaled up
+    without smoothing (``image-rendering: pixelated``); the cell borders as one path of grid lines;
+    each label line of a row as one monospace ``<text>`` of fixed-width fields stretched over the
+    row (``textLength``), a field of ``m`` characters per cell with the label centred in it."""
+    import base64
+
+    pix = []
+    for i in range(R):
+        row = bytearray()
+        for j in range(C):
+            c = by_pos.get((i, j))
+            if c is None:
+                row += b"\x00\x00\x00\x00"
+            else:
+                f = c[5].lstrip("#")
+                row += bytes(int(f[k:k + 2], 16) for k in (0, 2, 4)) + b"\xff"
+        pix.append(bytes(row))
+    href = "data:image/png;base64," + base64.b64encode(_png(pix, C)).decode()
+    maxlen = max(len(t) for c in by_pos.values() for t in c[6])
+    m = max(maxlen + 1, round(w / (0.6 * font)))
+    size = w / m / 0.6  # a monospace glyph advances 0.6 em: the fields fill the cells without stretching much
+    d = "".join(f"M{_r(x0)} {_r(y0 + i * h)}h{_r(C * w)}" for i in range(R + 1))
+    d += "".join(f"M{_r(x0 + j * w)} {_r(y0)}v{_r(R * h)}" for j in range(C + 1))
+    out = [f'<g class="lattice" data-x="{_r(x0)}" data-y="{_r(y0)}" data-w="{_r(w)}" data-h="{_r(h)}" '
+           f'data-rows="{R}" data-cols="{C}" data-field="{m}">',
+           f'<image x="{_r(x0)}" y="{_r(y0)}" width="{_r(C * w)}" height="{_r(R * h)}" preserveAspectRatio="none" '
+           f'image-rendering="optimizeSpeed" style="image-rendering:pixelated" href="{href}"/>',
+           f'<path d="{d}" stroke="#555555" stroke-width="0.6" fill="none"/>']
+    for i in range(R):
+        labels = [by_pos[(i, j)][6] if (i, j) in by_pos else None for j in range(C)]
+        for k, (ty, _s) in enumerate(_label_positions(y0 + i * h, h, ["x"] * n, font)):
+            text = "".join(" " * m if lab is None else lab[k].center(m) for lab in labels)
+            out.append(f'<text class="m" x="{_r(x0)}" y="{_r(ty)}" font-size="{_r(size)}" textLength="{_r(C * w)}" '
+                       f'lengthAdjust="spacing" xml:space="preserve">{escape(text)}</text>')
+    out.append("</g>")
+    return "\n".join(out)
+
+
+def _read_png_rgba(data: bytes) -> tuple[int, int, bytes]:
+    """(width, height, raw rows) of a PNG written by :func:`_png`."""
+    import struct
+    import zlib
+
+    pos, idat, width, height = 8, b"", 0, 0
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height = struct.unpack(">II", body[:8])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    return width, height, zlib.decompress(idat)
 
 
 def svg_cells(svg: str) -> list[tuple[float, float, float, float, str, list[str]]]:
@@ -376,6 +482,25 @@ def svg_cells(svg: str) -> list[tuple[float, float, float, float, str, list[str]
         for m, x, y, w, h in re.findall(r"([Mm])(-?[\d.]+) (-?[\d.]+)h(-?[\d.]+)v(-?[\d.]+)h-?[\d.]+z", p.get("d", "")):
             px, py = (float(x), float(y)) if m == "M" else (float(_r(px + float(x))), float(_r(py + float(y))))
             rects.append((px, py, float(w), float(h), fill, []))
+    for g in root.iter(ns + "g"):
+        if g.get("class") != "lattice":
+            continue
+        import base64
+
+        x0, y0, w, h = (float(g.get(k) or 0) for k in ("data-x", "data-y", "data-w", "data-h"))
+        R, C, m = (int(g.get(k) or 0) for k in ("data-rows", "data-cols", "data-field"))
+        img = next(g.iter(ns + "image"))
+        width, _height, raw = _read_png_rgba(base64.b64decode((img.get("href") or "").split(",", 1)[1]))
+        texts = [t.text or "" for t in g.iter(ns + "text")]
+        n = len(texts) // R if R else 0
+        for i in range(R):
+            row = raw[i * (4 * width + 1) + 1:(i + 1) * (4 * width + 1)]
+            for j in range(C):
+                r_, g_, b_, a_ = row[4 * j:4 * j + 4]
+                if a_ == 0:
+                    continue
+                labels = [texts[i * n + k][j * m:(j + 1) * m].strip() for k in range(n)]
+                rects.append((float(_r(x0 + j * w)), float(_r(y0 + i * h)), w, h, f"#{r_:02x}{g_:02x}{b_:02x}", labels))
     by_centre: dict = {}  # rectangles by their centre x, to the pixel (the SVG rounds to 0.1)
     for r in rects:
         by_centre.setdefault(round(r[0] + r[2] / 2), []).append(r)

@@ -199,3 +199,21 @@ def test_cli_show_tv_and_a_printed_tensor(tmp_path):
     assert _cli("show", "(4,2):(2,1)", "--tv", "8,1").returncode == 2  # --tv without -o would be ignored
     r = _cli("show", "Sw<3,4,3>_smem_ptr[16b](0x400) o (_8,_64):(_64,_1)", "--max", "4")
     assert r.returncode == 0 and "swizzle moves 16-byte units = 8 elements of 16b" in r.stdout
+
+
+def test_whole_128x128_tile_in_the_lattice_form():
+    """All 16384 cells: under 200 KB, and every cell (colour and label) reads back from the SVG alone."""
+    T = wgmma.tile("K", 128, "bf16", (128, 128))
+    scene = viz.layout_scene(T, max_rows=128, max_cols=128)
+    svg = scene.to_svg()
+    assert len(svg.encode()) < viz.SVG_MAX_BYTES and 'class="lattice"' in svg
+    got = {(round(x, 1), round(y, 1)): (f, lab) for x, y, w, h, f, lab in viz.svg_cells(svg)}
+    assert len(got) == 128 * 128
+    for _cid, x, y, w, h, fill, labels, _font in scene.cells:
+        assert got[(round(x, 1), round(y, 1))] == (fill, list(labels))
+    # the labels are T(r, c) by the layout itself: spot-check against the swizzle formula
+    assert int(scene.cells[1 * 128 + 0][6][0]) == int(T(1, 0)) == 72
+    frag = viz.fragment_scene(wgmma_fragments.fragment("m64n256k16", "f16", "D"), max_cols=256)
+    fs = frag.to_svg()
+    back = {(round(x, 1), round(y, 1)): lab for x, y, w, h, f, lab in viz.svg_cells(fs)}
+    assert all(back[(round(c[1], 1), round(c[2], 1))] == list(c[6]) for c in frag.cells)  # two label lines
