@@ -6,8 +6,8 @@ in pixel units -- and then written out by one of two back ends: :meth:`Scene.to_
 :meth:`Scene.to_figure` (a matplotlib ``Figure``, imported lazily; PNG output). One cell of a
 grid is one element. The SVG is compact -- shared styles in one ``<style>``, one ``<path>`` per
 fill colour holding the cells' rectangles, the labels as ``<tspan>`` s of one ``<text>`` per
-label row; a grid of more than :data:`LATTICE_CELLS` cells of one size is written in a lattice
-form (fills as a one-pixel-per-cell PNG scaled without smoothing, one path of grid lines, one
+label row; a grid that would pass :data:`SVG_MAX_BYTES` so, with more than :data:`LATTICE_CELLS`
+cells of one size, is written in a lattice form (fills as a one-pixel-per-cell PNG scaled without smoothing, one path of grid lines, one
 monospace text per label row) -- so that a picture of a 128 x 128 tile, its default 64 x 64 window
 or the whole tile, stays under :data:`SVG_MAX_BYTES` (200 KB). :func:`svg_cells` reads the cells back from
 the SVG, so a picture can be checked by reading it.
@@ -245,9 +245,18 @@ class Scene:
         shared attribute (cell stroke, label font, one class per fill colour); the cell rectangles
         of one colour are one ``<path>`` (a closed subpath per cell, in cell order); the labels are
         ``<tspan>`` s of one ``<text>`` per label row inside ``<g class="cells">``. A cell's label
-        lines sit at its centre, so :func:`svg_cells` reads the cells back from the SVG alone."""
+        lines sit at its centre, so :func:`svg_cells` reads the cells back from the SVG alone. Where
+        that would pass :data:`SVG_MAX_BYTES` and the cells form one lattice, the lattice form
+        (:func:`_lattice_svg`) is written instead."""
+        svg = self._svg(None)
+        if len(svg) > SVG_MAX_BYTES and len(self.cells) > LATTICE_CELLS:
+            lattice = _lattice(self.cells)
+            if lattice is not None:
+                return self._svg(lattice)
+        return svg
+
+    def _svg(self, lattice: tuple | None) -> str:
         W, H = _r(self.width), _r(self.height)
-        lattice = _lattice(self.cells) if len(self.cells) > LATTICE_CELLS else None
         cells = [] if lattice is not None else self.cells
         fills: dict[str, str] = {}
         for c in cells:
@@ -359,9 +368,9 @@ def _r(v: float) -> str:
 SVG_MAX_BYTES = 200_000
 
 
-#: Grids of more cells than this, all of one size on one lattice, are written in the lattice form
-#: (:func:`_lattice_svg`): about 8 bytes a cell instead of about 45.
-LATTICE_CELLS = 4096
+#: A picture whose SVG would pass :data:`SVG_MAX_BYTES`, with more cells than this, all of one size on
+#: one lattice, is written in the lattice form (:func:`_lattice_svg`): about 8 bytes a cell, not 45.
+LATTICE_CELLS = 1024
 
 
 def _lattice(cells: list) -> tuple | None:
