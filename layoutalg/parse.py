@@ -1343,4 +1343,11 @@ def as_concrete_layout(x: Any, op: str, what: str = "layout") -> Layout | Compos
     return x
 
 
-provide("parse", parse)
+def _parse_function(text: str) -> Parsed:
+    """parse, with a printed tensor read as its coordinate -> element offset function (the reader lower
+    layers get through :mod:`layoutalg.hooks`, e.g. :func:`layoutalg.composed.parse_composed`)."""
+    x = parse(text)
+    return x.function if isinstance(x, ParsedTensor) else x
+
+
+provide("parse", _parse_function)

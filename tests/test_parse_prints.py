@@ -288,3 +288,18 @@ def test_print_layout_live():
         assert out, out
         got = parse(out)
         assert [int(got(i)) for i in range(int(L.size()))] == [int(L(i)) for i in range(int(L.size()))], out
+
+
+def test_a_pasted_tensor_print_works_where_a_layout_is_asked_for():
+    from layoutalg.composed import parse_composed
+    from layoutalg.nvidia.wgmma import descriptor_from_layout, tile
+
+    text = "smem_ptr[16b](0x400) o Sw<3,3,3> o _0 o (_8,_64):(_64,_1)"
+    assert parse_composed(text) == parse("Sw<3,3,3> o _0 o (8,64):(64,1)")
+    want = descriptor_from_layout(tile("K", 128, "bf16", (8, 64)), "bf16").encode()
+    assert descriptor_from_layout(text, "bf16").encode() == want
+    pytest.importorskip("triton")
+    from layoutalg.interop.gluon import to_gluon
+
+    r = to_gluon("Sw<3,4,3>_smem_ptr[16b](0x400) o (_8,_64):(_64,_1)", (8, 64), element_bitwidth=16)
+    assert r.source == "gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)"

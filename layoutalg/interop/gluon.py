@@ -790,9 +790,9 @@ def _shared_bases(x: Any, shape: list[int], op: str) -> tuple[dict[str, list[lis
     from ..layout import Layout
 
     if isinstance(x, str):
-        from ..parse import parse
+        from ..parse import as_concrete_layout
 
-        x = parse(x)
+        x = as_concrete_layout(x, op)  # a pasted tensor print: its coordinate -> element offset function
     if isinstance(x, Layout) and len(shape) > 1 and x.rank() != len(shape):
         raise LayoutError(f"{op}: {x} has rank {x.rank()}; a shared layout of a {shape} tensor has one mode per dim")
     x, table = _table(x, op)
@@ -1283,10 +1283,12 @@ def _guess_kind(x: Any, shape: list[int]) -> str:
     from ..composed import ComposedLayout
     from ..inttuple import product
     from ..layout import Layout
-    from ..parse import parse
+    from ..parse import ParsedTensor, parse
 
     if isinstance(x, str):
         x = parse(x)
+    if isinstance(x, ParsedTensor):
+        x = x.function
     inner = x.inner if isinstance(x, ComposedLayout) else x
     if not isinstance(inner, Layout):
         return "shared"
