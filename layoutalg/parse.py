@@ -264,6 +264,9 @@ class _Parser:
                 continue
             m = _TOKEN.match(text, pos)
             if m is None or m.end() == pos or m.lastgroup is None:
+                if text[pos] == "@":
+                    self.fail("a stride written k@i is a basis vector (CuTe's ScaledBasis, as in an identity or "
+                              "coordinate layout), not an integer; layoutalg's layouts map to integers", pos)
                 self.fail(f"unexpected character {text[pos]!r}", pos)
                 raise AssertionError  # unreachable: fail raises
             kind = m.lastgroup

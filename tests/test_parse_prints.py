@@ -193,6 +193,7 @@ def test_refusals_are_layout_errors():
         ("gmem_ptr[16b](0x10) o Sw<3,4,3>", "swizzle alone"),
         ("(S<3,4,3> o 0)", "offset"),
         ("tensor<ptr<f16, smem> o (4,2):(2,1)", None),
+        ("(_4,_2):(_1@0,_1@1)", "basis vector"),  # CuTe's print of make_identity_layout
     ]:
         with pytest.raises(LayoutError) as e:
             parse(text)
