@@ -1075,6 +1075,12 @@ class ParsedTensor:
         while isinstance(L, ComposedLayout):
             if isinstance(L.outer, Swizzle) and p.bits:
                 lines.append("the layout's swizzle acts on element offsets: " + swizzle_units(L.outer, p.bits))
+                if p.dtype is not None and p.space == "smem" and p.bits != 8 and not L.outer.is_identity:
+                    # the DSL's smem atoms (warpgroup.make_smem_layout_atom) write the byte swizzle here,
+                    # and its MMAs ask for it on the pointer (recast_ptr), where it acts on byte addresses
+                    lines.append("note: the CuTe DSL's shared-memory atoms write Sw<B,4,3> of byte addresses here "
+                                 "and move it to the pointer (recast_ptr) for an MMA; on the pointer it reads: "
+                                 + swizzle_units(L.outer, p.bits, "bytes"))
             L = L.inner
         if self.data is not None:
             lines.append(f"values: {self.data.size} printed")

@@ -304,3 +304,14 @@ def test_a_pasted_tensor_print_works_where_a_layout_is_asked_for():
 
     r = to_gluon("Sw<3,4,3>_smem_ptr[16b](0x400) o (_8,_64):(_64,_1)", (8, 64), element_bitwidth=16)
     assert r.source == "gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)"
+
+
+def test_dsl_smem_atom_swizzle_is_explained_both_ways():
+    """The DSL's K_SW128 f16 atom prints S<3,4,3> over element offsets; describe says what it is as
+    printed (32-byte units of elements) and on the pointer after recast_ptr (16-byte units)."""
+    T = parse("tensor<ptr<f16, smem, align<1024>> o S<3,4,3> o 0 o (8,64):(64,1)>")
+    d = T.describe()
+    assert "on element offsets of 16b elements: swizzle moves 32-byte units = 16 elements of 16b" in d
+    assert "on byte addresses of 16b elements: swizzle moves 16-byte units = 8 elements of 16b" in d
+    assert T.function == ComposedLayout(Swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1)))  # the function as printed
+
