@@ -236,8 +236,37 @@ class BankReport:
                 return fc
         return None
 
-    def summary(self, max_conflicts: int = 4) -> str:
-        """A few lines of text: totals, then per instruction its wavefronts and its worst conflicts."""
+    def summary(self, max_conflicts: int = 4, *, detail: bool = False) -> str:
+        """A few lines of text: the totals and, for up to four instructions, each one's wavefronts and
+        worst conflicts; a longer report is folded into groups of instructions with the same outcome
+        (count, wavefronts, ideal, degree), its worst instruction and its first conflict -- at most
+        about ten lines. ``detail=True`` (or :meth:`details`) lists every instruction."""
+        if detail or len(self.instructions) <= 4:
+            return self.details(max_conflicts)
+        lines = self.details(max_conflicts).splitlines()[: 2 if self.description else 1]
+        groups: dict = {}
+        for ins in self.instructions:
+            groups.setdefault((ins.wavefronts, ins.ideal, ins.ways), []).append(ins)
+        for (wf, ideal, ways), members in sorted(groups.items(), key=lambda kv: (-kv[0][2], -kv[0][0]))[:4]:
+            how = "conflict-free" if wf == ideal else f"{ways}-way bank conflict"
+            lines.append(f"  {len(members)} instruction{'s' if len(members) > 1 else ''}: {wf} wavefronts "
+                         f"(ideal {ideal}), {how}; e.g. {members[0].label or 'instruction'}")
+        if len(groups) > 4:
+            lines.append(f"  ... {len(groups) - 4} more kinds of instruction")
+        worst = max(self.instructions, key=lambda i: (i.wavefronts - i.ideal, i.ways))
+        if not worst.conflict_free:
+            for c in sorted(worst.conflicts, key=lambda c: -c.ways)[: min(2, max_conflicts)]:
+                desc = ", ".join(f"word {w} <- lane{'s' if len(ls) > 1 else ''} {','.join(map(str, ls))}"
+                                 for w, ls in c.words)
+                lines.append(f"  worst, {worst.label}: bank {c.bank:2d}: {c.ways}-way: {desc}")
+        fc = self.first_conflict
+        if fc is not None:
+            lines.append(f"  first conflict: {fc}")
+        lines.append(f"  ({len(self.instructions)} instructions; every one: report.details())")
+        return "\n".join(lines)
+
+    def details(self, max_conflicts: int = 4) -> str:
+        """Every instruction: its wavefronts and its worst ``max_conflicts`` conflicting banks."""
         head = self.description + "\n" if self.description else ""
         verdict = "conflict-free" if self.conflict_free else f"{self.ways}-way bank conflict"
         lines = [
@@ -261,9 +290,19 @@ class BankReport:
     def __str__(self) -> str:
         return self.summary()
 
-    def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks
-        """The picture a notebook shows (drawn by layoutalg.viz through :mod:`layoutalg.hooks`)."""
-        return svg_of(self)
+    def __repr__(self) -> str:
+        verdict = "conflict-free" if self.conflict_free else f"{self.ways}-way bank conflict"
+        return (f"BankReport({len(self.instructions)} instruction(s) of {self.access_bytes}-byte accesses: "
+                f"{self.wavefronts} wavefronts, ideal {self.ideal}, {verdict})")
+
+    def _repr_html_(self) -> str:
+        """Notebooks: the short summary, the picture (drawn by layoutalg.viz through
+        :mod:`layoutalg.hooks`) and every instruction folded in a ``<details>`` element."""
+        import html
+
+        svg = svg_of(self) or ""
+        return (f"<div><pre>{html.escape(self.summary())}</pre>{svg}<details><summary>every instruction "
+                f"({len(self.instructions)})</summary><pre>{html.escape(self.details())}</pre></details></div>")
 
 
 def _check_addresses(addresses: Any, access_bytes: int, op: str) -> list:

@@ -21,7 +21,7 @@ Subcommands (``layoutalg <cmd> --help`` for each)::
     layoutalg idesc encode --kind f16 --a bf16 --b bf16 --c f32 -m 128 -n 256   # tcgen05 idesc
     layoutalg idesc decode 0x08200490 --kind f16
 
-Exit codes: 0 success; 1 a verification failed (or a seed value disagrees); 2 bad input
+Exit codes: 0 success; 1 a verification failed (or a value of the PTX ISA's examples disagrees); 2 bad input
 (a :class:`~layoutalg.errors.LayoutError`, printed on stderr) or a part of the library
 that is not available.
 """
@@ -92,9 +92,10 @@ def _isatty(stream: Any) -> bool:
 
 
 def _parse_layout(text: str) -> Any:
-    from .parse import parse
+    from .parse import ParsedTensor, parse
 
-    return parse(text)
+    x = parse(text)
+    return x.function if isinstance(x, ParsedTensor) else x  # a printed tensor: coordinate -> element offset
 
 
 def _given(args: argparse.Namespace, attr: str) -> bool:
@@ -256,11 +257,11 @@ def prove_catalog(progress: Progress | None = None) -> tuple[list[dict], list[st
             row["exhaustive"] += 1
     if progress:
         progress.step("catalog proven")
-    # wgmma shared-memory descriptors: the seed's five worked examples
+    # wgmma shared-memory descriptors: the PTX ISA's five worked examples
     try:
         wg = _need("layoutalg.nvidia.wgmma", "wgmma descriptors")
         row = {
-            "family": "wgmma smem (seed examples)",
+            "family": "wgmma smem (the PTX ISA's examples)",
             "fragments": 0,
             "symbolic": 0,
             "exhaustive": 0,
@@ -406,10 +407,17 @@ def cmd_show(args: argparse.Namespace) -> int:
         head = f"{g.source} on {shape}:\n  {L}"
     elif args.layout:
         _refuse_unused(args, "show", "with a layout in CuTe notation (it is read by --gluon)", {"shape": "--shape"})
+        from .parse import ParsedTensor, parse
+
+        x = parse(args.layout)
+        if isinstance(x, ParsedTensor):  # what CuTe printed for a tensor: its pointer, width, swizzle units
+            print(x.describe())
         L = _parse_layout(args.layout)
         head = ""
     else:
         raise LayoutError("show: give a layout in CuTe notation, --gluon with a Gluon layout, or --tiled-mma ATOM")
+    if args.tv and not args.output:
+        raise LayoutError("show: --tv draws a picture of a TV layout; give -o FILE")
     nmax = args.max or 64
     if not args.output or args.verbose:
         if head:
@@ -418,8 +426,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.output:
         from . import viz
 
+        if args.swizzle_bytes and args.tv:
+            raise LayoutError("show: --swizzle-bytes draws shared memory, --tv a TV layout; give one")
         if args.swizzle_bytes:
             viz.save(viz.swizzle_scene(L, args.swizzle_bytes), args.output)
+        elif args.tv:
+            viz.save(viz.tv_scene(L, _parse_shape(args.tv, "show --tv"), max_rows=nmax, max_cols=nmax), args.output)
         else:
             viz.save(viz.layout_scene(L, max_rows=nmax, max_cols=nmax), args.output)
         _wrote(args.output, f"{L}" + ("" if args.verbose else " (-v also prints the offset grid)"))
@@ -869,7 +881,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     total = sum(r["fragments"] for r in rows)
     print(f"\n{total} entries, {len(failures)} failed, {time.perf_counter() - t:.1f} s")
     print(
-        "symbolic: proven by normal form; exhaustive: every (lane, i) compared (seed examples: every value)"
+        "symbolic: proven by normal form; exhaustive: every (lane, i) compared (the PTX ISA's examples: every value)"
     )
     for f in failures:
         print(f"FAILED {f}", file=sys.stderr)
@@ -977,7 +989,7 @@ def _descriptor_table() -> tuple[str, bool]:
     keys = ["T", "m", "k", "LBO", "SBO", "LBO_encoded", "SBO_encoded"]
     lines = [
         "| Figure | example | exact layout | "
-        + " | ".join(f"{k} seed / ours" for k in keys)
+        + " | ".join(f"{k} PTX ISA / ours" for k in keys)
         + " | word | agrees |",
         "|" + "---|" * (len(keys) + 5),
     ]
@@ -996,19 +1008,19 @@ def _descriptor_table() -> tuple[str, bool]:
         )
     lines.append("")
     lines.append(
-        "LBO/SBO in bytes as the seed writes them (element count x sizeof); '-' where the seed's "
-        "excerpt gives no value."
+        "LBO/SBO in bytes as the PTX ISA writes them (element count x sizeof); '-' where the PTX ISA's "
+        "example gives no value."
     )
     return "\n".join(lines), ok
 
 
 def _descriptor_console() -> str:
-    """The seed's five wgmma descriptor examples, ours beside the ISA's, as a console table."""
+    """The PTX ISA's five worked wgmma descriptor examples, ours beside the ISA's, as a console table."""
     wg = _need("layoutalg.nvidia.wgmma", "the descriptor table")
     keys = ["T", "m", "k", "LBO", "SBO", "LBO_encoded", "SBO_encoded"]
     head = f"{'figure':<11}{'exact layout (as the PTX ISA spells it)':<55}" + "".join(
         f"{k.replace('_encoded', '>>4'):>12}" for k in keys) + "  agrees"
-    lines = ["wgmma descriptors from the PTX ISA's worked examples (seed 002): ISA / derived", head]
+    lines = ["wgmma descriptors from the PTX ISA's worked examples: ISA / derived", head]
     for ex in wg.seed_examples():
         cells = []
         for key in keys:
@@ -1084,7 +1096,7 @@ def _report(args: argparse.Namespace, t0: float, out: str) -> int:
     try:
         table, good = _descriptor_table()
         ok &= good
-        md += ["## wgmma descriptors: the seed's worked examples (PTX ISA 9.7.15.5.1.2.1.3)", "", table, ""]
+        md += ["## wgmma descriptors: the PTX ISA's worked examples (PTX ISA 9.7.15.5.1.2.1.3)", "", table, ""]
         print(_descriptor_console())
     except Unavailable as e:
         md += ["## wgmma descriptors", "", f"unavailable: {e}", ""]
@@ -1094,8 +1106,8 @@ def _report(args: argparse.Namespace, t0: float, out: str) -> int:
     try:
         proofs = _m8n8k4_proofs()
         ok &= all(bool(v) for _, v in proofs)
-        md += ["## mma.m8n8k4 fragments: layouts vs the PTX formulas (seed 000)", "", _m8n8k4_section(proofs)]
-        print("\nmma.m8n8k4 fragments (seed 000): TV layout vs the PTX row/col formula")
+        md += ["## mma.m8n8k4 fragments: layouts vs the PTX ISA's formulas", "", _m8n8k4_section(proofs)]
+        print("\nmma.m8n8k4 fragments: TV layout vs the PTX ISA's row/col formula")
         for F, v in proofs:
             print(f"  {F.name + ' -- ' + F.figure:<52} {str(F.layout):<28} {'proven' if v else 'FAILED'}")
     except Unavailable as e:
@@ -1447,6 +1459,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", help="write a picture (.svg or .png); prints one line (with -v also the grid)")
     s.add_argument("-v", "--verbose", action="store_true", help="with -o, also print the offset grid / CuTe's print")
     s.add_argument("--max", type=_positive_int, help="largest number of rows/columns shown (default 64)")
+    s.add_argument("--tv", metavar="M,N",
+                   help="draw the layout as a TV layout (thread, value) -> tile index on an M x N tile, each cell "
+                        "labelled T<thread> V<value> as CuTe's print_latex_tv (needs -o)")
     s.add_argument(
         "--swizzle-bytes",
         type=int,
@@ -1544,7 +1559,7 @@ def build_parser() -> argparse.ArgumentParser:
         "verify",
         help="prove the whole catalog against the PTX formulas, or a layout against a formula",
         description="Without arguments: prove every catalogued fragment equal to its PTX formula and check the "
-        "seed's descriptor examples. With LAYOUT FORMULA: prove the layout equal to the formula (text such as "
+        "PTX ISA's worked descriptor examples. With LAYOUT FORMULA: prove the layout equal to the formula (text such as "
         "'8*r + c' or '64*row + 8*((col >> 3) ^ (row % 8)) + col % 8', read by a grammar, never evaluated). "
         "Exit 1 if anything differs.",
     )
@@ -1583,7 +1598,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "report",
         help="descriptor table, m8n8k4 formulas, catalog proof and pictures, in a folder",
-        description="Reproduce the seed's descriptor table and m8n8k4 fragment formulas, prove "
+        description="Reproduce the PTX ISA's worked descriptor examples and m8n8k4 fragment formulas, prove "
         "the catalog and write the pictures; exit 1 if a check fails.",
     )
     s.add_argument("-o", "--output", default="layoutalg-report", help="folder (default ./layoutalg-report)")

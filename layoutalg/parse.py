@@ -44,15 +44,29 @@ A type with dynamic extents (``int``) has no value and is refused::
 ``ComposedLayout<Swizzle<B,M,S>, smem_ptr_flag_bits<E>, L>`` (a GMMA atom waiting for its
 shared-memory pointer) swizzles *byte addresses* of ``E``-bit elements; it reads as CuTe's
 ``as_position_independent_swizzle_layout`` gives it: the swizzle recast to element units.
+
+What CuTe prints reads as it is pasted: CuTe C++'s tensors (``gmem_ptr[32b](0x1000) o (4,2):(2,1)``,
+``smem_ptr``, ``rmem_ptr``, ``ptr``, ``subptr[4b](0x...0)``, ``tmem_``, ``counting_iter``, a swizzled
+``Sw<3,4,3>_smem_ptr[16b](..)``, ``print_tensor``'s values), ``print_layout``'s grid (checked against
+the layout), and the CuTe DSL's ``S<B,M,S> o 0 o L`` (also its ``S<2,2,-3 o`` without the ``>``),
+parenthesised nested composed layouts and ``tensor<ptr<f16, smem, align<16>> o L>`` /
+``tensor(raw_ptr(..) o L, data=[..])``. A tensor is a :class:`ParsedTensor` -- its :class:`Pointer`
+(space, element width, address, swizzle) and layout -- whose ``describe()`` says in bytes and
+elements what its swizzle moves (:func:`swizzle_units`). CuTe's coordinate tensors (``ArithTuple``,
+strides ``_1@0``) are refused: their strides are basis vectors, not integers::
+
+    >>> parse("gmem_ptr[32b](0x1000) o (4,2):(2,1)").bits
+    32
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import cache
 from collections.abc import Iterator
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import sympy
 
@@ -64,10 +78,11 @@ from .inttuple import as_leaf, flatten, unflatten
 from .layout import MAX_DEPTH, Layout, make_layout
 from .swizzle import Swizzle
 
-__all__ = ["parse", "parse_composed", "symbol", "as_concrete_layout"]
+__all__ = ["parse", "parse_composed", "symbol", "as_concrete_layout", "ParsedTensor", "Pointer", "swizzle_units"]
 
-#: What ``parse`` returns: a layout, a composed layout, or (for ``Sw<B,M,S>`` alone) a swizzle.
-Parsed = Union[Layout, ComposedLayout, Swizzle]  # noqa: UP007 - a runtime alias, kept valid on 3.10
+#: What ``parse`` returns: a layout, a composed layout, (for ``Sw<B,M,S>`` alone) a swizzle, or (for a
+#: printed tensor) a ParsedTensor.
+Parsed = Union[Layout, ComposedLayout, Swizzle, "ParsedTensor"]  # noqa: UP007 - a runtime alias, kept valid on 3.10
 
 #: The most decimal digits one integer of layout text may have (Python's own default limit for
 #: int <-> str conversion, so that every layout parse accepts can be printed and read back).
@@ -96,7 +111,7 @@ _STATIC_PLAIN = re.compile(r"(?:[ \d(),:-]|(?<![\w])_(?=\d))*").fullmatch  # wit
 _BRACKETS = str.maketrans("()", "[]")
 _loads = json.JSONDecoder().decode
 _SWIZZLED = re.compile(
-    r" *(?:Swizzle|Sw) *< *(\d{1,3}) *, *(\d{1,3}) *, *(-?\d{1,3}) *> +o +(?:_?(\d{1,18}) +o +)?([ \d(),:-]+)"
+    r" *(?:Swizzle|Sw|S) *< *(\d{1,3}) *, *(\d{1,3}) *, *(-?\d{1,3}) *> +o +(?:_?(\d{1,18}) +o +)?([ \d(),:-]+)"
 ).fullmatch
 
 
@@ -249,6 +264,9 @@ class _Parser:
                 continue
             m = _TOKEN.match(text, pos)
             if m is None or m.end() == pos or m.lastgroup is None:
+                if text[pos] == "@":
+                    self.fail("a stride written k@i is a basis vector (CuTe's ScaledBasis, as in an identity or "
+                              "coordinate layout), not an integer; layoutalg's layouts map to integers", pos)
                 self.fail(f"unexpected character {text[pos]!r}", pos)
                 raise AssertionError  # unreachable: fail raises
             kind = m.lastgroup
@@ -310,9 +328,9 @@ class _Parser:
         except LayoutError as e:
             raise LayoutError(f"parse: {e} in {_clip(self.text)}") from None
 
-    def component(self) -> Layout | Swizzle | _Offset:
+    def component(self) -> Layout | ComposedLayout | Swizzle | _Offset:
         t = self.peek()
-        if t is not None and t[0] == "ident" and t[1] in ("Swizzle", "Sw"):
+        if t is not None and t[0] == "ident" and (t[1] in ("Swizzle", "Sw") or t[1] == "S" and self.next_is("<")):
             col = t[2]
             self.i += 1
             self.expect("<")
@@ -320,7 +338,11 @@ class _Parser:
             for _ in range(2):
                 self.expect(",")
                 vals.append(self.signed_int())
-            self.expect(">")
+            nxt = self.peek()
+            if not (t[1] == "S" and vals[2] < 0 and nxt is not None and nxt[:2] == ("ident", "o")):
+                self.expect(">")  # (the CuTe DSL prints S<2,2,-3 o ... without the '>' when S < 0)
+            else:
+                self.accept(">")
             try:
                 return Swizzle(*vals)
             except LayoutError as e:
@@ -328,14 +350,51 @@ class _Parser:
         if t is not None and t[0] == "flag":  # CuTe's print of smem_ptr_flag_bits<E>: E-bit elements
             self.i += 1
             return _Offset(("flag", int(t[1][9:t[1].index("b")])))
+        if t is not None and t[1] == "(" and self.paren_has_o():
+            # a composed layout in parentheses (the CuTe DSL's print of a nested composed layout,
+            # ``(S<3,4,3> o 0 o (8,64):(64,1) o 4 o (8,8):(8,1))``): composition is associative, so
+            # the chain reads as the same chain without the parentheses
+            self.i += 1
+            parts = [self.component()]
+            while self.accept_o():
+                parts.append(self.component())
+            self.expect(")")
+            if len(parts) == 1:
+                self.fail("a parenthesised composed layout needs at least two parts")
+            return _build_composed(parts, self)
         shp = self.tuple_()
         if self.accept(":"):
             return self.layout(shp, self.tuple_())
         if type(shp) is not tuple:
             nxt = self.peek()
-            if nxt is None or nxt[1] == "o":
+            if nxt is None or nxt[1] == "o" or nxt[:2] == ("op", ")"):  # ')' closes a parenthesised chain
                 return _Offset(shp)
         return self.layout(shp, None)
+
+    def next_is(self, value: str) -> bool:
+        k = self.i + 1
+        return k < len(self.toks) and self.toks[k][0] == "op" and self.toks[k][1] == value
+
+    def accept_o(self) -> bool:
+        t = self.peek()
+        if t is not None and t[0] == "ident" and t[1] == "o":
+            self.i += 1
+            return True
+        return False
+
+    def paren_has_o(self) -> bool:
+        """Whether the parenthesis at the cursor holds an ``o`` at its own depth (a composed layout)."""
+        depth = 0
+        for kind, val, _ in self.toks[self.i:]:
+            if kind == "op" and val == "(":
+                depth += 1
+            elif kind == "op" and val == ")":
+                depth -= 1
+                if depth == 0:
+                    return False
+            elif depth == 1 and kind == "ident" and val == "o":
+                return True
+        return False
 
     def signed_int(self) -> int:
         neg = self.accept("-")
@@ -845,6 +904,368 @@ class _Cpp:
 
 
 # ---------------------------------------------------------------------------------------------
+# tensors and pointers, as CuTe C++ and the CuTe DSL print them
+# ---------------------------------------------------------------------------------------------
+
+#: the CuTe DSL's element type names (``ptr<f16, smem, ...>``) with their widths in bits
+_DSL_TYPE_BITS = {
+    "i1": 1, "i4": 4, "u4": 4, "i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64,
+    "u64": 64, "f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "f8E4M3FN": 8, "f8E5M2": 8,
+    "f8E8M0FNU": 8, "f6E2M3FN": 6, "f6E3M2FN": 6, "f4E2M1FN": 4, "f8E4M3": 8, "f8E4M3B11FNUZ": 8,
+    "i2": 2, "u2": 2, "i6": 6, "u6": 6, "c64": 64, "c128": 128,
+}
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """The engine of a printed tensor -- where element offset 0 lives and what an element is.
+
+    ``space`` is CuTe's address space (``"gmem"``, ``"smem"``, ``"rmem"``, ``"tmem"``, or None for a
+    generic ``ptr``/``subptr``); ``bits`` the element width (None where the print gives none);
+    ``dtype`` the DSL's element type name (``"f16"``; C++ prints only the width); ``address`` the
+    printed address (None for ``unset`` or the DSL's ``ptr<...>``, which prints none); ``swizzle`` a
+    swizzle of *byte addresses* carried by the pointer (C++ ``Sw<3,4,3>_smem_ptr[16b](..)``, the DSL's
+    ``ptr<f16, smem, align<16>, S<3,4,3>>``); ``align`` the DSL's ``align<N>`` in bytes; ``sparse`` the
+    sparsity of CuTe's sparse pointers; ``sub_index`` the element index within the byte of a sub-byte
+    pointer (``subptr[4b](0x...3)``); ``counting`` the start of CuTe's ``counting_iter(n)``.
+    """
+
+    space: str | None = None
+    bits: int | None = None
+    dtype: str | None = None
+    address: int | None = None
+    swizzle: Swizzle | None = None
+    align: int | None = None
+    sparse: int | None = None
+    sub_index: int | None = None
+    counting: int | None = None
+    text: str = ""
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def swizzle_units(sw: Swizzle, bits: int, on: str = "elements") -> str:
+    """What ``sw`` does, in bytes and in elements of ``bits`` bits: ``on`` says which offsets it acts on
+    (``"elements"``: element offsets, as in a composed layout; ``"bytes"``: byte addresses, as a
+    swizzled pointer or a GMMA atom's ``Sw<B,M,S> o smem_ptr[..b](unset)``).
+
+    >>> print(swizzle_units(Swizzle(3, 4, 3), 16, on="bytes"))
+    Sw<3,4,3> on byte addresses of 16b elements: swizzle moves 16-byte units = 8 elements of 16b; within each 128-byte row (64 elements) the 8 units are permuted by XOR with bits [7,10) of the address (the row index mod 8); the pattern repeats every 1024 bytes (512 elements)
+    >>> print(swizzle_units(Swizzle(3, 3, 3), 16))
+    Sw<3,3,3> on element offsets of 16b elements: swizzle moves 16-byte units = 8 elements of 16b; within each 128-byte row (64 elements) the 8 units are permuted by XOR with bits [6,9) of the offset (the row index mod 8); the pattern repeats every 1024 bytes (512 elements)
+    """
+    if on not in ("elements", "bytes"):
+        raise LayoutError(f"swizzle_units: on={on!r} must be 'elements' or 'bytes'")
+    if type(bits) is not int or bits < 1:
+        raise LayoutError(f"swizzle_units: element width {bits!r} must be a positive number of bits")
+    what = "element offsets" if on == "elements" else "byte addresses"
+    head = f"{sw} on {what} of {bits}b elements"
+    if sw.is_identity:
+        return f"{head}: the identity (B=0), no element moves"
+    unit_bits = (1 << sw.M) * (bits if on == "elements" else 8)  # the bits of one moved unit
+
+    def amount(nbits: int) -> tuple[str, str]:
+        b = f"{nbits // 8} bytes" if nbits % 8 == 0 else f"{nbits} bits"
+        e = nbits / bits
+        return b, f"{e:g} element" + ("" if e == 1 else "s")
+
+    ub, ue = amount(unit_bits)
+    ub1 = ub.replace(" bytes", "-byte").replace(" bits", "-bit")
+    if unit_bits < bits:
+        ue = f"a part of one {bits}b element: the swizzle splits elements and permutes no whole elements"
+    else:
+        ue = f"{ue} of {bits}b"
+    lo = sw.M + max(0, sw.S)
+    unit_word = "address" if on == "bytes" else "offset"
+    if sw.S > 0:
+        row_bits = unit_bits << sw.S
+        rb, re_ = amount(row_bits)
+        period_b, period_e = amount(unit_bits << (sw.S + sw.B))
+        return (f"{head}: swizzle moves {ub1} units = {ue}; "
+                f"within each {rb.replace(' bytes', '-byte').replace(' bits', '-bit')} row ({re_}) the {1 << sw.B} "
+                f"units are permuted by XOR with bits [{lo},{lo + sw.B}) of the {unit_word} (the row index mod "
+                f"{1 << sw.B}); the pattern repeats every {period_b} ({period_e})")
+    # S < 0: the low bits [M, M+B) steer the high bits [M-S, M-S+B)
+    period_b, period_e = amount(unit_bits << (-sw.S + sw.B))
+    return (f"{head}: swizzle moves {ub1} units = {ue}; the unit index bits [{sw.M - sw.S},{sw.M - sw.S + sw.B}) of "
+            f"the {unit_word} are XOR-ed with its bits [{sw.M},{sw.M + sw.B}); the pattern repeats every {period_b} "
+            f"({period_e})")
+
+
+class ParsedTensor:
+    """A tensor as CuTe prints it: its engine (:class:`Pointer`), its layout and, for a ``print_tensor``,
+    its values.
+
+    ``layout`` is the layout as printed; :attr:`function` is coordinate -> element offset from the
+    pointer, with a swizzle carried by the pointer (CuTe's swizzled pointers swizzle *byte* addresses)
+    moved in front of the layout as the same permutation of element offsets -- CuTe's
+    ``as_position_independent_swizzle_tensor``, which holds when the address is a multiple of the
+    swizzle's period (a printed address that is not is refused). Calling the tensor evaluates
+    :attr:`function`. ``data`` is a numpy array indexed by the top-level modes' coordinates (the
+    printed values, rank 1 to 4 as ``print_tensor`` prints them), or None.
+
+    >>> T = parse("smem_ptr[16b](0x7f00) o (_4,_2):(_2,_1)")
+    >>> T.pointer.space, T.bits, T.pointer.address, T(1, 1)
+    ('smem', 16, 32512, 3)
+    >>> T = parse("Sw<3,4,3>_smem_ptr[16b](0x400) o (_8,_64):(_64,_1)")
+    >>> T.function
+    Sw<3,3,3> o _0 o (8,64):(64,1)
+    >>> print(T.describe())
+    smem tensor of 16b elements at 0x400, layout (8,64):(64,1) (512 elements)
+    the pointer swizzles byte addresses: Sw<3,4,3> on byte addresses of 16b elements: swizzle moves 16-byte units = 8 elements of 16b; within each 128-byte row (64 elements) the 8 units are permuted by XOR with bits [7,10) of the address (the row index mod 8); the pattern repeats every 1024 bytes (512 elements)
+    as element offsets that is Sw<3,3,3> o _0 o (8,64):(64,1)
+    """
+
+    __slots__ = ("pointer", "layout", "data", "text", "_function")
+
+    def __init__(self, pointer: Pointer, layout: Any, data: Any = None, text: str = ""):
+        self.pointer = pointer
+        self.layout = layout
+        self.data = data
+        self.text = text
+        self._function: Layout | ComposedLayout | None = None
+
+    @property
+    def bits(self) -> int | None:
+        """The element width in bits (None where the print gives none)."""
+        return self.pointer.bits
+
+    @property
+    def function(self) -> Layout | ComposedLayout:
+        """Coordinate -> element offset from the pointer (a pointer's swizzle recast to elements)."""
+        if self._function is None:
+            sw = self.pointer.swizzle
+            if sw is None or sw.is_identity:
+                self._function = self.layout
+            else:
+                p = self.pointer
+                if p.bits is None:
+                    raise LayoutError(f"parse: {p.text} swizzles byte addresses but gives no element width")
+                if p.address is not None and p.address % sw.period:
+                    raise LayoutError(
+                        f"parse: the swizzled pointer {p.text} sits at {p.address:#x}, not a multiple of its "
+                        f"swizzle's period ({sw.period} bytes): its element offsets depend on the address, "
+                        "and no position-independent layout describes them")
+
+                def fail(msg: str) -> None:
+                    raise LayoutError(f"parse: {msg} (pointer {p.text})")
+
+                self._function = ComposedLayout(_swizzle_on_elements(sw, p.bits, fail), 0, self.layout)
+        return cast(Union[Layout, ComposedLayout], self._function)
+
+    def __call__(self, *coord: Any) -> Any:
+        return self.function(*coord)
+
+    def size(self) -> Any:
+        return self.layout.size()
+
+    def describe(self) -> str:
+        """What the tensor is, in words: the space, the element width, the layout and, for a swizzle,
+        what it moves in bytes and in elements."""
+        p = self.pointer
+        where = f"{p.space} tensor" if p.space else ("counting tensor" if p.counting is not None else "tensor")
+        width = f" of {p.bits}b elements" + (f" ({p.dtype})" if p.dtype else "") if p.bits else ""
+        at = f" at {p.address:#x}" if p.address is not None else ""
+        lines = [f"{where}{width}{at}, layout {self.layout} ({self.layout.size()} elements)"]
+        if p.swizzle is not None and p.bits:
+            lines.append("the pointer swizzles byte addresses: " + swizzle_units(p.swizzle, p.bits, "bytes"))
+            lines.append(f"as element offsets that is {self.function}")
+        L = self.layout
+        while isinstance(L, ComposedLayout):
+            if isinstance(L.outer, Swizzle) and p.bits:
+                lines.append("the layout's swizzle acts on element offsets: " + swizzle_units(L.outer, p.bits))
+                if p.dtype is not None and p.space == "smem" and p.bits != 8 and not L.outer.is_identity:
+                    # the DSL's smem atoms (warpgroup.make_smem_layout_atom) write the byte swizzle here,
+                    # and its MMAs ask for it on the pointer (recast_ptr), where it acts on byte addresses
+                    lines.append("note: the CuTe DSL's shared-memory atoms write Sw<B,4,3> of byte addresses here "
+                                 "and move it to the pointer (recast_ptr) for an MMA; on the pointer it reads: "
+                                 + swizzle_units(L.outer, p.bits, "bytes"))
+            L = L.inner
+        if self.data is not None:
+            lines.append(f"values: {self.data.size} printed")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return f"{self.pointer} o {self.layout}"
+
+    def __repr__(self) -> str:
+        return f"ParsedTensor({self.pointer.text!r} o {self.layout})"
+
+
+_CPP_PTR = re.compile(
+    r"(?:Sw<(?P<B>\d+),(?P<M>\d+),(?P<S>-?\d+)>_)?(?:sparse<(?P<sp>\d+)>_)?(?P<space>gmem_|smem_|rmem_)?"
+    r"(?P<kind>ptr|subptr)\[(?P<bits>\d+)b\]\((?P<addr>0x[0-9a-fA-F]+|\(nil\)|nil|0)(?:\.(?P<idx>\d+))?\)"
+    r"|tmem_\[(?P<tbits>\d+)b\]\(0x(?P<hi>[0-9a-fA-F]+)\.(?P<lo>[0-9a-fA-F]+)\)"
+    r"|counting_iter\((?P<count>-?\d+)\)"
+)
+_DSL_PTR = re.compile(
+    r"ptr<\s*(?P<dtype>\w+)\s*,\s*(?P<space>\w+)\s*(?:,\s*align<(?P<align>\d+)>\s*)?"
+    r"(?:,\s*S<(?P<B>\d+),(?P<M>\d+),(?P<S>-?\d+)>?\s*)?>"
+    r"|raw_ptr\((?P<addr>0x[0-9a-fA-F]+)\s*:\s*(?P<rdtype>\w+)\s*,\s*(?P<rspace>\w+)\s*(?:,\s*align<(?P<ralign>\d+)>\s*)?\)"
+)
+#: what the CuTe DSL calls an address space
+_DSL_SPACES = {"gmem": "gmem", "smem": "smem", "rmem": "rmem", "tmem": "tmem", "generic": None}
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|inf|nan)", re.IGNORECASE)
+_IDENTITY_ENGINE = re.compile(r"\s*(?:ArithTuple\(|\(\s*_?\d+\s*(?:,\s*_?\d+\s*)*\)\s+o\s+.*@)")
+
+
+def _cpp_pointer(m: re.Match, text: str) -> Pointer:
+    if m.group("count") is not None:
+        return Pointer(counting=int(m.group("count")), text=text)
+    if m.group("tbits") is not None:
+        return Pointer(space="tmem", bits=int(m.group("tbits")),
+                       address=(int(m.group("hi"), 16) << 16) | int(m.group("lo"), 16), text=text)
+    addr = m.group("addr")
+    sw = None
+    if m.group("B") is not None:
+        try:
+            sw = Swizzle(int(m.group("B")), int(m.group("M")), int(m.group("S")))
+        except LayoutError as e:
+            raise LayoutError(f"parse: {e} in the pointer {text!r}") from None
+    return Pointer(space=(m.group("space") or "")[:-1] or None, bits=int(m.group("bits")),
+                   address=int(addr, 16) if addr.startswith("0x") else 0, swizzle=sw,
+                   sparse=int(m.group("sp")) if m.group("sp") else None,
+                   sub_index=int(m.group("idx")) if m.group("idx") is not None else None, text=text)
+
+
+def _dsl_pointer(m: re.Match, text: str) -> Pointer:
+    dtype = m.group("dtype") or m.group("rdtype")
+    space = m.group("space") or m.group("rspace")
+    align = m.group("align") or m.group("ralign")
+    bits = _DSL_TYPE_BITS.get(dtype)
+    if bits is None:
+        w = re.match(r"[A-Za-z]+(\d+)", dtype)
+        bits = int(w.group(1)) if w else None
+    sw = None
+    if m.group("B") is not None:
+        try:
+            sw = Swizzle(int(m.group("B")), int(m.group("M")), int(m.group("S")))
+        except LayoutError as e:
+            raise LayoutError(f"parse: {e} in the pointer {text!r}") from None
+    return Pointer(space=_DSL_SPACES.get(space, space), bits=bits, dtype=dtype,
+                   address=int(m.group("addr"), 16) if m.group("addr") else None, swizzle=sw,
+                   align=int(align) if align else None, text=text)
+
+
+def _values(text: str, what: str) -> list:
+    out: list = []
+    for tok in _NUMBER.findall(text):
+        if re.fullmatch(r"[-+]?\d+", tok):
+            out.append(int(tok))
+        else:
+            out.append(float(tok))
+    rest = _NUMBER.sub("", text)
+    if re.search(r"[^\s\[\](),|+=\-]", rest):
+        raise LayoutError(f"parse: the values of {what} are not numbers: {_clip(text.strip(), 60)}")
+    return out
+
+
+def _data(layout: Any, values: list, text: str) -> Any:
+    """The printed values as an array indexed by the top-level modes (CuTe's print_tensor order: the
+    last of up to four modes outermost, then mode 2, rows of mode 0, columns of mode 1)."""
+    import numpy as np
+
+    if not isinstance(layout, (Layout, ComposedLayout)) or not layout.is_static:
+        raise LayoutError(f"parse: values printed for a tensor with a symbolic layout in {_clip(text)}")
+    shape = _domain_shape(layout)
+    dims = [_size(s) for s in (shape if type(shape) is tuple else (shape,))]
+    n = 1
+    for d in dims:
+        n *= d
+    if len(values) != n:
+        raise LayoutError(f"parse: {len(values)} values printed for a tensor of {n} elements in {_clip(text)}")
+    if not 1 <= len(dims) <= 4:
+        raise LayoutError(f"parse: print_tensor prints tensors of rank 1 to 4; this one has rank {len(dims)}")
+    a = np.array(values)
+    if len(dims) == 1:
+        return a
+    # printed order: [p][k][m][n]
+    order = [dims[3]] if len(dims) == 4 else []
+    order += [dims[2]] if len(dims) >= 3 else []
+    a = a.reshape(order + [dims[0], dims[1]])
+    r = len(dims)
+    # axes now (p?, k?, m, n) -> (m, n, k?, p?)
+    perm = [r - 2, r - 1] + list(range(r - 3, -1, -1))
+    return a.transpose(perm)
+
+
+def _size(s: Any) -> int:
+    if type(s) is tuple:
+        out = 1
+        for x in s:
+            out *= _size(x)
+        return out
+    return int(s)
+
+
+def _domain_shape(L: Any) -> Any:
+    while isinstance(L, ComposedLayout):
+        L = L.inner
+    return L.shape
+
+
+def _parse_tensor(text: str) -> ParsedTensor | None:
+    """``text`` read as a printed tensor, or None when it is no tensor print (then it is layout text)."""
+    s = text.strip()
+    if _IDENTITY_ENGINE.match(s) or re.match(r"tensor\s*<\s*\(", s):
+        raise LayoutError(
+            f"parse: {_clip(s)} is a coordinate (identity) tensor: its strides are basis vectors (_1@0), "
+            "which a layout of integers does not hold; parse its shape instead")
+    data_text = None
+    m = re.fullmatch(r"tensor\s*<(.*)>", s, re.S)
+    if m:  # the DSL's type print: tensor<ptr<f16, smem, align<16>> o (4,2):(2,1)>
+        body = m.group(1).strip()
+        pm = _DSL_PTR.match(body)
+        if pm is None:
+            raise LayoutError(f"parse: {_clip(s)}: the engine of this DSL tensor is not a pointer print")
+        ptr = _dsl_pointer(pm, pm.group(0))
+        rest = body[pm.end():]
+    else:
+        m = re.fullmatch(r"tensor\s*\((.*?)\s*,\s*data\s*=(.*)\)", s, re.S)
+        if m:  # the DSL's print_tensor: tensor(raw_ptr(0x..: f32, rmem, align<32>) o L, data=[[..]])
+            body, data_text = m.group(1).strip(), m.group(2)
+            pm = _DSL_PTR.match(body)
+            if pm is None:
+                raise LayoutError(f"parse: {_clip(s)}: the engine of this DSL tensor is not a pointer print")
+            ptr = _dsl_pointer(pm, pm.group(0))
+            rest = body[pm.end():]
+        else:
+            pm = _DSL_PTR.match(s)
+            if pm is not None:  # raw_ptr(...) o L [= (values)]: the DSL's printf of a tensor
+                ptr = _dsl_pointer(pm, pm.group(0))
+                rest = s[pm.end():]
+                if "=" in rest:
+                    rest, _, flat = rest.partition("=")
+                    rest = rest.rstrip()
+                    _values(flat, _clip(s))  # checked to be numbers; their order is not documented
+            else:
+                pm = _CPP_PTR.match(s)
+                if pm is None:
+                    return None
+                ptr = _cpp_pointer(pm, pm.group(0))
+                rest = s[pm.end():]
+                nl = rest.find("\n")
+                head = rest if nl < 0 else rest[:nl]
+                if head.rstrip().endswith(":"):  # print_tensor: the header ends in ':' and values follow
+                    data_text = "" if nl < 0 else rest[nl + 1:]
+                    rest = head.rstrip()[:-1]
+                elif nl >= 0 and rest[nl:].strip():
+                    raise LayoutError(f"parse: unexpected text after the tensor's layout in {_clip(s)}")
+    r = re.match(r"\s+o\s+", rest)
+    if r is None:
+        raise LayoutError(f"parse: expected ' o ' and a layout after the pointer {ptr.text!r} in {_clip(s)}")
+    layout_text = rest[r.end():].strip()
+    layout = parse(layout_text)
+    if not isinstance(layout, (Layout, ComposedLayout)):
+        raise LayoutError(f"parse: the layout of the tensor {_clip(s)} is a swizzle alone")
+    data = None
+    if data_text is not None:
+        data = _data(layout, _values(data_text, _clip(s)), s)
+    return ParsedTensor(ptr, layout, data, text)
+
+
+# ---------------------------------------------------------------------------------------------
 # entry points
 # ---------------------------------------------------------------------------------------------
 
@@ -866,6 +1287,14 @@ def parse(text: str) -> Parsed:
         return r
     if not text.strip():
         raise LayoutError("parse: empty text")
+    if _TENSORISH(text):
+        t = _parse_tensor(text)
+        if t is not None:
+            return t
+    if "\n" in text.strip():
+        g = _print_layout(text)
+        if g is not None:
+            return g
     try:
         if _CPP_MARK.search(text):
             return _cpp_fast(text) or _Cpp(text).parse()
@@ -874,11 +1303,48 @@ def parse(text: str) -> Parsed:
         raise LayoutError(f"parse: {_clip(text, 40)} is nested too deeply") from None
 
 
+_TENSORISH = re.compile(r"ptr|tensor|counting_iter|ArithTuple|tmem_").search
+_GRID_ROW = re.compile(r"\s*(\d+)\s+\|((?:\s*-?\d+\s*\|)+)\s*")
+_GRID_RULE = re.compile(r"\s*\+(?:-+\+)+\s*|\s*(?:\d+\s*)+|\s*\(showing [^)]*\)\s*")
+
+
+def _print_layout(text: str) -> Parsed | None:
+    """CuTe's ``print_layout`` (the layout on the first line, then its grid of offsets): the layout,
+    once every printed offset is checked to be the layout's own (a grid that disagrees is refused);
+    None when the lines after the first are no grid (multi-line layout text)."""
+    first, _, rest = text.strip().partition("\n")
+    body = [ln for ln in rest.splitlines() if ln.strip()]
+    if not body or not all(_GRID_RULE.fullmatch(ln) or _GRID_ROW.fullmatch(ln) for ln in body):
+        return None
+    L = parse(first)
+    if not isinstance(L, (Layout, ComposedLayout)):
+        raise LayoutError(f"parse: {_clip(first)} heads a grid but is no layout")
+    rows = []
+    for line in body:
+        m = _GRID_ROW.fullmatch(line)
+        if m is not None:
+            rows.append((int(m.group(1)), [int(v) for v in m.group(2).strip(" |").split("|")]))
+    if not rows:
+        raise LayoutError(f"parse: text after the layout {_clip(first)} is no print_layout grid")
+    if len(L) != 2 or not L.is_static:
+        raise LayoutError(f"parse: print_layout draws static rank-2 layouts; {first.strip()} is not one")
+    R, C = int(L[0].size()), int(L[1].size())
+    for r, vals in rows:
+        if r >= R or len(vals) > C:
+            raise LayoutError(f"parse: the grid's row {r} ({len(vals)} columns) lies outside {first.strip()} ({R} x {C})")
+        for c, v in enumerate(vals):
+            if int(L(r, c)) != v:
+                raise LayoutError(f"parse: the grid says ({r},{c}) -> {v}, but {first.strip()} gives {int(L(r, c))}")
+    return L
+
+
 def as_concrete_layout(x: Any, op: str, what: str = "layout") -> Layout | ComposedLayout:
     """``x`` as a Layout or ComposedLayout with concrete entries: layout text is parsed; anything else,
     or a layout with symbols, is a LayoutError naming ``op``."""
     if isinstance(x, str):
         x = parse(x)
+    if isinstance(x, ParsedTensor):  # a printed tensor: its coordinate -> element offset function
+        x = x.function
     if not isinstance(x, (Layout, ComposedLayout)):
         raise LayoutError(f"{op}: {what} {x!r} is not a Layout, a ComposedLayout or layout text")
     if not x.is_static:
@@ -886,4 +1352,11 @@ def as_concrete_layout(x: Any, op: str, what: str = "layout") -> Layout | Compos
     return x
 
 
-provide("parse", parse)
+def _parse_function(text: str) -> Parsed:
+    """parse, with a printed tensor read as its coordinate -> element offset function (the reader lower
+    layers get through :mod:`layoutalg.hooks`, e.g. :func:`layoutalg.composed.parse_composed`)."""
+    x = parse(text)
+    return x.function if isinstance(x, ParsedTensor) else x
+
+
+provide("parse", _parse_function)

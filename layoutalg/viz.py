@@ -4,16 +4,21 @@ Every picture is first built as a :class:`Scene` -- a list of labelled rectangle
 in pixel units -- and then written out by one of two back ends: :meth:`Scene.to_svg`
 (plain Python, no dependency, used by ``_repr_svg_`` in notebooks) or
 :meth:`Scene.to_figure` (a matplotlib ``Figure``, imported lazily; PNG output). One cell of a
-grid is one element; in SVG each cell is a ``<g class="cell">`` holding its rectangle and
-label, so a picture can be checked by reading it.
+grid is one element. The SVG is compact -- shared styles in one ``<style>``, one ``<path>`` per
+fill colour holding the cells' rectangles, the labels as ``<tspan>`` s of one ``<text>`` per
+label row; a grid that would pass :data:`SVG_MAX_BYTES` so, with more than :data:`LATTICE_CELLS`
+cells of one size, is written in a lattice form (fills as a one-pixel-per-cell PNG scaled without smoothing, one path of grid lines, one
+monospace text per label row) -- so that a picture of a 128 x 128 tile, its default 64 x 64 window
+or the whole tile, stays under :data:`SVG_MAX_BYTES` (200 KB). :func:`svg_cells` reads the cells back from
+the SVG, so a picture can be checked by reading it.
 
 A 2x3 row-major layout, by hand: ``(2,3):(3,1)`` puts offset ``3r + c`` at row ``r``, column
 ``c``; the picture is the grid ``0 1 2 / 3 4 5``::
 
     >>> from layoutalg import Layout
     >>> svg = layout_svg(Layout((2, 3), (3, 1)))
-    >>> svg.count('class="cell"'), ">5</text>" in svg
-    (6, True)
+    >>> [c[5] for c in sorted(svg_cells(svg), key=lambda c: (c[1], c[0]))]
+    [['0'], ['1'], ['2'], ['3'], ['4'], ['5']]
 
 What each picture shows:
 
@@ -23,7 +28,7 @@ What each picture shows:
 - :func:`fragment_scene`: an operand matrix in the PTX orientation (A is MxK, B is KxN,
   C/D is MxN) with each element labelled by the thread that holds it (``T5``) and its
   register element (``a3``), coloured by thread -- the style of the PTX ISA's fragment
-  figures. :func:`ptx_figure` rebuilds the seed's Figures 46-55 (``mma.m8n8k4``), 140-145
+  figures. :func:`ptx_figure` rebuilds the PTX ISA's Figures 46-55 (``mma.m8n8k4``), 140-145
   (sparse ``m16n8k128``) and 156-170 (wgmma shared-memory layouts) from the catalog.
 - :func:`swizzle_scene`: shared memory as 128-byte lines of eight 16-byte chunks (banks
   ``4j .. 4j+3`` for chunk ``j``); each chunk is labelled and coloured by its *logical*
@@ -60,6 +65,11 @@ def escape(text: str) -> str:
 __all__ = [
     "Scene",
     "THREAD_COLORS",
+    "WARP_BAND_COLORS",
+    "thread_color",
+    "warp_bands",
+    "owners",
+    "tv_scene",
     "CHUNK_COLORS",
     "layout_scene",
     "fragment_scene",
@@ -75,6 +85,8 @@ __all__ = [
     "register_scene",
     "save",
     "render_png",
+    "svg_cells",
+    "SVG_MAX_BYTES",
 ]
 
 
@@ -99,36 +111,81 @@ _TAB10 = [
     "#bcbd22",
     "#17becf",
 ]
-_TAB10_LIGHT = [
-    "#aec7e8",
-    "#ffbb78",
-    "#98df8a",
-    "#ff9896",
-    "#c5b0d5",
-    "#c49c94",
-    "#f7b6d2",
-    "#c7c7c7",
-    "#dbdb8d",
-    "#9edae5",
-]
-_SET3 = [
-    "#8dd3c7",
-    "#ffffb3",
-    "#bebada",
-    "#fb8072",
-    "#80b1d3",
-    "#fdb462",
-    "#b3de69",
-    "#fccde5",
-    "#d9d9d9",
-    "#bc80bd",
-    "#ccebc5",
-    "#ffed6f",
-]
+#: 32 lane colours, one per lane of a warp, chosen to be told apart: greedy farthest-point picks in
+#: CIELAB (CIEDE2000) among the sRGB colours of lightness L* 58-92 (dark text stays readable);
+#: every pair differs by CIEDE2000 >= 13.5 (tests/test_viz_palette.py measures it), and lanes
+#: that sit together (0-3 of a quad, 0-7 of a group) get the most distant colours.
+THREAD_COLORS: tuple[str, ...] = (
+    "#87b4e1", "#e1f000", "#ff4b00", "#ff0fd2", "#00a569", "#ffd2d2", "#b48700", "#5afff0",
+    "#968796", "#c3c3a5", "#2dff78", "#e1b4ff", "#f07887", "#87a50f", "#ffb478", "#699696",
+    "#9678f0", "#ffc300", "#b48769", "#00d2f0", "#c3c3d2", "#c3e1e1", "#87d2a5", "#00c30f",
+    "#c378a5", "#879669", "#d2f0a5", "#e17800", "#ffe1a5", "#1e96c3", "#00c3b4", "#c3b45a",
+)
+#: the colours of the warp bands (one per warp of a CTA, dark enough to read against the lane colours)
+WARP_BAND_COLORS: tuple[str, ...] = ("#1f3a93", "#b03a2e", "#1e8449", "#7d3c98", "#b7950b", "#117a65",
+                                     "#a04000", "#2e4053")
 
-#: 32 qualitative colours, one per lane of a warp (matplotlib's tab10 lightened, tab10's light
-#: half, ColorBrewer Set3): neighbouring lanes get different hues, dark text stays readable.
-THREAD_COLORS: tuple[str, ...] = tuple([_lighten(c, 0.45) for c in _TAB10] + _TAB10_LIGHT + _SET3)
+
+def thread_color(t: int) -> str:
+    """Colour of thread ``t``: its lane's (``t % 32``); the warp (``t // 32``) is told by the warp bands
+    that every picture of more than one warp draws (:func:`warp_bands`)."""
+    return THREAD_COLORS[t % 32]
+
+
+def warp_bands(scene: "Scene", warps: np.ndarray, x0: float, y0: float, cw: float, ch: float) -> bool:
+    """Mark the warps of a grid of cells: ``warps[r, c]`` is the warp of the thread that owns cell
+    (r, c) (-1 for none). Draws a thick line wherever two neighbouring cells belong to different warps
+    and, right of the grid, a band in the warp's colour beside every run of rows one warp owns
+    (labelled ``W<k>``). Draws nothing (returns False) where the grid holds one warp only.
+
+    >>> s = Scene()
+    >>> warp_bands(s, np.array([[0, 0], [1, 1]]), 0, 0, 10, 10), len(s.lines), len(s.rects)
+    (True, 1, 2)
+    """
+    ws = set(int(w) for w in np.unique(warps) if w >= 0)
+    if len(ws) <= 1:
+        return False
+    R, C = warps.shape
+    dark = "#111111"
+    for r in range(1, R):  # horizontal boundaries, merged into runs
+        c = 0
+        while c < C:
+            if warps[r, c] != warps[r - 1, c]:
+                c1 = c
+                while c1 < C and warps[r, c1] != warps[r - 1, c1]:
+                    c1 += 1
+                scene.line(x0 + c * cw, y0 + r * ch, x0 + c1 * cw, y0 + r * ch, 2.4, dark)
+                c = c1
+            else:
+                c += 1
+    for c in range(1, C):  # vertical boundaries
+        r = 0
+        while r < R:
+            if warps[r, c] != warps[r, c - 1]:
+                r1 = r
+                while r1 < R and warps[r1, c] != warps[r1, c - 1]:
+                    r1 += 1
+                scene.line(x0 + c * cw, y0 + r * ch, x0 + c * cw, y0 + r1 * ch, 2.4, dark)
+                r = r1
+            else:
+                r += 1
+    bx = x0 + C * cw + 3
+    r = 0
+    while r < R:
+        row = [int(w) for w in warps[r] if w >= 0]
+        w = row[0] if row and all(x == row[0] for x in row) else None
+        r1 = r + 1
+        while r1 < R and w is not None and all(int(x) == w for x in warps[r1] if x >= 0) and (warps[r1] >= 0).any():
+            r1 += 1
+        if w is not None:
+            colour = WARP_BAND_COLORS[w % len(WARP_BAND_COLORS)]
+            scene.rect(bx, y0 + r * ch, 6, (r1 - r) * ch, colour, colour)
+            scene.text(bx + 9, y0 + (r + r1) * ch / 2, f"W{w}", 9, "start", "bold")
+        r = r1
+    scene.width = max(scene.width, bx + 32)
+    return True
+
+
 #: 8 colours for the 16-byte chunks of a 128-byte line.
 CHUNK_COLORS: tuple[str, ...] = tuple(_lighten(c, 0.35) for c in _TAB10[:8])
 #: CuTe's print_latex shading by ``offset % 8``.
@@ -184,40 +241,73 @@ class Scene:
 
     # -- SVG -----------------------------------------------------------------------------------
     def to_svg(self) -> str:
-        """The scene as a standalone SVG document (text kept as ``<text>``; one ``<g class="cell">`` per cell)."""
+        """The scene as a standalone SVG document, written compactly: one ``<style>`` holds every
+        shared attribute (cell stroke, label font, one class per fill colour); the cell rectangles
+        of one colour are one ``<path>`` (a closed subpath per cell, in cell order); the labels are
+        ``<tspan>`` s of one ``<text>`` per label row inside ``<g class="cells">``. A cell's label
+        lines sit at its centre, so :func:`svg_cells` reads the cells back from the SVG alone. Where
+        that would pass :data:`SVG_MAX_BYTES` and the cells form one lattice, the lattice form
+        (:func:`_lattice_svg`) is written instead."""
+        svg = self._svg(None)
+        if len(svg) > SVG_MAX_BYTES and len(self.cells) > LATTICE_CELLS:
+            lattice = _lattice(self.cells)
+            if lattice is not None:
+                return self._svg(lattice)
+        return svg
+
+    def _svg(self, lattice: tuple | None) -> str:
         W, H = _r(self.width), _r(self.height)
+        cells = [] if lattice is not None else self.cells
+        fills: dict[str, str] = {}
+        for c in cells:
+            fills.setdefault(c[5], f"f{len(fills)}")
+        styles: dict[tuple, str] = {}
+        for _x, _y, _s, size, anchor, weight in self.texts:
+            styles.setdefault((size, anchor, weight), f"t{len(styles)}")
+        fonts: dict[float, str] = {}
+        for c in cells:
+            fonts.setdefault(c[7], f"l{len(fonts)}")
+        css = [".k{stroke:#555555;stroke-width:0.6}", "text{dominant-baseline:central}",
+               ".cells text{text-anchor:middle}"]
+        css += [f".{k}{{fill:{f}}}" for f, k in fills.items()]
+        css += [f".{k}{{font-size:{_r(f)}px}}" for f, k in fonts.items()]
+        css += [f".{k}{{font-size:{_r(size)}px;text-anchor:{anchor}" + (f";font-weight:{weight}" if weight != "normal" else "") + "}"
+                for (size, anchor, weight), k in styles.items()]
         out = [
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
             f'font-family="DejaVu Sans, Arial, Helvetica, sans-serif">',
             f"<title>{escape(self.title)}</title>",
-            f'<rect x="0" y="0" width="{W}" height="{H}" fill="#ffffff"/>',
+            "<style>" + "".join(css) + "</style>",
+            f'<rect width="{W}" height="{H}" fill="#ffffff"/>',
         ]
         for x, y, w, h, fill, stroke in self.rects:
-            out.append(
-                f'<rect x="{_r(x)}" y="{_r(y)}" width="{_r(w)}" height="{_r(h)}" fill="{fill}" stroke="{stroke}"/>'
-            )
-        for cid, x, y, w, h, fill, labels, font in self.cells:
-            out.append(f'<g class="cell" id="{escape(cid)}">')
-            out.append(
-                f'<rect x="{_r(x)}" y="{_r(y)}" width="{_r(w)}" height="{_r(h)}" fill="{fill}" '
-                f'stroke="#555555" stroke-width="0.6"/>'
-            )
-            for _k, (ty, s) in enumerate(_label_positions(y, h, labels, font)):
-                out.append(
-                    f'<text x="{_r(x + w / 2)}" y="{_r(ty)}" font-size="{_r(font)}" text-anchor="middle" '
-                    f'dominant-baseline="central">{escape(s)}</text>'
-                )
-            out.append("</g>")
+            out.append(f'<rect x="{_r(x)}" y="{_r(y)}" width="{_r(w)}" height="{_r(h)}" fill="{fill}" stroke="{stroke}"/>')
+        if lattice is not None:
+            css.append(".m{font-family:DejaVu Sans Mono,Menlo,Consolas,monospace;white-space:pre}")
+            out[2] = "<style>" + "".join(css) + "</style>"
+            out.append(_lattice_svg(*lattice))
+        paths: dict[str, list] = {}
+        for _cid, x, y, w, h, fill, _labels, _font in cells:
+            ds = paths.setdefault(fill, [None])
+            prev = ds[0]  # a closed subpath leaves the pen at its start: move relative to it
+            x, y = float(_r(x)), float(_r(y))
+            move = f"M{_r(x)} {_r(y)}" if prev is None else f"m{_r(x - prev[0])} {_r(y - prev[1])}"
+            ds[0] = (x, y)
+            ds.append(f"{move}h{_r(w)}v{_r(h)}h{_r(-w)}z")
+        for fill, ds in paths.items():
+            out.append(f'<path class="k {fills[fill]}" d="{"".join(ds[1:])}"/>')
+        rows: dict[tuple, list[str]] = {}
+        for _cid, x, y, w, h, _fill, labels, font in cells:
+            for ty, lab in _label_positions(y, h, labels, font):
+                rows.setdefault((font, _r(ty)), []).append(f'<tspan x="{_r(x + w / 2)}">{escape(lab)}</tspan>')
+        out.append('<g class="cells">')
+        for (font, ty), spans in rows.items():
+            out.append(f'<text class="{fonts[font]}" y="{ty}">{"".join(spans)}</text>')
+        out.append("</g>")
         for x0, y0, x1, y1, lw, colour in self.lines:
-            out.append(
-                f'<line x1="{_r(x0)}" y1="{_r(y0)}" x2="{_r(x1)}" y2="{_r(y1)}" stroke="{colour}" stroke-width="{lw}"/>'
-            )
-        anchors = {"middle": "middle", "start": "start", "end": "end"}
+            out.append(f'<line x1="{_r(x0)}" y1="{_r(y0)}" x2="{_r(x1)}" y2="{_r(y1)}" stroke="{colour}" stroke-width="{lw}"/>')
         for x, y, s, size, anchor, weight in self.texts:
-            out.append(
-                f'<text x="{_r(x)}" y="{_r(y)}" font-size="{_r(size)}" text-anchor="{anchors[anchor]}" '
-                f'dominant-baseline="central" font-weight="{weight}">{escape(s)}</text>'
-            )
+            out.append(f'<text class="{styles[(size, anchor, weight)]}" x="{_r(x)}" y="{_r(y)}">{escape(s)}</text>')
         out.append("</svg>")
         return "\n".join(out)
 
@@ -243,8 +333,13 @@ class Scene:
         pt = 0.72  # points per scene pixel at 100 px per inch
         for x, y, w, h, fill, stroke in self.rects:
             ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor=stroke, linewidth=0.8))
+        if self.cells:  # one collection of all cell rectangles (a patch each is slow for big grids)
+            from matplotlib.collections import PolyCollection
+
+            ax.add_collection(PolyCollection(
+                [((x, y), (x + w, y), (x + w, y + h), (x, y + h)) for _c, x, y, w, h, *_ in self.cells],
+                facecolors=[c[5] for c in self.cells], edgecolors="#555555", linewidths=0.45))
         for _cid, x, y, w, h, fill, labels, font in self.cells:
-            ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor="#555555", linewidth=0.45))
             for ty, s in _label_positions(y, h, labels, font):
                 ax.text(x + w / 2, ty, s, ha="center", va="center", fontsize=font * pt)
         for x0, y0, x1, y1, lw, colour in self.lines:
@@ -264,6 +359,173 @@ class Scene:
 
 def _r(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+#: The SVG weight a picture of a 128 x 128 tile stays under (tests/test_viz_palette.py): its default
+#: 64 x 64 window is about 190 KB, the whole tile (``max_rows=128, max_cols=128``, written in the
+#: lattice form) about 160 KB. (A PNG of the whole tile through matplotlib is 2.3 MB and takes tens
+#: of seconds, measured: SVG stays the format.)
+SVG_MAX_BYTES = 200_000
+
+
+#: A picture whose SVG would pass :data:`SVG_MAX_BYTES`, with more cells than this, all of one size on
+#: one lattice, is written in the lattice form (:func:`_lattice_svg`): about 8 bytes a cell, not 45.
+LATTICE_CELLS = 1024
+
+
+def _lattice(cells: list) -> tuple | None:
+    """(x0, y0, w, h, rows, cols, font, nlabels, {(row, col): cell}) when every cell has one size, one
+    font and one number of label lines, and sits on one lattice; else None."""
+    _cid, x0, y0, w, h, _f, labels0, font = cells[0]
+    n = len(labels0)
+    if w <= 0 or h <= 0 or n == 0:
+        return None
+    xs, ys = min(c[1] for c in cells), min(c[2] for c in cells)
+    grid = {}
+    for _c, x, y, cw, ch, _fill, labels, f in cells:
+        i, j = round((y - ys) / h), round((x - xs) / w)
+        if cw != w or ch != h or f != font or len(labels) != n or abs(ys + i * h - y) > 0.05 or abs(xs + j * w - x) > 0.05 \
+                or (i, j) in grid or any("\n" in t for t in labels):
+            return None
+        grid[(i, j)] = _c
+    rows = 1 + max(i for i, _ in grid)
+    cols = 1 + max(j for _, j in grid)
+    by_pos = {}
+    for c in cells:
+        by_pos[(round((c[2] - ys) / h), round((c[1] - xs) / w))] = c
+    return xs, ys, w, h, rows, cols, font, n, by_pos
+
+
+def _png(rows: list[bytes], width: int) -> bytes:
+    """A PNG of 8-bit RGBA rows (no filter), written with zlib."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    raw = b"".join(b"\x00" + r for r in rows)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, len(rows), 8, 6, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+
+
+def _lattice_svg(x0: float, y0: float, w: float, h: float, R: int, C: int, font: float, n: int, by_pos: dict) -> str:
+    """A grid of cells in the lattice form: the fills as one PNG of one pixel per cell, scaled up
+    without smoothing (``image-rendering: pixelated``); the cell borders as one path of grid lines;
+    each label line of a row as one monospace ``<text>`` of fixed-width fields stretched over the
+    row (``textLength``), a field of ``m`` characters per cell with the label centred in it."""
+    import base64
+
+    pix = []
+    for i in range(R):
+        row = bytearray()
+        for j in range(C):
+            c = by_pos.get((i, j))
+            if c is None:
+                row += b"\x00\x00\x00\x00"
+            else:
+                f = c[5].lstrip("#")
+                row += bytes(int(f[k:k + 2], 16) for k in (0, 2, 4)) + b"\xff"
+        pix.append(bytes(row))
+    href = "data:image/png;base64," + base64.b64encode(_png(pix, C)).decode()
+    maxlen = max(len(t) for c in by_pos.values() for t in c[6])
+    m = max(maxlen + 1, round(w / (0.6 * font)))
+    size = w / m / 0.6  # a monospace glyph advances 0.6 em: the fields fill the cells without stretching much
+    d = "".join(f"M{_r(x0)} {_r(y0 + i * h)}h{_r(C * w)}" for i in range(R + 1))
+    d += "".join(f"M{_r(x0 + j * w)} {_r(y0)}v{_r(R * h)}" for j in range(C + 1))
+    out = [f'<g class="lattice" data-x="{_r(x0)}" data-y="{_r(y0)}" data-w="{_r(w)}" data-h="{_r(h)}" '
+           f'data-rows="{R}" data-cols="{C}" data-field="{m}">',
+           f'<image x="{_r(x0)}" y="{_r(y0)}" width="{_r(C * w)}" height="{_r(R * h)}" preserveAspectRatio="none" '
+           f'image-rendering="optimizeSpeed" style="image-rendering:pixelated" href="{href}"/>',
+           f'<path d="{d}" stroke="#555555" stroke-width="0.6" fill="none"/>']
+    for i in range(R):
+        labels = [by_pos[(i, j)][6] if (i, j) in by_pos else None for j in range(C)]
+        for k, (ty, _s) in enumerate(_label_positions(y0 + i * h, h, ["x"] * n, font)):
+            text = "".join(" " * m if lab is None else lab[k].center(m) for lab in labels)
+            out.append(f'<text class="m" x="{_r(x0)}" y="{_r(ty)}" font-size="{_r(size)}" textLength="{_r(C * w)}" '
+                       f'lengthAdjust="spacing" xml:space="preserve">{escape(text)}</text>')
+    out.append("</g>")
+    return "\n".join(out)
+
+
+def _read_png_rgba(data: bytes) -> tuple[int, int, bytes]:
+    """(width, height, raw rows) of a PNG written by :func:`_png`."""
+    import struct
+    import zlib
+
+    pos, idat, width, height = 8, b"", 0, 0
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height = struct.unpack(">II", body[:8])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    return width, height, zlib.decompress(idat)
+
+
+def svg_cells(svg: str) -> list[tuple[float, float, float, float, str, list[str]]]:
+    """The cells of an SVG written by :meth:`Scene.to_svg`, read back from the SVG alone:
+    ``(x, y, w, h, fill, label lines)`` in cell order (within each colour), labels found at the
+    cell's centre column and inside its rows.
+
+    >>> from layoutalg import Layout
+    >>> [(c[0], c[5]) for c in svg_cells(layout_svg(Layout((1, 2), (1, 5))))]
+    [(17.0, ['0']), (43.0, ['5'])]
+    """
+    import re
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.fromstring(svg)
+    css = "".join(t.text or "" for t in root.iter(ns + "style"))
+    colour = dict(re.findall(r"\.(f\d+)\{fill:([^}]+)\}", css))
+    rects: list[tuple[float, float, float, float, str, list[str]]] = []
+    for p in root.iter(ns + "path"):
+        cls = (p.get("class") or "").split()
+        if "k" not in cls:
+            continue
+        fill = next((colour[c] for c in cls if c in colour), "")
+        px = py = 0.0
+        for m, x, y, w, h in re.findall(r"([Mm])(-?[\d.]+) (-?[\d.]+)h(-?[\d.]+)v(-?[\d.]+)h-?[\d.]+z", p.get("d", "")):
+            px, py = (float(x), float(y)) if m == "M" else (float(_r(px + float(x))), float(_r(py + float(y))))
+            rects.append((px, py, float(w), float(h), fill, []))
+    for g in root.iter(ns + "g"):
+        if g.get("class") != "lattice":
+            continue
+        import base64
+
+        x0, y0, w, h = (float(g.get(k) or 0) for k in ("data-x", "data-y", "data-w", "data-h"))
+        R, C, m = (int(g.get(k) or 0) for k in ("data-rows", "data-cols", "data-field"))
+        img = next(g.iter(ns + "image"))
+        width, _height, raw = _read_png_rgba(base64.b64decode((img.get("href") or "").split(",", 1)[1]))
+        texts = [t.text or "" for t in g.iter(ns + "text")]
+        n = len(texts) // R if R else 0
+        for i in range(R):
+            row = raw[i * (4 * width + 1) + 1:(i + 1) * (4 * width + 1)]
+            for j in range(C):
+                r_, g_, b_, a_ = row[4 * j:4 * j + 4]
+                if a_ == 0:
+                    continue
+                labels = [texts[i * n + k][j * m:(j + 1) * m].strip() for k in range(n)]
+                rects.append((float(_r(x0 + j * w)), float(_r(y0 + i * h)), w, h, f"#{r_:02x}{g_:02x}{b_:02x}", labels))
+    by_centre: dict = {}  # rectangles by their centre x, to the pixel (the SVG rounds to 0.1)
+    for r in rects:
+        by_centre.setdefault(round(r[0] + r[2] / 2), []).append(r)
+    for g in root.iter(ns + "g"):
+        if g.get("class") != "cells":
+            continue
+        for t in g.iter(ns + "text"):
+            ty = float(t.get("y") or 0)
+            for sp in t.iter(ns + "tspan"):
+                sx = float(sp.get("x") or 0)
+                near = [r for k in (-1, 0, 1) for r in by_centre.get(round(sx) + k, [])]
+                for r in near:
+                    if abs(r[0] + r[2] / 2 - sx) <= 0.2 and r[1] <= ty <= r[1] + r[3]:
+                        r[5].append(sp.text or "")
+                        break
+    return rects
 
 
 def _label_positions(y: float, h: float, labels: Sequence[str], font: float) -> list:
@@ -478,6 +740,8 @@ def fragment_scene(
         f"operand {what}: cell = thread T<lane> and its element; {F.num_threads} threads x "
         f"{F.num_values} values; colour = lane{' % 32' if F.num_threads > 32 else ''}{fig}"
     )
+    if F.num_threads > 32:
+        notes.append("thick lines and the bands on the right (W0, W1, ...) mark the warps")
     notes += _cut_note(R, C, r0, r1, c0, c1)
     cw, ch, font = 40.0, 30.0, 10.0
     lw = 30.0
@@ -524,6 +788,12 @@ def fragment_scene(
                     (_lanes_label(own), _value_label(F, i)),
                     font,
                 )
+        if F.num_threads > 32:
+            warps = np.full((r1 - r0, c1 - c0), -1, dtype=np.int64)
+            for (bb, rr, cc), own in owners.items():
+                if bb == b and r0 <= rr < r1 and c0 <= cc < c1:
+                    warps[rr - r0, cc - c0] = own[0][0] // 32
+            warp_bands(scene, warps, x0 + lw, y_cells, cw, ch)
     scene.height = y_cells + (r1 - r0) * ch + 10
     return scene
 
@@ -765,7 +1035,7 @@ def banks_svg(report: Any, **kwargs: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 # The PTX ISA's figures
 # ---------------------------------------------------------------------------------------------
-#: Figure number -> what it shows (seeds 000, 002 and 004).
+#: Figure number -> what it shows (the PTX ISA's mma, wgmma and sparse-mma figures).
 PTX_FIGURES: dict[int, str] = {
     46: "mma.m8n8k4 .f16 A, row-major",
     47: "mma.m8n8k4 .f16 A, column-major",
@@ -793,11 +1063,11 @@ PTX_FIGURES: dict[int, str] = {
     163: "K-major interleaved (16-byte units)",
     164: "K-major 128B swizzling, tf32",
     165: "MN-major 128B swizzling, tf32",
-    166: "K-major, no swizzling, tf32 (seed example)",
-    167: "K-major, 32B swizzling, tf32 (seed example)",
-    168: "MN-major, no swizzling, bf16 (seed example)",
-    169: "MN-major, 32B swizzling, bf16 (seed example)",
-    170: "MN-major, 64B swizzling, bf16 (seed example)",
+    166: "K-major, no swizzling, tf32 (the PTX ISA's worked example)",
+    167: "K-major, 32B swizzling, tf32 (the PTX ISA's worked example)",
+    168: "MN-major, no swizzling, bf16 (the PTX ISA's worked example)",
+    169: "MN-major, 32B swizzling, bf16 (the PTX ISA's worked example)",
+    170: "MN-major, 64B swizzling, bf16 (the PTX ISA's worked example)",
 }
 
 _SWIZZLE_FIGS = {
@@ -873,6 +1143,90 @@ def ptx_figure(number: int) -> Scene:
 _SCENES: dict[Any, Any] = {}
 
 
+# ---------------------------------------------------------------------------------------------
+# TV layouts: the tile, each cell labelled with its thread and value (CuTe's print_latex_tv)
+# ---------------------------------------------------------------------------------------------
+def owners(tv: Any, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(thread, value)`` grids (rows x cols) of a TV layout ``(t, v) -> r + rows*c``: CuTe's first
+    owner in thread-major order, -1 where nobody holds the element.
+
+    >>> from layoutalg import Layout
+    >>> t, v = owners(Layout((2, 2), (1, 2)), 2, 2)     # (t, v) -> t + 2v: thread t holds row t
+    >>> t.tolist(), v.tolist()
+    ([[0, 0], [1, 1]], [[0, 1], [0, 1]])
+    """
+    T, V = int(tv[0].size()), int(tv[1].size())
+    tab = np.asarray(tv.table(), dtype=np.int64).reshape(V, T).T.reshape(-1)  # (t, v) in t-major order
+    n = rows * cols
+    if tab.size and (tab.min() < 0 or tab.max() >= n):
+        raise LayoutError(f"owners: TV layout {tv} reaches index {int(tab.max())} outside the {rows}x{cols} tile")
+    uniq, first = np.unique(tab, return_index=True)
+    thr = np.full(n, -1, dtype=np.int64)
+    val = np.full(n, -1, dtype=np.int64)
+    thr[uniq] = first // V
+    val[uniq] = first % V
+    return thr.reshape(cols, rows).T, val.reshape(cols, rows).T
+
+
+def tv_scene(layout: Any, tile: Any, *, max_rows: int = 64, max_cols: int = 64, title: str | None = None) -> Scene:
+    """tv_scene(L, (M, N)): a TV layout drawn as CuTe's ``print_latex_tv`` draws it -- the M x N tile,
+    cell (m, n) labelled ``T<t>`` / ``V<v>`` of the first thread (in thread-major order) that holds
+    it, coloured by lane, with warp bands when more than one warp holds the tile.
+
+    ``L`` maps ``(thread, value)`` to the column-major tile index ``m + M*n`` (the convention of
+    layoutalg's TV layouts, CuTe's ``(t,v) -> (m,n)`` flattened); its rank must be 2. A TV layout
+    is never guessed: pass ``tile`` (``viz.save(L, path, tv=(M, N))``), else a layout is drawn as
+    its offset grid.
+
+    >>> from layoutalg import Layout
+    >>> s = tv_scene(Layout((4, 2), (2, 1)), (8, 1))     # thread t holds rows 2t, 2t+1
+    >>> [c[6] for c in s.cells[:3]]
+    [('T0', 'V0'), ('T0', 'V1'), ('T1', 'V0')]
+    """
+    op = "tv_scene"
+    L = _as_layoutish(layout, op)
+    if len(L) != 2:
+        raise LayoutError(f"{op}: {L} has rank {len(L)}; a TV layout is (thread, value) -> tile index (rank 2)")
+    try:
+        M, N = (int(x) for x in (tile if isinstance(tile, (tuple, list)) else (tile, 1)))
+    except (TypeError, ValueError):
+        raise LayoutError(f"{op}: tile={tile!r} is not (M, N)") from None
+    if M < 1 or N < 1:
+        raise LayoutError(f"{op}: tile=({M}, {N}) needs positive extents")
+    thr, val = owners(L, M, N)
+    T = int(L[0].size())
+    r0, r1 = _window(M, None, max_rows, "rows")
+    c0, c1 = _window(N, None, max_cols, "cols")
+    held = int((thr >= 0).sum())
+    notes = [f"TV layout: {T} threads x {int(L[1].size())} values on a {M} x {N} tile; cell = first T<thread> "
+             f"V<value> that holds it; colour = lane" + (" % 32" if T > 32 else "")]
+    if held < M * N:
+        notes.append(f"{M * N - held} of {M * N} elements are held by no thread ('-')")
+    if T > 32:
+        notes.append("thick lines and the bands on the right (W0, W1, ...) mark the warps")
+    notes += _cut_note(M, N, r0, r1, c0, c1)
+    cw, ch, font = 40.0, 30.0, 10.0
+    lw = 30.0
+    scene = Scene()
+    y0 = _header(scene, title or f"TV layout {L} on {M} x {N}", notes, lw + cw * (c1 - c0) + 44) + 16
+    for c in range(c0, c1):
+        scene.text(lw + (c - c0 + 0.5) * cw, y0 - 8, str(c), 9, "middle")
+    for r in range(r0, r1):
+        y = y0 + (r - r0) * ch
+        scene.text(lw - 5, y + ch / 2, str(r), 9, "end")
+        for c in range(c0, c1):
+            t, v = int(thr[r, c]), int(val[r, c])
+            if t < 0:
+                scene.cell(f"cell-{r}-{c}", lw + (c - c0) * cw, y, cw, ch, "#ffffff", ("-",), font)
+            else:
+                scene.cell(f"cell-{r}-{c}", lw + (c - c0) * cw, y, cw, ch, thread_color(t), (f"T{t}", f"V{v}"), font)
+    if T > 32:
+        w = np.where(thr[r0:r1, c0:c1] >= 0, thr[r0:r1, c0:c1] // 32, -1)
+        warp_bands(scene, w, lw, y0, cw, ch)
+    scene.height = y0 + (r1 - r0) * ch + 10
+    return scene
+
+
 def register_scene(cls: type, draw: Any) -> None:
     """Make ``draw(obj, **kwargs) -> Scene`` the picture :func:`scene_of` (and :func:`save`) gives ``cls``."""
     _SCENES[cls] = draw
@@ -881,9 +1235,16 @@ def register_scene(cls: type, draw: Any) -> None:
 def scene_of(obj: Any, **kwargs: Any) -> Scene:
     """The default picture of ``obj``: Scene as is; Fragment -> fragment_scene; BankReport -> banks_scene;
     a registered class (TiledMMA, TiledCopy: :mod:`layoutalg.viz_tiled`) -> its picture; Layout / ComposedLayout /
-    text -> layout_scene."""
+    text -> layout_scene, or with ``tv=(M, N)`` -> tv_scene (the layout read as a TV layout on an M x N tile;
+    a TV layout is never guessed)."""
     if isinstance(obj, Scene):
+        if kwargs:
+            raise LayoutError(f"scene_of: a Scene is drawn as it is; {sorted(kwargs)} would be ignored")
         return obj
+    if "tv" in kwargs:  # an explicit TV layout: the tile with T/V labels (never guessed)
+        tile = kwargs.pop("tv")
+        if tile is not None:
+            return tv_scene(obj, tile, **kwargs)
     for klass in type(obj).__mro__:  # pictures of higher layers (layoutalg.viz_tiled registers its own)
         draw = _SCENES.get(klass)
         if draw is not None:
@@ -909,8 +1270,9 @@ def render_png(obj: Any, dpi: int = 100, **kwargs: Any) -> np.ndarray:
 def save(obj: Any, path: str | os.PathLike, *, dpi: int = 100, **kwargs: Any) -> str:
     """save(obj, path): write the picture of ``obj`` as SVG or PNG, chosen by the suffix; returns the path.
 
-    ``obj`` is a Scene, a matplotlib Figure, or anything :func:`scene_of` draws. SVG is
-    written without matplotlib; PNG needs it.
+    ``obj`` is a Scene, a matplotlib Figure, or anything :func:`scene_of` draws; keyword arguments go
+    to the picture (``tv=(M, N)`` draws a layout as a TV layout, :func:`tv_scene`). SVG is written
+    without matplotlib; PNG needs it.
     """
     path = os.fspath(path)
     suffix = os.path.splitext(path)[1].lower()

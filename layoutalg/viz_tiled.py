@@ -35,7 +35,7 @@ import numpy as np
 from .errors import LayoutError
 from .hooks import register_svg
 from .tiled import MMAAtom, TiledCopy, TiledMMA, make_tiled_mma
-from .viz import THREAD_COLORS, Scene, _header, _lighten, register_scene
+from .viz import Scene, _header, _lighten, owners, register_scene, thread_color, warp_bands
 
 __all__ = ["tiled_mma_scene", "tiled_copy_scene", "tiled_mma_svg", "tiled_copy_svg", "owners", "thread_color",
            "WARP_COLORS"]
@@ -46,37 +46,6 @@ WARP_COLORS: tuple[str, ...] = tuple(
     for c in ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
               "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd")
 )
-
-
-def thread_color(t: int) -> str:
-    """Colour of thread ``t``: its lane's hue (as in the fragment pictures), darker for each further warp
-    (warps 0-3 of a group of four), so that warps are told apart and lanes keep their colour."""
-    base = THREAD_COLORS[t % 32]
-    k = (0.0, 0.16, 0.30, 0.42)[(t // 32) % 4]
-    r, g, b = (int(base[i:i + 2], 16) for i in (1, 3, 5))
-    return "#{:02x}{:02x}{:02x}".format(*(round(x * (1 - k)) for x in (r, g, b)))
-
-
-def owners(tv: Any, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(thread, value)`` grids (rows x cols) of a TV layout ``(t, v) -> r + rows*c``: CuTe's first
-    owner in thread-major order, -1 where nobody holds the element.
-
-    >>> from layoutalg import Layout
-    >>> t, v = owners(Layout((2, 2), (1, 2)), 2, 2)     # (t, v) -> t + 2v: thread t holds row t
-    >>> t.tolist(), v.tolist()
-    ([[0, 0], [1, 1]], [[0, 1], [0, 1]])
-    """
-    T, V = int(tv[0].size()), int(tv[1].size())
-    tab = np.asarray(tv.table(), dtype=np.int64).reshape(V, T).T.reshape(-1)  # (t, v) in t-major order
-    n = rows * cols
-    if tab.size and (tab.min() < 0 or tab.max() >= n):
-        raise LayoutError(f"owners: TV layout {tv} reaches index {int(tab.max())} outside the {rows}x{cols} tile")
-    uniq, first = np.unique(tab, return_index=True)
-    thr = np.full(n, -1, dtype=np.int64)
-    val = np.full(n, -1, dtype=np.int64)
-    thr[uniq] = first // V
-    val[uniq] = first % V
-    return thr.reshape(cols, rows).T, val.reshape(cols, rows).T
 
 
 def _as_tiled_mma(x: Any) -> Any:
@@ -138,6 +107,7 @@ def _draw_cells(scene: Scene, p: _Panel, x0: float, y0: float, cw: float, ch: fl
                 scene.cell(cid, x0 + c * cw, y0 + r * ch, cw, ch, "#ffffff", ("-",), font)
             else:
                 scene.cell(cid, x0 + c * cw, y0 + r * ch, cw, ch, thread_color(t), (f"T{t}", f"V{v}"), font)
+    warp_bands(scene, np.where(p.thr >= 0, p.thr // 32, -1), x0, y0, cw, ch)
 
 
 def _draw_blocks(scene: Scene, p: _Panel, x0: float, y0: float, e: float, br: int, bc: int, font: float) -> None:
@@ -206,7 +176,7 @@ def tiled_mma_scene(
         f"{mma.num_threads} threads, thread layout (V,M,N,K) {mma.thr_layout_vmnk}; tile M x N x K = {M} x {N} x {K}"
         + (f" (A compressed: {M} x {Kc})" if Kc != K else ""),
         "A (M x K) left, B (K x N) top, C (M x N) middle; cell = first T<thread> V<value> holding it"
-        + ("; colour = lane, darker per warp" if md == "cells" else "; blocks coloured by the warp of their first thread"),
+        + ("; colour = lane; thick lines and bands W0, W1, ... = warps" if md == "cells" else "; blocks coloured by the warp of their first thread"),
     ]
     if window is not None:
         notes.append(f"showing rows {m0}-{m1 - 1}, columns {n0}-{n1 - 1} of C (K whole)")

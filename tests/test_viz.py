@@ -17,13 +17,15 @@ SVG = "{http://www.w3.org/2000/svg}"
 REF = os.path.join(os.path.dirname(__file__), "data", "reference_images", "mma_m16n8k16_f16_A.png")
 
 
-def cells(svg: str) -> dict:
-    """{cell id: [label lines]} of an SVG produced by viz; the SVG must parse as XML."""
-    root = ET.fromstring(svg)
+def cells(scene) -> dict:
+    """{cell id: [label lines]} of a scene, the labels read back from its SVG (which must parse as XML):
+    the SVG holds each cell's rectangle, in the cell's colour, with its labels at its centre."""
+    got = {(round(x, 1), round(y, 1)): (f, labels) for x, y, w, h, f, labels in viz.svg_cells(scene.to_svg())}
     out = {}
-    for g in root.iter(SVG + "g"):
-        if g.get("class") == "cell":
-            out[g.get("id")] = [t.text for t in g.iter(SVG + "text")]
+    for cid, x, y, w, h, fill, labels, _font in scene.cells:
+        f, lab = got[(round(x, 1), round(y, 1))]
+        assert f == fill and lab == list(labels), (cid, f, fill, lab, labels)
+        out[cid] = lab
     return out
 
 
@@ -33,7 +35,7 @@ def texts(svg: str) -> list:
 
 # --------------------------------------------------------------------------- layouts
 def test_layout_svg_one_cell_per_element():
-    got = cells(viz.layout_svg(Layout((8, 8), (8, 1))))
+    got = cells(viz.layout_scene(Layout((8, 8), (8, 1))))
     assert len(got) == 64
     for r in range(8):
         for c in range(8):
@@ -41,21 +43,22 @@ def test_layout_svg_one_cell_per_element():
 
 
 def test_composed_layout_svg_shows_swizzled_offsets():
-    got = cells(viz.layout_svg(parse("Sw<1,0,1> o (2,2):(2,1)")))
+    got = cells(viz.layout_scene(parse("Sw<1,0,1> o (2,2):(2,1)")))
     # Sw<1,0,1>(x) = x ^ ((x & 2) >> 1): offsets 0 1 / 2 3 become 0 1 / 3 2
     assert [got[f"cell-{r}-{c}"][0] for r in range(2) for c in range(2)] == ["0", "1", "3", "2"]
 
 
 def test_large_layout_is_cut_with_a_note():
-    svg = viz.layout_svg(Layout((100, 70)))
-    assert len(cells(svg)) == 64 * 64
+    sc = viz.layout_scene(Layout((100, 70)))
+    svg = sc.to_svg()
+    assert len(cells(sc)) == 64 * 64
     assert any("showing rows 0-63 of 100, columns 0-63 of 70" in (t or "") for t in texts(svg))
 
 
 def test_rank_3_and_rank_1():
-    got = cells(viz.layout_svg(Layout((2, 2, 2), (4, 1, 2))))
+    got = cells(viz.layout_scene(Layout((2, 2, 2), (4, 1, 2))))
     assert len(got) == 8 and got["cell-1-0"] == ["4"] and got["cell-0-3"] == ["3"]
-    assert len(cells(viz.layout_svg(Layout(5, 3)))) == 5
+    assert len(cells(viz.layout_scene(Layout(5, 3)))) == 5
 
 
 def test_symbolic_layout_is_refused():
@@ -72,7 +75,7 @@ def _expect_m16n8k16_a(lane: int, i: int) -> tuple[int, int]:
 
 
 def test_fragment_svg_labels_match_ptx():
-    got = cells(viz.fragment_svg(mma.fragment("m16n8k16", "f16", "A")))
+    got = cells(viz.fragment_scene(mma.fragment("m16n8k16", "f16", "A")))
     assert len(got) == 16 * 16
     for lane in range(32):
         for i in range(8):
@@ -93,8 +96,9 @@ M8N8K4[52] = M8N8K4[51]
 
 @pytest.mark.parametrize("number", sorted(M8N8K4))
 def test_m8n8k4_f16_figures(number):
-    svg = viz.ptx_figure(number).to_svg()
-    got = cells(svg)
+    sc = viz.ptx_figure(number)
+    svg = sc.to_svg()
+    got = cells(sc)
     prefix = "a" if number < 48 else ("b" if number < 50 else "c")
     nvals = 4 if number < 50 else 8
     comps = {51: (0, 1), 52: (2, 3)}.get(number, (0, 1, 2, 3))
@@ -115,7 +119,7 @@ def test_m8n8k4_f16_figures(number):
     ],
 )
 def test_m8n8k4_f64_ab(number, expect, shape):
-    got = cells(viz.ptx_figure(number).to_svg())
+    got = cells(viz.ptx_figure(number))
     assert len(got) == shape[0] * shape[1]
     for lane in range(32):
         (r, c), lab = expect(lane)
@@ -123,7 +127,7 @@ def test_m8n8k4_f64_ab(number, expect, shape):
 
 
 def test_m8n8k4_f64_c():
-    got = cells(viz.ptx_figure(55).to_svg())
+    got = cells(viz.ptx_figure(55))
     for lane in range(32):
         for i in range(2):
             assert got[f"cell-{lane >> 2}-{2 * (lane % 4) + (i & 1)}"] == [f"T{lane}", f"c{i}"]
@@ -132,8 +136,9 @@ def test_m8n8k4_f64_c():
 @pytest.mark.parametrize("number", [140, 141])
 def test_sparse_a_figures(number):
     # seed 004: row = groupID for i in [0,8) u [16,24) else +8; firstcol = 16*tig (+64 for i >= 16)
-    svg = viz.ptx_figure(number).to_svg()
-    got = cells(svg)
+    sc = viz.ptx_figure(number)
+    svg = sc.to_svg()
+    got = cells(sc)
     lo = 0 if number == 140 else 32  # compressed columns: dense columns 0-63 / 64-127
     assert len(got) == 16 * 32
     seen = 0
@@ -151,7 +156,7 @@ def test_sparse_a_figures(number):
 def test_sparse_b_figures_cover_k_rows():
     rows = set()
     for number in (142, 143, 144, 145):
-        got = cells(viz.ptx_figure(number).to_svg())
+        got = cells(viz.ptx_figure(number))
         assert len(got) == 32 * 8
         rows |= {int(cid.split("-")[1]) for cid in got}
     assert rows == set(range(128))
@@ -165,8 +170,9 @@ def test_metadata_figures_are_refused_with_reason():
 def test_wgmma_fragment_is_cut():
     from layoutalg.nvidia import wgmma_fragments
 
-    svg = viz.fragment_svg(wgmma_fragments.fragment("m64n256k16", "f32", "D"))
-    assert len(cells(svg)) == 64 * 64
+    sc = viz.fragment_scene(wgmma_fragments.fragment("m64n256k16", "f32", "D"))
+    svg = sc.to_svg()
+    assert len(cells(sc)) == 64 * 64
     assert any("columns 0-63 of 256" in (t or "") for t in texts(svg))
 
 
@@ -175,20 +181,20 @@ def test_swizzle_128b_is_xor_of_line_and_chunk():
     from layoutalg.nvidia import wgmma
 
     got = cells(
-        viz.ptx_figure(157).to_svg()
+        viz.ptx_figure(157)
     )  # K-major 128B atom: memory line r holds logical chunk j ^ r at j
     assert len(got) == 64
     for line in range(8):
         for j in range(8):
             assert got[f"chunk-{line}-{j}"][0] == str(j ^ line)
     # no swizzle: memory order = logical order
-    plain = cells(viz.swizzle_svg(wgmma.tile("K", 0, "bf16", (8, 64)), 2))
+    plain = cells(viz.swizzle_scene(wgmma.tile("K", 0, "bf16", (8, 64)), 2))
     assert all(lab[0] == cid.split("-")[2] for cid, lab in plain.items())
 
 
 def test_swizzle_64b_labels_within_atom_row():
     # Swizzle<2,4,3> on bytes: logical byte = p ^ ((p >> 3) & 0b110000); label = chunk within a 64-byte row
-    got = cells(viz.swizzle_svg("Sw<2,4,3> o (8,32):(32,1)", 2, swizzle_unit="byte"))
+    got = cells(viz.swizzle_scene("Sw<2,4,3> o (8,32):(32,1)", 2, swizzle_unit="byte"))
     for line in range(2):
         for j in range(8):
             p = 128 * line + 16 * j
@@ -197,7 +203,7 @@ def test_swizzle_64b_labels_within_atom_row():
 
 @pytest.mark.parametrize("number", range(156, 171))
 def test_all_swizzle_figures_draw(number):
-    got = cells(viz.ptx_figure(number).to_svg())
+    got = cells(viz.ptx_figure(number))
     assert got and all(lab[0].rstrip("*").isdigit() for lab in got.values())
 
 
@@ -205,7 +211,7 @@ def test_banks_svg():
     from layoutalg.banks import address_report
 
     rep = address_report([128 * t for t in range(32)], 4)  # all in bank 0
-    got = cells(viz.banks_svg(rep))
+    got = cells(viz.banks_scene(rep))
     assert len(got) == 32 and all(cid.endswith("-0") for cid in got)
 
 

@@ -22,9 +22,15 @@ SVG = "{http://www.w3.org/2000/svg}"
 REF = os.path.join(os.path.dirname(__file__), "data", "reference_images", "tiled_mma_sm80_16x8x16_2x1_32x8x16.png")
 
 
-def cells(svg: str) -> dict:
-    root = ET.fromstring(svg)
-    return {g.get("id"): [t.text for t in g.iter(SVG + "text")] for g in root.iter(SVG + "g") if g.get("class") == "cell"}
+def cells(scene) -> dict:
+    """{cell id: [label lines]} of a scene, the labels read back from its SVG."""
+    got = {(round(x, 1), round(y, 1)): (f, labels) for x, y, w, h, f, labels in viz.svg_cells(scene.to_svg())}
+    out = {}
+    for cid, x, y, w, h, fill, labels, _font in scene.cells:
+        f, lab = got[(round(x, 1), round(y, 1))]
+        assert f == fill and lab == list(labels), (cid, f, fill, lab, labels)
+        out[cid] = lab
+    return out
 
 
 def _recorded_latex(key):
@@ -40,7 +46,7 @@ def test_labels_are_cutes_print_latex(key):
     case = next(c for c in C.MMA_CASES if c.key == key)
     mma = case.tiled_mma()
     M, N, K = mma.tile_size_mnk
-    got = cells(tiled_mma_svg(mma))
+    got = cells(tiled_mma_scene(mma))
     want = {}
     for x, y, t, v in _recorded_latex(key):  # CuTe: C at (m, n), A at (m, k-K-1), B at (k-K-1, n)
         if x >= 0 and y >= 0:
@@ -64,7 +70,7 @@ def test_owners_by_hand():
 
 def test_large_tile_is_aggregated_by_warp():
     mma = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 2, 1), (128, 128, 32))
-    got = cells(tiled_mma_svg(mma))
+    got = cells(tiled_mma_scene(mma))
     assert len(got) < 600  # instead of 128*128 + 2*128*32 cells
     # warps are laid column-major over (2 along M, 2 along N) and repeat every 32 rows / 16 columns:
     # rows 0-15 x cols 0-7 are warp 0's first atom (threads 0-31, values 0-3); cols 8-15 warp 2's
@@ -76,7 +82,7 @@ def test_large_tile_is_aggregated_by_warp():
 
 def test_window_zooms_into_cells():
     mma = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 2, 1), (128, 128, 32))
-    got = cells(tiled_mma_svg(mma, window=((16, 24), (8, 16))))
+    got = cells(tiled_mma_scene(mma, window=((16, 24), (8, 16))))
     assert {k for k in got if k.startswith("C")} == {f"C-{m}-{n}" for m in range(16, 24) for n in range(8, 16)}
     # C[16][8] is warp 3's lane 0 c0: thread 96, value 0
     assert got["C-16-8"] == ["T96", "V0"]
@@ -90,13 +96,13 @@ def test_window_zooms_into_cells():
 def test_copy_picture():
     mma = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 2, 1), (32, 32, 16))
     tc = make_tiled_copy_A(copy_atom("SM75_U32x4_LDSM_N", "f16"), mma)
-    got = cells(tiled_copy_svg(tc))
+    got = cells(tiled_copy_scene(tc))
     # ldmatrix source: lane 1 supplies the address of row 1 of matrix 0: A[1][0..7], values 0..7
     assert [got[f"S-1-{k}"] for k in range(8)] == [["T1", f"V{k}"] for k in range(8)]
     # destination: lane 1 receives row 0, columns 2 and 3 (threadID_in_group 1)
     assert got["D-0-2"] == ["T1", "V0"] and got["D-0-3"] == ["T1", "V1"]
     big = make_tiled_copy(copy_atom("UniversalCopy<uint128_t>", "f16"), Layout((16, 8), (8, 1)), Layout((1, 8)))
-    assert len(cells(viz.scene_of(big, mode="blocks").to_svg())) < 100
+    assert len(cells(viz.scene_of(big, mode="blocks"))) < 100
     with pytest.raises(LayoutError, match="not a TiledCopy"):
         tiled_copy_scene(mma)
 

@@ -790,9 +790,9 @@ def _shared_bases(x: Any, shape: list[int], op: str) -> tuple[dict[str, list[lis
     from ..layout import Layout
 
     if isinstance(x, str):
-        from ..parse import parse
+        from ..parse import as_concrete_layout
 
-        x = parse(x)
+        x = as_concrete_layout(x, op)  # a pasted tensor print: its coordinate -> element offset function
     if isinstance(x, Layout) and len(shape) > 1 and x.rank() != len(shape):
         raise LayoutError(f"{op}: {x} has rank {x.rank()}; a shared layout of a {shape} tensor has one mode per dim")
     x, table = _table(x, op)
@@ -1035,11 +1035,19 @@ def _recognize_shared(target: dict, shape: list[int], bits: int | None, pairs: l
     return _make("SharedLinearLayout", {"offset_bases": offsets})
 
 
-def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_bitwidth: int | None = None) -> GluonResult:
+#: the Gluon classes to_gluon can be asked for, and whether each is a shared layout
+_DISTRIBUTED_CLASSES = ("NVMMADistributedLayout", "DotOperandLayout", "BlockedLayout", "SliceLayout",
+                        "DistributedLinearLayout")
+_SHARED_CLASSES = ("NVMMASharedLayout", "SwizzledSharedLayout", "PaddedSharedLayout", "SharedLinearLayout")
+
+
+def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_bitwidth: int | None = None,
+             cls: Any = None, version: Any = None, operand: int | None = None, like: Any = None) -> GluonResult:
     """to_gluon(x, shape) -> the Gluon layout equal to x on a tensor of ``shape``: spelling, source, object.
 
-    ``x`` is a TV layout ``(thread, value) -> d0 + D0*d1 + ...`` (``kind="distributed"``) or a
-    shared layout ``(d0, d1, ...) -> element offset`` (``kind="shared"``); by default x is
+    ``x`` is a TV layout ``(thread, value) -> d0 + D0*d1 + ...`` (``kind="distributed"``), a
+    shared layout ``(d0, d1, ...) -> element offset`` (``kind="shared"``), or a catalog
+    :class:`~layoutalg.nvidia.fragment.Fragment` (an mma.sync or wgmma operand). By default x is
     shared when its modes match ``shape`` one to one, and distributed otherwise (a thread mode
     ``(lane, warp, block)`` as :func:`from_gluon` writes it is always distributed). The
     answer is the named Gluon class when one equals x (checked through :func:`linear_bases`):
@@ -1053,30 +1061,65 @@ def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_b
     padded), a shape is not a power of two, or a basis of a register layout moves along two
     dimensions.
 
+    Asking for a class: ``cls`` (a class name or the Gluon class) returns that class or raises;
+    ``version=3`` (wgmma) or ``2`` (mma.sync) picks ``NVMMADistributedLayout``'s version (or a
+    ``DotOperandLayout`` parent's); ``operand=0`` / ``1`` asks for ``DotOperandLayout`` of the A / B
+    operand; ``like=<gluon layout>`` imitates one: its class, its version and operand, and the
+    spelling closest to its fields (its ``instr_shape``, ``k_width``, ``order``...). A catalog
+    fragment speaks for itself: a wgmma accumulator comes back as version 3 with its
+    ``instr_shape=[16, N, K]``, an mma.sync one as version 2, an A/B operand as
+    ``DotOperandLayout``. An argument that cannot apply (``version`` of a ``BlockedLayout``,
+    ``operand`` with ``cls="NVMMASharedLayout"``) is a LayoutError.
+
     >>> from layoutalg.nvidia.wgmma import tile
     >>> to_gluon(tile("K", 128, "bf16", (64, 64)), (64, 64), element_bitwidth=16).source
     'gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)'
+    >>> from layoutalg.nvidia import wgmma_fragments
+    >>> to_gluon(wgmma_fragments.fragment("m64n64k16", "f16", "D"), (64, 64)).source
+    'gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])'
+    >>> to_gluon(wgmma_fragments.fragment("m64n64k16", "f16", "D"), (64, 64), version=2).source
+    'gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8])'
     """
     op = "to_gluon"
     shape = [int(s) for s in shape]
     for s in shape:
         _log2(s, op, f"shape entry of {shape}")
+    want = _wanted(op, cls, version, operand, like)
+    if _is_fragment(x):
+        x, want = _fragment_wish(x, shape, want, element_bitwidth, op)
+        if kind not in (None, "distributed"):
+            raise LayoutError(f"{op}: kind={kind!r} for a register fragment (an mma/wgmma operand is distributed)")
+        kind = "distributed"
     if kind is None:
-        kind = _guess_kind(x, shape)
+        kind = "shared" if want["cls"] in _SHARED_CLASSES else \
+            "distributed" if want["cls"] in _DISTRIBUTED_CLASSES else _guess_kind(x, shape)
     if kind not in ("shared", "distributed"):
         raise LayoutError(f"{op}: kind={kind!r} is not 'shared' or 'distributed'")
+    if want["cls"] is not None and (want["cls"] in _SHARED_CLASSES) != (kind == "shared"):
+        raise LayoutError(f"{op}: cls={want['cls']!r} is a {'shared' if want['cls'] in _SHARED_CLASSES else 'distributed'} "
+                          f"layout, but kind={kind!r}")
     g: GluonLayout | None
     if kind == "shared":
         target, pairs = _shared_bases(x, shape, op)
-        g = _recognize_shared(target, shape, element_bitwidth, pairs)
+        if want["cls"] is None:
+            g = _recognize_shared(target, shape, element_bitwidth, pairs)
+        else:
+            g = _shared_of_class(want, target, shape, element_bitwidth, pairs)
     else:
         target = _distributed_bases(x, shape, op)
-        g = _recognize_distributed(target, shape, element_bitwidth)
-        if g is None and not target["block"]:
-            g = _recognize_slice(target, shape, element_bitwidth)
-        if g is None:
+        if want["cls"] is None and want["like"] is None:
+            g = _recognize_distributed(target, shape, element_bitwidth)
+            if g is None and not target["block"]:
+                g = _recognize_slice(target, shape, element_bitwidth)
+        else:
+            g = _distributed_of_class(want, target, shape, element_bitwidth)
+        if g is None and want["cls"] in (None, "DistributedLinearLayout"):
             g = _make("DistributedLinearLayout", {"reg_bases": target["register"], "lane_bases": target["lane"],
                                                   "warp_bases": target["warp"], "block_bases": target["block"], "shape": shape})
+    if g is None:
+        asked = want["cls"] + "".join(f", {k}={want[k]}" for k in ("version", "operand") if want[k] is not None)
+        raise LayoutError(f"{op}: no {asked} equals {_short(x)} on shape {shape} (Triton's bases differ from every "
+                          f"spelling tried); without the request it is {to_gluon(x, shape, kind=kind, element_bitwidth=element_bitwidth).source}")
     bases = linear_bases(g, shape)
     try:
         obj = g.to_triton()
@@ -1085,14 +1128,167 @@ def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_b
     return GluonResult(g, tuple(shape), bases, obj)
 
 
+def _short(x: Any) -> str:
+    s = str(x)
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+def _wanted(op: str, cls: Any, version: Any, operand: Any, like: Any) -> dict:
+    """The request as a dict: cls, version, operand, like (a GluonLayout), checked for consistency."""
+    if cls is not None and not isinstance(cls, str):
+        cls = getattr(cls, "__name__", cls)
+    if cls is not None and cls not in _DISTRIBUTED_CLASSES + _SHARED_CLASSES:
+        raise LayoutError(f"{op}: cls={cls!r} is not one of the classes to_gluon writes: "
+                          f"{list(_DISTRIBUTED_CLASSES + _SHARED_CLASSES)}")
+    g = None
+    if like is not None:
+        g = gluon_layout(like)
+        if cls is not None and cls != g.kind:
+            raise LayoutError(f"{op}: cls={cls!r} and like={g.source} ask for different classes")
+        cls = g.kind
+    if version is not None:
+        v = list(version) if isinstance(version, (list, tuple)) else [version]
+        if not v or v[0] not in (2, 3) or any(type(e) is not int for e in v):
+            raise LayoutError(f"{op}: version={version!r}: 2 (mma.sync) or 3 (wgmma), or [2, 0] / [3, 0]")
+        version = v[0]
+        if cls is None:
+            cls = "DotOperandLayout" if operand is not None else "NVMMADistributedLayout"
+        if cls not in ("NVMMADistributedLayout", "DotOperandLayout"):
+            raise LayoutError(f"{op}: version={version} applies to NVMMADistributedLayout and DotOperandLayout "
+                              f"(its parent), not to {cls}")
+    if operand is not None:
+        if operand not in (0, 1) or type(operand) is not int:
+            raise LayoutError(f"{op}: operand={operand!r}: 0 (A) or 1 (B)")
+        if cls is None:
+            cls = "DotOperandLayout"
+        if cls != "DotOperandLayout":
+            raise LayoutError(f"{op}: operand={operand} asks for a DotOperandLayout, not {cls}")
+        if version == 3 and operand == 1:
+            raise LayoutError(f"{op}: operand=1 with version=3: wgmma reads B from shared memory (no register layout)")
+    if g is not None:  # like's own version and operand, unless given (then they must agree)
+        lv = g["version"][0] if g.kind == "NVMMADistributedLayout" else \
+            g["parent"]["version"][0] if g.kind == "DotOperandLayout" and g["parent"].kind == "NVMMADistributedLayout" else None
+        if lv is not None:
+            if version is not None and version != lv:
+                raise LayoutError(f"{op}: version={version} and like={g.source} (version {lv}) disagree")
+            version = lv
+        if g.kind == "DotOperandLayout":
+            if operand is not None and operand != g["operand_index"]:
+                raise LayoutError(f"{op}: operand={operand} and like={g.source} disagree")
+            operand = g["operand_index"]
+    return {"cls": cls, "version": version, "operand": operand, "like": g, "prefer": []}
+
+
+def _is_fragment(x: Any) -> bool:
+    return all(hasattr(x, a) for a in ("layout", "instruction", "operand", "mnk", "codomain", "num_threads"))
+
+
+def _fragment_wish(frag: Any, shape: list[int], want: dict, bits: int | None, op: str) -> tuple[Any, dict]:
+    """A catalog fragment's TV layout in Gluon's index convention, and what it asks for by default."""
+    from ..algebra import composition
+    from ..layout import Layout
+
+    hopper = frag.instruction.startswith("wgmma")
+    M, N, K = frag.mnk
+    x = frag.layout
+    if frag.operand in ("B",):
+        if hopper:
+            raise LayoutError(f"{op}: {frag.name}: wgmma reads B from shared memory; it has no register layout")
+        n, k = frag.codomain  # stored N-major: index n + N*k; Gluon's B tensor is K x N: index k + K*n
+        x = composition(Layout((n, k), (k, 1)), x)
+    want = dict(want)
+    role = {"A": ("DotOperandLayout", 0), "B": ("DotOperandLayout", 1), "C": ("NVMMADistributedLayout", None),
+            "D": ("NVMMADistributedLayout", None)}.get(frag.operand)
+    if role is None:
+        raise LayoutError(f"{op}: {frag.name}: operand {frag.operand} has no Gluon register layout")
+    if want["cls"] is None:
+        want["cls"] = role[0]
+    if want["cls"] == "DotOperandLayout" and want["operand"] is None:
+        want["operand"] = role[1]
+    if want["version"] is None and want["cls"] in ("NVMMADistributedLayout", "DotOperandLayout"):
+        want["version"] = 3 if hopper else 2
+    if want["cls"] == "NVMMADistributedLayout" and want["version"] == 3 and hopper:
+        warps = frag.num_threads // 32
+        want["prefer"] = [_make("NVMMADistributedLayout", {"version": [3, 0], "warps_per_cta": [warps, 1],
+                                                            "instr_shape": [16, N, K]})]
+    return x, want
+
+
+def _closeness(c: GluonLayout, like: GluonLayout | None) -> int:
+    """How many fields of c equal like's (nested layouts counted field by field); 0 without like."""
+    if like is None or c.kind != like.kind:
+        return 0
+    n = 0
+    for (k, v), (_, w) in zip(c.params, like.params):
+        if isinstance(v, GluonLayout) and isinstance(w, GluonLayout):
+            n += _closeness(v, w)
+        elif v == w:
+            n += 1
+    return n
+
+
+def _distributed_of_class(want: dict, target: dict, shape: list[int], bits: int | None) -> GluonLayout | None:
+    cls, like = want["cls"], want["like"]
+    rank = len(shape)
+    warps = 1 << len(target["warp"])
+    if cls == "DistributedLinearLayout" or target["block"]:
+        return None
+    if cls == "SliceLayout":
+        return _recognize_slice(target, shape, bits)
+    if cls == "NVMMADistributedLayout":
+        cands = [c for c in _mma_candidates(rank, warps, bits) if want["version"] in (None, c["version"][0])]
+    elif cls == "DotOperandLayout":
+        cands = [c for c in _dot_candidates(rank, warps, bits)
+                 if want["operand"] in (None, c["operand_index"]) and want["version"] in (None, c["parent"]["version"][0])]
+    elif cls == "BlockedLayout":
+        cands = list(_blocked_candidates(target, shape))
+    else:
+        return None
+    cands = list(want["prefer"]) + ([like] if like is not None else []) + \
+        sorted(cands, key=lambda c: -_closeness(c, like))
+    return _try(cands, shape, target)
+
+
+def _shared_of_class(want: dict, target: dict, shape: list[int], bits: int | None,
+                     pairs: list[list[int]] | None) -> GluonLayout | None:
+    cls, like = want["cls"], want["like"]
+    if cls == "PaddedSharedLayout":
+        return _recognize_shared(target, shape, bits, pairs) if pairs is not None else None
+    if pairs is not None:
+        return None
+    if cls == "SharedLinearLayout":
+        return _make("SharedLinearLayout", {"offset_bases": target["offset"]})
+    if like is not None and _try([like], shape, target):
+        return like
+    rank = len(shape)
+    if cls == "NVMMASharedLayout":
+        lb = like["element_bitwidth"] if like is not None else None
+        widths = [bits] if bits else ([lb] if lb else []) + [16, 8, 32, 64]
+        cands = [_make("NVMMASharedLayout", {"swizzle_byte_width": sw, "element_bitwidth": b, "rank": rank, "transposed": tr})
+                 for b in widths for sw in (128, 64, 32, 0) for tr in (False, True)]
+        return _try(sorted(cands, key=lambda c: -_closeness(c, like)), shape, target)
+    if cls == "SwizzledSharedLayout":
+        import itertools
+
+        out = []
+        for order in [list(o) for o in itertools.permutations(range(rank))][::-1]:
+            ncol, nrow = shape[order[0]], shape[order[1]] if rank > 1 else 1
+            out += [_make("SwizzledSharedLayout", {"vec": 1 << v, "per_phase": 1 << p, "max_phase": 1 << m, "order": order})
+                    for m in range(nrow.bit_length()) for p in range(nrow.bit_length()) for v in range(ncol.bit_length())]
+        return _try(sorted(out, key=lambda c: -_closeness(c, like)), shape, target)
+    return None
+
+
 def _guess_kind(x: Any, shape: list[int]) -> str:
     from ..composed import ComposedLayout
     from ..inttuple import product
     from ..layout import Layout
-    from ..parse import parse
+    from ..parse import ParsedTensor, parse
 
     if isinstance(x, str):
         x = parse(x)
+    if isinstance(x, ParsedTensor):
+        x = x.function
     inner = x.inner if isinstance(x, ComposedLayout) else x
     if not isinstance(inner, Layout):
         return "shared"
