@@ -49,6 +49,7 @@ import numpy as np
 from ..algebra import logical_divide, tile_to_shape, tiled_divide, upcast
 from ..composed import ComposedLayout
 from ..errors import LayoutError, LayoutWarning
+from ..hooks import provide
 from ..layout import Layout, make_layout
 from ..parse import parse_composed
 from ..swizzle import Swizzle
@@ -535,3 +536,6 @@ def k_block_descriptors(layout: Any, dtype: Any, atom: Any = None, *, operand: s
             der = UMMADescriptorDerivation(desc, major_, sw, bits, m, k, lbo_b, sbo_b, start_address, (), tuple(notes))
             out.append(UMMAKBlock(i, j, elems * bits // 8, desc, der))
     return tuple(out)
+
+
+provide("umma_descriptor_from_layout", descriptor_from_layout)  # asked by wgmma.descriptor_from_layout(target="sm_100")

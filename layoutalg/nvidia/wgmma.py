@@ -62,6 +62,7 @@ import sympy
 from ..algebra import tile_to_shape
 from ..composed import ComposedLayout
 from ..errors import LayoutError, LayoutWarning
+from ..hooks import service
 from ..layout import Layout
 from ..parse import parse_composed
 from ..swizzle import Swizzle
@@ -681,9 +682,9 @@ def descriptor_from_layout(
     """
     if target == "sm_100" and _tcgen05_only(layout, dtype, swizzle):
         # the 128B_base32B mode and 4-bit types exist on tcgen05 only: layoutalg.nvidia.umma_smem derives them
-        from .umma_smem import descriptor_from_layout as _umma_descriptor
-
-        return _umma_descriptor(layout, dtype, major=major, start_address=start_address, strict=strict)  # type: ignore[return-value]
+        # (asked through layoutalg.hooks, which umma_smem fills on import: no import circle wgmma <-> umma_smem)
+        umma_descriptor = service("umma_descriptor_from_layout")
+        return umma_descriptor(layout, dtype, major=major, start_address=start_address, strict=strict)  # type: ignore[no-any-return]
     sw, off, inner, unit_note = _split(layout, dtype, swizzle, swizzle_unit)
     f, g = _mode_tables(inner)
     params, issues, notes = _derive_modes(f, g, dtype, sw, major, context=str(inner))
