@@ -232,7 +232,7 @@ def _header(scene: Scene, title: str, notes: list) -> float:
 
 
 def tmem_scene(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any = None, warps: Any = None,
-               mode: str = "auto", window: Any = None, max_cells: int = 512, title: str | None = None) -> Scene:
+               mode: str = "auto", window: Any = None, max_cells: int = 256, title: str | None = None) -> Scene:
     """tmem_scene(obj): TMEM lanes x columns, the lane quarters as bands (see the module docstring).
 
     ``mode``: ``"cells"`` (one cell per lane and column), ``"blocks"`` (aggregated) or ``"auto"``
