@@ -195,7 +195,7 @@ def tmem_grid(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any =
     op = tmem_copy_op(load)
     notes = [note, f"make_tmem_copy({load}): 4 warps x {op.ptx}, TV {tc.layout_tv}",
              "cell = thread T, value V that receives it (epilogue_tv through the accumulator); bands = lane quarters"]
-    return TmemGrid(f"{title} <- {load}", notes, LANES, cols, thr=thr, val=val)
+    return TmemGrid(title, notes, LANES, cols, thr=thr, val=val)
 
 
 def _range(prefix: str, xs: np.ndarray) -> str:
@@ -227,7 +227,7 @@ def _header(scene: Scene, title: str, notes: list) -> float:
     for note in notes:
         scene.text(8, y + _NOTE / 2, note, _NOTE, "start")
         y += _NOTE + 4
-    scene.width = max(scene.width, max(0.62 * s * len(t) for s, t in [(_TITLE, title)] + [(_NOTE, x) for x in notes]) + 16)
+    scene.width = max(scene.width, max(0.66 * s * len(t) for s, t in [(_TITLE, title)] + [(_NOTE, x) for x in notes]) + 16)
     return y + 4
 
 
