@@ -1841,7 +1841,10 @@ def _tmem_atom(args: argparse.Namespace, quiet: bool) -> int:
         else:
             print(f"TMEM block  : {op.lanes} lanes x {op.columns} columns per warp, {op.registers} registers per thread"
                   + ("; .pack::16b: value 2r+h is half h of register r" if op.pack16 else ""))
+            from .explain import explain
+
             print(f"fragment    : {f}   (thread, value) -> lane << 16 | column")
+            print("  " + explain(f, names=("t", "v")).text.splitlines()[1].strip())
             for t in sorted({0, 1, 5, 31}):
                 cells = [(f(t, k) >> 16, f(t, k) & 0xFFFF) for k in range(int(f[1].size()))]
                 more = ", ..." if len(cells) > 4 else ""

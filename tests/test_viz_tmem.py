@@ -148,6 +148,12 @@ def test_options_that_would_be_ignored_are_errors():
         tmem_scene("SM100_TMEM_LOAD_32dp32b1x", tile=(128, 64))
     with pytest.raises(LayoutError, match="fixes its accumulator type"):
         tmem_scene(a, value_type="f16")
+    with pytest.raises(LayoutError, match="is not an \\(M, N\\) -> TMEM address layout"):
+        tmem_scene(Layout((128, 4, 2), (65536, 1, 4)))
+    with pytest.raises(LayoutError, match="outside the 128 lanes"):
+        tmem_scene(Layout((256, 4), (65536, 1)))
+    with pytest.raises(LayoutError, match="outside the 128 lanes"):
+        tmem_scene(Layout((128, 4), (-65536, 1)))
     with pytest.raises(LayoutError, match="tile= is for a UMMA atom"):
         tmem_scene(Layout((128, 64), (65536, 1)), tile=(128, 64))
     with pytest.raises(LayoutError, match="several"):
