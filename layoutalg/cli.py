@@ -1354,6 +1354,16 @@ def cmd_export(args: argparse.Namespace) -> int:
                    {"shape": "--shape", "bits": "--bits", "kind": "--kind"})
     if args.dsl:
         _refuse_unused(args, "export", "with --dsl (it names the GMMA atom type of --cpp)", {"dtype": "--dtype"})
+    if text.strip().startswith(("SM100_TMEM_", "SM100_UTCCP_")):  # a TMEM copy atom: Copy_Atom<Op, T> / tcgen05 op
+        from .nvidia.tmem_copy import tmem_copy_op
+
+        op = tmem_copy_op(text)
+        if args.dsl:
+            print(to_cute_dsl(op))
+        else:
+            c = to_cute_cpp(op, dtype=args.dtype)
+            print(f"{c.expr}\n{c.text}")
+        return 0
     layout = _parse_layout(text)
     if args.dsl:
         print(to_cute_dsl(layout))
@@ -1376,6 +1386,9 @@ def cmd_atoms(args: argparse.Namespace) -> int:
     """``atoms --list [FILTER]``: CuTe's names of the MMA and copy atoms; ``atoms NAME``: CuTe's print of one."""
     at = _need("layoutalg.nvidia.atoms", "atoms")
     names = [f"mma  {n}" for n in at.mma_atom_names()] + [f"copy {n}" for n in at.copy_atom_names()]
+    from .nvidia.tmem_copy import tmem_copy_names  # tcgen05.ld/st/cp (sm_100): CuTe's SM100_TMEM_* / SM100_UTCCP_*
+
+    names += [f"copy {n}" for n in tmem_copy_names() if f"copy {n}" not in names]
     if args.list is not None:
         _refuse_unused(args, "atoms", "with --list", {"dtype": "--dtype"})
         pattern = " ".join(([] if args.list is True else [args.list]) + ([args.name] if args.name else [])) or None
@@ -1386,7 +1399,8 @@ def cmd_atoms(args: argparse.Namespace) -> int:
     name = args.name.strip()
     copy_names = {n.replace(" ", "") for n in at.copy_atom_names()}
     is_copy = name.replace(" ", "").replace("cute::", "") in copy_names or name.startswith(("SM75_U", "SM90_U",
-                                                                                             "UniversalCopy", "SM80_CP"))
+                                                                                             "UniversalCopy", "SM80_CP",
+                                                                                             "SM100_TMEM_", "SM100_UTCCP_"))
     if is_copy:
         a = at.copy_atom(name, args.dtype)
         print(f"Copy_Atom<{a.name}, {a.value_type}>  ({a.notes})")

@@ -6,11 +6,13 @@ sm_100 hardware."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
 import pytest
 
+import cute_tmem_cases as C
 from layoutalg.cli import main
 
 ACC = "SM100_MMA_F16BF16_SS<bf16,bf16,float,128,64,K,K>"
@@ -113,3 +115,22 @@ def test_picture_one_line_and_verbose(capsys, tmp_path):
 def test_bad_input_names_the_rule(capsys, argv, msg):
     code, out, err = run(capsys, "tmem", *argv)
     assert code == 2 and msg in err and out == "", err
+
+
+def test_atoms_and_export_know_the_tmem_atoms(capsys):
+    code, out, _ = run(capsys, "atoms", "--list", "TMEM_STORE_16dp32b")
+    assert code == 0 and out.count("copy SM100_TMEM_STORE_16dp32b") == 16  # x1 .. x128, plain and _16b
+    code, out, _ = run(capsys, "atoms", "--list", "UTCCP")
+    assert code == 0 and out.count("copy SM100_UTCCP_") == 12
+    code, out, _ = run(capsys, "atoms", "SM100_TMEM_LOAD_32dp32b4x", "--dtype", "f32")
+    assert code == 0 and "ValLayoutDst: (32,4):(4,1)" in out  # thread t's 4 registers: values 4t .. 4t+3
+    if os.path.exists(C.RECORDING):  # and the whole print is CuTe 4.2's Copy_Atom<SM100_TMEM_LOAD_32dp32b4x, float>
+        with open(C.RECORDING) as fh:
+            want = json.load(fh)["atoms"]["SM100_TMEM_LOAD_32dp32b4x"]["atom.float"]
+        assert C.norm(want) in out
+    code, out, _ = run(capsys, "export", "--cpp", "SM100_TMEM_LOAD_16dp256b1x", "--dtype", "f16")
+    assert code == 0 and out.splitlines()[0] == "Copy_Atom<SM100_TMEM_LOAD_16dp256b1x, half_t>{}"
+    code, out, _ = run(capsys, "export", "--dsl", "SM100_UTCCP_128dp128bit_2cta")
+    assert code == 0 and out.strip() == "tcgen05.Cp128x128bOp(tcgen05.CtaGroup.TWO)"
+    code, _, err = run(capsys, "export", "--cpp", "SM100_TMEM_LOAD_16dp256b1x")
+    assert code == 2 and "needs the value type" in err
