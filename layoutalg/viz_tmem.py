@@ -9,6 +9,7 @@ Three pictures, one drawing (:func:`tmem_scene`):
 - the accumulator of a UMMA atom (or any (M, N) -> TMEM address layout), one CTA's TMEM: each cell
   is labelled with the element ``m<m> n<n>`` of D it holds (per CTA: a ``2x1SM`` atom's CTA 1
   holds rows ``M/2 ..`` in the same cells);
+- ``operand="A"``: the TMEM A of a ``_TS`` atom (cell = ``m<m> k<k>``, two 16-bit values a column);
 - ``load=`` an ld atom over that accumulator, tiled as CuTe's ``make_tmem_copy`` does (warp ``w``
   on lane quarter ``w``): each cell is labelled with the thread and value that receive it after
   the load, i.e. :func:`~layoutalg.nvidia.tmem_accum.epilogue_tv` read through the accumulator.
@@ -64,9 +65,10 @@ class TmemGrid:
     columns drawn, a title and notes."""
 
     def __init__(self, title: str, notes: list, lanes: int, cols: int, *, thr: Any = None, val: Any = None,
-                 m: Any = None, n: Any = None):
+                 m: Any = None, n: Any = None, second: str = "n"):
         self.title, self.notes, self.lanes, self.cols = title, notes, lanes, cols
         self.thr, self.val, self.m, self.n = thr, val, m, n
+        self.second = second  # the letter of the second coordinate: n (D) or k (the TMEM A of a _TS atom)
 
     @property
     def by_thread(self) -> bool:
@@ -150,18 +152,55 @@ def _accumulator(obj: Any, tile: Any, value_type: Any) -> tuple[Layout, Any, str
     raise LayoutError(f"tmem picture: {obj!r} is not a TMEM copy atom, a UMMA atom or an (M, N) -> TMEM layout")
 
 
-def tmem_grid(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any = None, warps: Any = None) -> TmemGrid:
+def _tmem_a_grid(obj: Any, load: Any, tile: Any, value_type: Any, warps: Any) -> TmemGrid:
+    """The TMEM A of a ``_TS`` atom (CuTe's ``make_fragment_A``): cell = element (m, k) of A it holds."""
+    from .nvidia.atoms import value_bits
+    from .nvidia.tmem_accum import umma_tmem_a
+    from .nvidia.umma import UMMAAtom
+
+    if not isinstance(obj, UMMAAtom):
+        raise LayoutError(f"tmem picture: operand='A' is the TMEM A of a UMMA _TS atom, not {obj!r}")
+    for name, v in (("load", load), ("value_type", value_type), ("warps", warps)):
+        if v is not None:
+            raise LayoutError(f"tmem picture: {name}= does nothing with operand='A' (the TMEM A of {obj.name} is "
+                              "written by tcgen05.cp / tcgen05.st and read by the MMA)")
+    M, K = (obj.M, obj.K) if tile is None else tuple(int(x) for x in tile)
+    A = umma_tmem_a(obj, (M, K))  # ((M_MMA, K_MMA), 1, k-blocks)
+    Mm, Km = int(A[0][0].size()), int(A[0][1].size())
+    if int(A.size()) != Mm * K or K % Km:
+        raise LayoutError(f"tmem picture: tile {M}x{K} is several {obj.M}-row MMAs of {obj.name}; give M = {obj.M}")
+    bits = value_bits(obj.a_type)
+    addr = np.asarray(A.table(), dtype=np.int64)  # colex over ((m, k0), 1, j): k = k0 + Km j
+    lane, col = _cells_of(addr, bits, str(A))
+    cols = int(col.max()) + 1
+    first, _ = _first_owner(lane, col, LANES, cols)
+    m = np.where(first >= 0, first % Mm, -1)
+    k = np.where(first >= 0, (first // Mm) % Km + Km * (first // (Mm * Km)), -1)
+    notes = [f"A {M} x {K} ({obj.a_type}, {32 // bits if bits < 32 else 1} per 32-bit column), {Mm} x {Km} per MMA "
+             f"and CTA: {A}",
+             "cell = coordinate m, k of the CTA's A partition (CuTe's make_fragment_A) it holds, the first of its "
+             "values; bands = lane quarters"]
+    return TmemGrid(f"TMEM A of {obj.name}", notes, LANES, cols, m=m, n=k, second="k")
+
+
+def tmem_grid(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any = None, warps: Any = None,
+              operand: str = "C") -> TmemGrid:
     """The cells of the picture :func:`tmem_scene` draws (see the module docstring for ``obj``).
 
     ``warps`` (1-4, default 4) is for a bare ld/st atom; ``tile`` (the UMMA atom's M x N by default)
     for a UMMA atom; ``value_type`` (the element type its addresses count, f32 by default) for an
-    accumulator layout; ``load`` (an ld atom name) for either. An option the picture would not use is
-    an error.
+    accumulator layout; ``load`` (an ld atom name) for either. ``operand="A"`` draws the TMEM A of a
+    ``_TS`` atom instead (cell = ``m, k``; ``tile`` = M x K, several k-blocks allowed). An option the
+    picture would not use is an error.
 
     >>> g = tmem_grid("SM100_TMEM_LOAD_32dp32b2x")
     >>> g.lanes, g.cols, int(g.thr[70, 1]), int(g.val[70, 1])
     (128, 2, 70, 1)
     """
+    if operand not in ("C", "D", "A"):
+        raise LayoutError(f"tmem picture: operand {operand!r} is C (D, the accumulator) or A (a _TS atom's TMEM A)")
+    if operand == "A":
+        return _tmem_a_grid(obj, load, tile, value_type, warps)
     if isinstance(obj, (str, TmemCopyOp)):
         op = tmem_copy_op(obj) if isinstance(obj, str) else obj
         for name, v in (("load", load), ("tile", tile), ("value_type", value_type)):
@@ -232,13 +271,14 @@ def _header(scene: Scene, title: str, notes: list) -> float:
 
 
 def tmem_scene(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any = None, warps: Any = None,
-               mode: str = "auto", window: Any = None, max_cells: int = 256, title: str | None = None) -> Scene:
+               operand: str = "C", mode: str = "auto", window: Any = None, max_cells: int = 256,
+               title: str | None = None) -> Scene:
     """tmem_scene(obj): TMEM lanes x columns, the lane quarters as bands (see the module docstring).
 
     ``mode``: ``"cells"`` (one cell per lane and column), ``"blocks"`` (aggregated) or ``"auto"``
     (cells up to ``max_cells`` cells, or whenever ``window`` is given).
     """
-    g = tmem_grid(obj, load=load, tile=tile, value_type=value_type, warps=warps)
+    g = tmem_grid(obj, load=load, tile=tile, value_type=value_type, warps=warps, operand=operand)
     l0, l1 = _span(g.lanes, None if window is None else window[0], "lanes")
     c0, c1 = _span(g.cols, None if window is None else window[1], "columns")
     if mode not in ("auto", "cells", "blocks"):
@@ -285,9 +325,9 @@ def tmem_scene(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any 
                 held = (m >= 0).any()
                 fill = WARP_COLORS[(i // 32) % len(WARP_COLORS)] if held else "#ffffff"
                 if mode == "cells":
-                    labels = (f"m{int(m[0, 0])}", f"n{int(n[0, 0])}") if m[0, 0] >= 0 else ()
+                    labels = (f"m{int(m[0, 0])}", f"{g.second}{int(n[0, 0])}") if m[0, 0] >= 0 else ()
                 else:
-                    labels = (_range("m", m), _range("n", n)) if held and h >= 2.4 * font and w >= 5 * font else ()
+                    labels = (_range("m", m), _range(g.second, n)) if held and h >= 2.4 * font and w >= 5 * font else ()
             cid = f"TMEM-{i}-{j}" if mode == "cells" else f"TMEM-blk-{i}-{j}"
             scene.cell(cid, x, y, w, h, fill, labels, font)
     # lane quarters: a band per warp, its boundary drawn thick

@@ -87,6 +87,26 @@ def test_accumulator_cells_are_the_isa_data_path(name, path):
     assert ((g.m >= 0) == (want == 0)).all()
 
 
+@pytest.mark.parametrize("name, tile, path", [
+    ("SM100_MMA_F16BF16_TS<bf16,bf16,float,128,64,K,K>", (128, 64), lambda m, k: (m, k // 2)),  # 2 bf16 a column
+    ("SM100_MMA_F16BF16_TS<bf16,bf16,float,64,64,K,K>", (64, 32), lambda m, k: (m % 16 + 32 * (m // 16), k // 2)),
+    ("SM100_MMA_TF32_TS<tf32,tf32,float,128,64,K,K>", (128, 16), lambda m, k: (m, k)),
+])
+def test_ts_a_cells_are_the_isa_data_path(name, tile, path):
+    """The TMEM A of _TS atoms (1SM, M = 128 and 64): A[m, k] in the lanes of D's data path, packed 32 bits a column."""
+    g = tmem_grid(umma_atom(name), operand="A", tile=tile)
+    M, K = tile
+    for m in range(M):
+        for k in range(0, K, 32 // (16 if "bf16" in name else 32)):
+            lane, col = path(m, k)
+            assert (g.m[lane, col], g.n[lane, col]) == (m, k), (m, k)
+    assert int((g.m >= 0).sum()) == M * K * (16 if "bf16" in name else 32) // 32
+    with pytest.raises(LayoutError, match="load= does nothing with operand='A'"):
+        tmem_grid(umma_atom(name), operand="A", load="SM100_TMEM_LOAD_32dp32b1x")
+    with pytest.raises(LayoutError, match="operand='A' is the TMEM A of a UMMA _TS atom"):
+        tmem_grid(Layout((128, 4), (65536, 1)), operand="A")
+
+
 CASES = [c for c in C.cases() if not c[3] and (REC is None or "refused" not in REC["cases"][C.key(c)])]
 
 
