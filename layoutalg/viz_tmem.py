@@ -10,7 +10,7 @@ Three pictures, one drawing (:func:`tmem_scene`):
   is labelled with the element ``m<m> n<n>`` of D it holds (per CTA: a ``2x1SM`` atom's CTA 1
   holds rows ``M/2 ..`` in the same cells);
 - ``operand="A"``: the TMEM A of a ``_TS`` atom (cell = ``m<m> k<k>``, two 16-bit values a column);
-- ``load=`` an ld atom over that accumulator, tiled as CuTe's ``make_tmem_copy`` does (warp ``w``
+- ``load=`` an ld atom over the accumulator, tiled as CuTe's ``make_tmem_copy`` does (warp ``w``
   on lane quarter ``w``): each cell is labelled with the thread and value that receive it after
   the load, i.e. :func:`~layoutalg.nvidia.tmem_accum.epilogue_tv` read through the accumulator.
 
