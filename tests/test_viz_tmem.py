@@ -188,3 +188,15 @@ def test_options_that_would_be_ignored_are_errors():
         tmem_scene(a, window=((0, 200), (0, 4)))
     with pytest.raises(LayoutError, match="does not exist"):  # .32x32b over an M = 64 accumulator: CuTe refuses
         tmem_scene(umma_atom("SM100_MMA_F16BF16_SS<bf16,bf16,float,64,64,K,K>"), load="SM100_TMEM_LOAD_32dp32b1x")
+
+
+def test_png_and_store_picture(tmp_path):
+    pytest.importorskip("matplotlib")
+    s = tmem_scene("SM100_TMEM_STORE_16dp32b2x", warps=2)
+    assert "writes it" in " ".join(t[2] for t in s.texts)
+    img = viz.render_png(s)
+    assert img.shape[:2] == (round(s.height), round(s.width))
+    # the four quarter bands of an accumulator picture are drawn as thick black lines at lanes 32, 64, 96
+    a = umma_atom("SM100_MMA_F16BF16_SS<bf16,bf16,float,128,64,K,K>")
+    thick = [ln for ln in tmem_scene(a).lines if ln[4] > 1]
+    assert len(thick) == 5 and len({round(ln[1]) for ln in thick}) == 5
