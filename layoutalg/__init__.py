@@ -81,6 +81,7 @@ from .verify import Counterexample, Verdict, equivalent, verify  # noqa: E402
 from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: E402
 from . import viz as _viz  # noqa: E402,F401  (registers the notebook pictures: layoutalg.hooks)
 from . import viz_tiled as _viz_tiled  # noqa: E402,F401  (the pictures of TiledMMA / TiledCopy)
+from . import viz_tmem as _viz_tmem  # noqa: E402,F401  (the pictures of tensor memory: TMEM copy atoms)
 
 
 def _mma_atom_by_name(*args: Any, **kwargs: Any) -> Any:

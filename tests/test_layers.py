@@ -35,6 +35,7 @@ LAYERS: list[list[str]] = [
     ["synth"],
     ["viz"],
     ["viz_tiled"],
+    ["viz_tmem"],  # TMEM pictures (lanes x columns): above viz_tiled's colours and the nvidia TMEM modules
     ["interop"],
     ["gpu"],
     ["cli"],

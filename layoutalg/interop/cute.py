@@ -309,6 +309,67 @@ def _umma_smem_spelling(x: Any, dtype: str | None) -> str | None:
     return None
 
 
+#: CuTe's C++ value type of a TMEM copy atom (``Copy_Atom<SM100_TMEM_LOAD_..., T>``), by layoutalg's type name
+_TMEM_CPP_TYPES: dict[str, str] = {
+    "f32": "float", "f16": "half_t", "bf16": "bfloat16_t", "tf32": "tfloat32_t", "f64": "double",
+    "s32": "int32_t", "u32": "uint32_t", "s16": "int16_t", "u16": "uint16_t", "s8": "int8_t", "u8": "uint8_t",
+    "e4m3": "float_e4m3_t", "e5m2": "float_e5m2_t",
+}
+#: the CuTe DSL op class of each tcgen05.cp shape (``cutlass.cute.nvgpu.tcgen05``)
+_TMEM_DSL_CP = {"128x256b": "Cp128x256bOp", "128x128b": "Cp128x128bOp", "4x256b": "Cp4x256bOp",
+                "32x128b.warpx4": "Cp4x32x128bOp", "64x128b.warpx2::02_13": "Cp2x64x128b0213Op",
+                "64x128b.warpx2::01_23": "Cp2x64x128b0123Op"}
+
+
+def _tmem_op(x: Any) -> Any:
+    """The TmemCopyOp of a TMEM copy op or of a CopyAtom named SM100_TMEM_* / SM100_UTCCP_*, else None."""
+    from ..nvidia.tmem_copy import TmemCopyOp, tmem_copy_op
+    from ..tiled import CopyAtom
+
+    if isinstance(x, TmemCopyOp):
+        return x
+    if isinstance(x, CopyAtom) and str(x.name).startswith(("SM100_TMEM_", "SM100_UTCCP_")):
+        return tmem_copy_op(x.name)
+    return None
+
+
+def _tmem_cute_cpp(x: Any, op: Any, dtype: str | None, ctype: str | None) -> CuteCpp:
+    """``Copy_Atom<Op, T>{}`` of a TMEM copy atom: CuTe's print of it is ``str(tmem_copy_atom(Op, T))``."""
+    from ..nvidia.dtypes import dtype_name
+    from ..nvidia.tmem_copy import TmemCopyOp
+
+    if ctype is not None:
+        raise LayoutError(f"to_cute_cpp: ctype names an MMA accumulator; {op.name} is a copy atom (leave ctype out)")
+    if isinstance(x, TmemCopyOp):
+        if dtype is None:
+            raise LayoutError(f"to_cute_cpp: {op.name} is an instruction; its Copy_Atom<{op.name}, T> needs the value "
+                              "type T (give dtype, e.g. 'f32')")
+        vt = dtype_name(dtype, op="to_cute_cpp")
+    else:
+        if dtype is not None:
+            raise LayoutError(f"to_cute_cpp: {x.name} is Copy_Atom<{x.name}, {x.value_type}>, which fixes its value "
+                              "type; dtype would be ignored (leave it out)")
+        vt = dtype_name(x.value_type, op="to_cute_cpp")
+    cpp = _TMEM_CPP_TYPES.get(vt)
+    if cpp is None:
+        raise LayoutError(f"to_cute_cpp: a TMEM copy atom of {vt} values has no CuTe C++ spelling here "
+                          f"(types: {', '.join(_TMEM_CPP_TYPES)})")
+    t = f"Copy_Atom<{op.name}, {cpp}>"
+    return CuteCpp(expr=t + "{}", type=t, text=str(op.copy_atom(vt)), cute=t + "{}", atom=op.name)
+
+
+def _tmem_dsl(op: Any) -> str:
+    """The CuTe DSL op of a TMEM copy instruction (``from cutlass.cute.nvgpu import tcgen05``)."""
+    if op.kind == "cp":
+        return f"tcgen05.{_TMEM_DSL_CP[op.shape]}(tcgen05.CtaGroup.{'ONE' if op.cta_group == 1 else 'TWO'})"
+    cls = ("Ld" if op.kind == "ld" else "St") + op.shape + "Op"
+    if op.kind == "ld":
+        mod = "tcgen05.Pack." + ("PACK_16b_IN_32b" if op.pack16 else "NONE")
+    else:
+        mod = "tcgen05.Unpack." + ("UNPACK_32b_IN_16b" if op.pack16 else "NONE")
+    return f"tcgen05.{cls}(tcgen05.Repetition.x{op.num}, {mod})"
+
+
 def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -> CuteCpp:
     """to_cute_cpp(L) -> the CuTe C++ expression and type of L: CuTe's ``print`` of either is ``str(L)``.
 
@@ -340,10 +401,28 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
     >>> c = to_cute_cpp(mma.fragment("m16n8k16", "f16", "A", ctype="f32"))
     >>> c.atom, c.cute
     ('SM80_16x8x16_F32F16F16F32_TN', 'typename MMA_Traits<SM80_16x8x16_F32F16F16F32_TN>::ALayout{}')
+
+    A TMEM copy atom (:mod:`layoutalg.nvidia.tmem_copy`; a ``TmemCopyOp`` with ``dtype``, or a
+    ``CopyAtom`` that carries its value type) is CuTe's ``Copy_Atom<Op, T>``, and ``text`` is what
+    CuTe prints for it (checked by compiling the expression on the host):
+
+    >>> from layoutalg.nvidia.tmem_copy import tmem_copy_atom, tmem_copy_op
+    >>> to_cute_cpp(tmem_copy_op("SM100_TMEM_LOAD_32dp32b1x"), dtype="f32").expr
+    'Copy_Atom<SM100_TMEM_LOAD_32dp32b1x, float>{}'
+    >>> print(to_cute_cpp(tmem_copy_atom("SM100_TMEM_LOAD_16dp256b1x_16b", "f16")).text)
+    Copy_Atom
+      ThrID:        32:1
+      ValLayoutSrc: (32,256):(0,1)
+      ValLayoutDst: ((4,8),(4,2)):((4,16),(1,128))
+      ValLayoutRef: (32,256):(0,1)
+      ValueType:    16b
     """
     from ..nvidia.dtypes import dtype_name
     from ..nvidia.umma import UMMAAtom
 
+    top = _tmem_op(x)
+    if top is not None:  # a tcgen05.ld/st/cp copy atom: CuTe's Copy_Atom<Op, T> (layoutalg.nvidia.tmem_copy)
+        return _tmem_cute_cpp(x, top, dtype, ctype)
     if isinstance(x, UMMAAtom):  # a tcgen05 atom: CuTe's MMA_Atom of its MMA_Traits (layoutalg.nvidia.umma)
         if dtype is not None or ctype is not None:
             raise LayoutError(f"to_cute_cpp: {x.name} fixes its own types; dtype/ctype would be ignored (leave them out)")
@@ -440,11 +519,22 @@ def to_cute_dsl(x: Any) -> str:
     >>> from layoutalg.nvidia.umma import umma_atom
     >>> to_cute_dsl(umma_atom("SM100_MMA_F16BF16_2x1SM_SS<bf16,bf16,float,256,128,K,MN>"))
     'tcgen05.MmaF16BF16Op(cutlass.BFloat16, cutlass.Float32, (256, 128, 16), tcgen05.CtaGroup.TWO, tcgen05.OperandSource.SMEM, cute.nvgpu.OperandMajorMode.K, cute.nvgpu.OperandMajorMode.MN)'
+
+    and a TMEM copy instruction its ``tcgen05`` copy op (``cute.make_copy_atom(op, T)`` makes the atom)::
+
+    >>> from layoutalg.nvidia.tmem_copy import tmem_copy_op
+    >>> to_cute_dsl(tmem_copy_op("SM100_TMEM_LOAD_16dp32b4x_16b"))
+    'tcgen05.Ld16x32bx2Op(tcgen05.Repetition.x4, tcgen05.Pack.PACK_16b_IN_32b)'
+    >>> to_cute_dsl(tmem_copy_op("SM100_UTCCP_2x64dp128bitlw0213_2cta"))
+    'tcgen05.Cp2x64x128b0213Op(tcgen05.CtaGroup.TWO)'
     """
     from ..nvidia.umma import UMMAAtom
 
     if isinstance(x, UMMAAtom):
         return _umma_dsl(x)
+    top = _tmem_op(x)
+    if top is not None:
+        return _tmem_dsl(top)
     return _dsl(_unwrap(x, "to_cute_dsl"))
 
 

@@ -57,6 +57,7 @@ import sympy
 
 from ..algebra import composition
 from ..errors import LayoutError
+from ..hooks import svg_of
 from ..layout import Layout, make_layout
 from ..symbolic import bitand, shr
 from ..tiled import CopyAtom
@@ -161,6 +162,10 @@ class TmemCopyOp:
     ref_bits: Layout
     lanes: int
     columns: int
+
+    def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks
+        """The picture a notebook shows (registered by layoutalg.viz_tmem through layoutalg.hooks)."""
+        return svg_of(self)
 
     @property
     def ptx(self) -> str:
