@@ -1402,6 +1402,9 @@ def cmd_atoms(args: argparse.Namespace) -> int:
 
     names += [f"copy {n}" for n in tmem_copy_names() if f"copy {n}" not in names]
     if args.list is not None:
+        from .nvidia.umma import umma_atom_names  # tcgen05.mma (sm_100): CuTe's SM100_MMA_* over types, M, N, majors
+
+        names += [f"mma  {n}" for n in umma_atom_names()]
         _refuse_unused(args, "atoms", "with --list", {"dtype": "--dtype"})
         pattern = " ".join(([] if args.list is True else [args.list]) + ([args.name] if args.name else [])) or None
         return _list(names, pattern, "atoms", "atoms")
