@@ -73,6 +73,7 @@ __all__ = [
     "local_tile",
     "local_partition",
     "get_flat_coord",
+    "compact_col_major",
 ]
 
 
@@ -397,16 +398,26 @@ def zipped_divide(layout: Any, tiler: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 # make_layout_like / make_fragment_like (cute/layout.hpp, stride.hpp compact_order)
 # ---------------------------------------------------------------------------------------------
-def _compact_col_major(shape: Any, start: int) -> Any:
-    """CuTe's compact_col_major(shape, start): static size-1 modes get stride 0."""
+def compact_col_major(shape: Any, start: int = 1) -> Any:
+    """CuTe's ``compact_col_major(shape, start)`` on static shapes: the strides of the column-major
+    layout of ``shape`` whose first mode has stride ``start``; a size-1 mode gets stride 0 (CuTe's
+    static ``_1`` modes do, which is what ``make_layout(shape)`` prints).
+
+    >>> compact_col_major((2, (1, 3), 4))
+    (1, (0, 2), 6)
+    >>> compact_col_major(8, 3)
+    3
+    """
     if type(shape) is tuple:
         out = []
         cur = start
         for s in shape:
-            out.append(_compact_col_major(s, cur))
+            out.append(compact_col_major(s, cur))
             cur = cur * it.product(s)
         return tuple(out)
     return 0 if shape == 1 else start
+
+
 
 
 def _compact_order(shape: Any, order: Any, dynamic: Any = None) -> Any:
@@ -442,7 +453,7 @@ def _compact_order(shape: Any, order: Any, dynamic: Any = None) -> Any:
         for rs, ro in zip(ref_shape, ref_order):
             if ro < o:
                 start *= rs
-        return _compact_col_major(s, start)
+        return compact_col_major(s, start)
 
     return go(shape, order_t)
 
@@ -486,7 +497,7 @@ def make_fragment_like(x: Any) -> Any:
                 return tuple(filter_zeros(a, b) for a, b in zip(d, s))
             return 1 if d == 0 else s
 
-        first = Layout(m0.shape, _compact_col_major(filter_zeros(m0.stride, m0.shape), 1))
+        first = Layout(m0.shape, compact_col_major(filter_zeros(m0.stride, m0.shape), 1))
         xs: Any = x.shape
         xd: Any = x.stride
         rest_shape = tuple(xs[1:])

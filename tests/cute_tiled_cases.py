@@ -514,9 +514,41 @@ def swizzled_keys(case: Any) -> set:
     return keys
 
 
+def _k_split_c_tv(case: Any, cute_text: str, mine_text: str) -> str | None:
+    """The named difference of ``get_layoutC_TV`` with threads along K (None when it holds exactly).
+
+    layoutalg: K group g holds the C elements of K group 0 (what partition_C gives every group);
+    CuTe 4.2: the same for K group 0, and past the tile for every other group."""
+    mma = case.tiled_mma()
+    M, N, _K = mma.tile_size_mnk
+    c, m = parse(cute_text), parse(mine_text)
+    T, V = int(m[0].size()), int(m[1].size())
+    g0 = T // mma.k_split
+    tc = np.asarray(c.table()).reshape(V, T)
+    tm = np.asarray(m.table()).reshape(V, T)
+    if (int(c[0].size()), int(c[1].size())) != (T, V):
+        return "thread/value counts differ"
+    if not np.array_equal(tc[:, :g0], tm[:, :g0]):
+        return "K group 0 differs"
+    if not all(np.array_equal(tm[:, g * g0:(g + 1) * g0], tm[:, :g0]) for g in range(mma.k_split)):
+        return "layoutalg's K groups do not repeat K group 0"
+    if not (tc[:, g0:] >= M * N).any():
+        return "CuTe's other K groups stay inside the tile: the difference is gone"
+    return None
+
+
+#: (case key, record key) -> (why layoutalg differs from CuTe 4.2, a check of the exact relation: None if it holds)
+CUTE_DIFFERENCES = {
+    ("sm80_16x8x16_f16_2x2x2", "C_TV"): (
+        "threads along K: CuTe's get_layoutC_TV sends K groups >= 1 past the C tile; layoutalg gives them the "
+        "elements partition_C gives them (those of K group 0)", _k_split_c_tv),
+}
+
+
 def compare(case: Any, cute: dict, mine: dict, *, text: bool = True) -> list:
     """Mismatches between CuTe's records and layoutalg's: addresses and layouts as functions always,
-    layout text where ``text`` (and the tensor is not swizzled)."""
+    layout text where ``text`` (and the tensor is not swizzled). A record named in
+    :data:`CUTE_DIFFERENCES` must instead stand in exactly the named relation to CuTe's."""
     bad = []
     skip_text = swizzled_keys(case)
     for k, v in mine.items():
@@ -524,6 +556,12 @@ def compare(case: Any, cute: dict, mine: dict, *, text: bool = True) -> list:
             bad.append(f"{k}: missing from CuTe's output")
             continue
         c = cute[k]
+        diff = CUTE_DIFFERENCES.get((getattr(case, "key", None), k))
+        if diff is not None:
+            why = diff[1](case, c, v)
+            if why is not None:
+                bad.append(f"{k}: the named difference ({diff[0]}) does not hold: {why}")
+            continue
         if k.endswith(".addr"):
             if digest(v) != c:
                 bad.append(f"{k}: addresses differ: CuTe {c['head']}... layoutalg {v[:16]}...")
