@@ -439,10 +439,17 @@ class TiledMMA:
 
     # --- slices ------------------------------------------------------------------------------------
     def get_slice(self, thr_idx: int) -> ThrMMA:
-        """``mma.get_slice(t)``: the thread's view, whose ``partition_*`` cut its share out of a tensor."""
+        """``mma.get_slice(t)``: the thread's view, whose ``partition_*`` cut its share out of a tensor.
+
+        ``t`` is a thread index as the TV layouts number them: ``[0, size<0>(get_layoutC_TV()))``. That is
+        ``[0, num_threads)`` except for Volta quadpairs, whose lanes are not consecutive (one m8n8k4 atom is
+        lanes 0-3 and 16-19 of 32); a lane outside the MMA's threads aliases one inside, as in CuTe (its
+        ``get_flat_coord`` reads the lane through the thread layout's strides).
+        """
         t = int(thr_idx)
-        if not 0 <= t < self.num_threads:
-            raise LayoutError(f"TiledMMA.get_slice: thread {t} outside [0, {self.num_threads})")
+        n = max(self.num_threads, int(self._thridx_2_thrid().size()))
+        if not 0 <= t < n:
+            raise LayoutError(f"TiledMMA.get_slice: thread {t} outside [0, {n})")
         return ThrMMA(self, get_flat_coord(self.thr_layout_vmnk, t), t)
 
     thr_slice = get_slice
@@ -909,30 +916,39 @@ def make_tiled_copy_B(atom: CopyAtom, mma: TiledMMA) -> TiledCopy:
 
 
 def _refuse_k_split_C(op: str, mma: TiledMMA) -> None:
-    """A tiled copy of C over an MMA with threads along K: each element would be copied from k_split partial sums."""
+    """A tiled copy of C over an MMA with threads along K, where CuTe's C TV layout is not what partition_C gives.
+
+    Where CuTe's ``get_layoutC_TV`` equals the true one (K groups repeating K group 0's elements; e.g. an atom
+    layout ``(1,1,2)``) the copy is CuTe's, every element held by ``k_split`` threads. Elsewhere CuTe's copy
+    would move the wrong elements (or leave the tile), and this raises with the first such (thread, value).
+    """
     if mma.k_split == 1:
         return
     M, N, _K = mma.tile_size_mnk
     cute = mma._cute_layoutC_TV()
+    true = mma.get_layoutC_TV()
     t = np.asarray(cute.table(), dtype=np.int64)
-    k = int(np.nonzero(t >= M * N)[0][0])
+    want = np.asarray(true.table(), dtype=np.int64)
+    if t.shape == want.shape and np.array_equal(t, want):
+        return
+    k = int(np.nonzero(t != want)[0][0]) if t.shape == want.shape else 0
     nthr = int(cute[0].size())
+    where = (f"index {int(t[k])}, outside the {M * N}-element tile: its copy would read and write past the tile"
+             if t[k] >= M * N else f"index {int(t[k])}, where partition_C gives that thread element {int(want[k])}")
     raise LayoutError(
         f"{op}: {mma!r} has {mma.k_split} thread groups along K (atom layout {mma.atom_layout_mnk}); they hold "
-        f"partial sums of the same {M}x{N} C tile, so a tiled copy of C would write every element {mma.k_split} "
-        "times with different values -- reduce the K groups first, or build the MMA without threads along K. "
-        f"CuTe 4.2 builds this copy from its get_layoutC_TV {cute}, which maps (thread {k % nthr}, value "
-        f"{k // nthr}) to index {int(t[k])}, outside the {M * N}-element tile: its copy would read and write past "
-        "the tile"
+        f"partial sums of the same {M}x{N} C tile, each group the elements partition_C gives it: {true}. "
+        f"CuTe 4.2 builds this copy from its get_layoutC_TV {cute} instead, which maps (thread {k % nthr}, value "
+        f"{k // nthr}) to {where}. Reduce the K groups first, or build the MMA without threads along K"
     )
 
 
 def make_tiled_copy_C(atom: CopyAtom, mma: TiledMMA) -> TiledCopy:
     """The copy for C/D: TV = ``mma.get_layoutC_TV()`` over (M, N).
 
-    LayoutError where CuTe's copy would leave the tile: an MMA with threads along K (their partial sums
-    would all be written; CuTe's TV layout sends those threads past the tile), or a permutation that is
-    not a bijection (see :meth:`TiledMMA.get_layoutC_TV`).
+    LayoutError where CuTe's copy would move other elements than the MMA holds: an MMA with threads along
+    K whose CuTe TV layout sends those threads elsewhere (past the tile, for ``(2,2,2)`` m16n8k16), or a
+    permutation that is not a bijection (see :meth:`TiledMMA.get_layoutC_TV`).
     """
     _refuse_k_split_C("make_tiled_copy_C", mma)
     return TiledCopy(atom, mma.get_layoutC_TV(), (mma.tile_size(0), mma.tile_size(1)))

@@ -1,0 +1,525 @@
+"""Defining properties of the high-level operations, each checked by an evaluator written here (issue 23, item 1).
+
+Every case is drawn by hypothesis and must either satisfy its property or raise ``LayoutError``;
+any other exception, or a returned answer that breaks the property, fails the test. The evaluators
+below do not call the algebra (no composition, divide, inverse): they evaluate layouts by the
+dot product of coordinates and strides, from the definitions in CuTe's ``mma_atom.hpp`` /
+``copy_atom.hpp``, the CUDA driver's ``cuTensorMapEncodeTiled`` rules and the PTX ISA's
+swizzle tables, and the usual 32-bank shared-memory model.
+
+* tiled MMA (:func:`make_tiled_mma` over random atoms of the catalog, random atom layouts and
+  permutations): ``get_layout{A,B,C}_TV`` equal the construction by hand (atom TV, thread
+  coordinates, rest tiles, permutation); every element is held equally often (A: once per
+  thread along N, B: per thread along M, C: per thread along K, times the atom's own
+  replication); ``partition_{A,B,C}`` of a random tensor hold exactly the elements the TV layout
+  assigns, repeated over the tensor's tiles; a permutation that is not a bijection raises.
+* tiled copy (:func:`make_tiled_copy` with random thread / value layouts; ``make_tiled_copy_{A,B,C}``
+  over random MMAs): the TV layout is the raked product by hand; partition_S and partition_D pair
+  the same coordinates; the threads together move every element once; ``copy`` moves every
+  element (or raises exactly when a register does not vectorise); ``retile_D/S`` of the MMA's
+  fragment names, register by register, the element the copy's partition delivers.
+* TMA (:class:`TensorMap`): placement equals the driver's model computed here (box coordinate ->
+  padded row pitch -> swizzle of the PTX tables -> shared byte; global coordinate and bounds);
+  broken driver rules raise a LayoutError naming the rule.
+* ``explain``: each formula, parsed by a C-expression evaluator written here, equals the layout
+  on every coordinate (random layouts, swizzled tiles, fragments).
+* ``synthesize_swizzle``: every reported wavefront count equals a bank counter written here.
+* ``to_gluon`` / ``from_gluon``: round trips of random Gluon-expressible layouts (skipped without Triton).
+
+The default run is derandomized (``ci`` settings below, a few thousand examples in all); the
+``exhaustive`` marker (``pytest -m exhaustive``) runs the same properties with 20x the examples.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from layoutalg import ComposedLayout, Layout, LayoutError, Swizzle
+from layoutalg.nvidia.atoms import copy_atom, mma_atom, mma_atom_names
+from layoutalg.tensor import _, make_tensor
+from layoutalg.tiled import (
+    copy,
+    make_tiled_copy,
+    make_tiled_copy_A,
+    make_tiled_copy_B,
+    make_tiled_copy_C,
+    make_tiled_mma,
+)
+
+_HC = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+
+
+def ci(n: int):
+    """The default run: derandomized, ``n`` examples."""
+    return settings(max_examples=n, deadline=None, derandomize=True, database=None, suppress_health_check=_HC)
+
+
+def big(n: int):
+    """The exhaustive run: 20x, random seeds."""
+    return settings(max_examples=20 * n, deadline=None, database=None, suppress_health_check=_HC)
+
+
+def both(n: int):
+    """Decorate a ``check_*(data)`` function into a default test and an ``exhaustive`` one."""
+    def deco(fn):
+        def run_ci(data):
+            fn(data)
+
+        def run_big(data):
+            fn(data)
+
+        t_ci = ci(n)(given(st.data())(run_ci))
+        t_big = pytest.mark.exhaustive(big(n)(given(st.data())(run_big)))
+        t_ci.__doc__ = t_big.__doc__ = fn.__doc__
+        return t_ci, t_big
+    return deco
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluators (no algebra): a layout is a dot product of its coordinates with its strides
+# ---------------------------------------------------------------------------------------------
+def flat(t):
+    if isinstance(t, tuple):
+        out = []
+        for x in t:
+            out += flat(x)
+        return out
+    return [int(t)]
+
+
+def table_of(L) -> np.ndarray:
+    """L(i) for every i in [0, size): colexicographic coordinates dotted with the strides (no library call)."""
+    if isinstance(L, ComposedLayout):
+        inner = table_of(L.inner)
+        return np.array([swz(L.outer, L.offset + int(x)) for x in inner], dtype=np.int64)
+    shp, std = flat(L.shape), flat(L.stride)
+    n = math.prod(shp)
+    idx = np.arange(n, dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    for s, d in zip(shp, std):
+        out += (idx % s) * d
+        idx //= s
+    return out
+
+
+def swz(sw: Swizzle, x: int) -> int:
+    """Swizzle<B,M,S>: XOR bits [M+S, M+S+B) (S > 0) into bits [M, M+B) -- CuTe's swizzle.hpp, by hand."""
+    B, M, S = sw.B, sw.M, sw.S
+    if B == 0:
+        return x
+    if S >= 0:
+        return x ^ ((x >> S) & (((1 << B) - 1) << M))
+    return x ^ ((x << -S) & (((1 << B) - 1) << (M - S)))
+
+
+def at(L, *crd) -> int:
+    """L at a coordinate of its top-level modes (each an index into that mode)."""
+    shp, std = L.shape, L.stride
+    if not isinstance(shp, tuple):
+        shp, std = (shp,), (std,)
+    off = 0
+    for c, s, d in zip(crd, shp, std):
+        off += int(table_of(Layout(s, d))[c])
+    return off
+
+
+# ---------------------------------------------------------------------------------------------
+# tiled MMA
+# ---------------------------------------------------------------------------------------------
+_SYNC = [n for n in mma_atom_names() if not n.startswith("SM90_64")]
+_WGMMA = [n for n in mma_atom_names() if n.startswith("SM90_64x") and int(n.split("x")[1]) <= 32]
+
+
+@st.composite
+def atom_layouts(draw, max_atoms: int = 8):
+    """A random (M, N, K) atom layout: sizes 1/2/4, the modes' strides in a random order."""
+    shp = [draw(st.sampled_from([1, 1, 2, 2, 4])), draw(st.sampled_from([1, 1, 2, 2, 4])), draw(st.sampled_from([1, 1, 1, 2]))]
+    while math.prod(shp) > max_atoms:
+        shp[shp.index(max(shp))] //= 2
+    order = draw(st.permutations([0, 1, 2]))
+    strides = [0, 0, 0]
+    acc = 1
+    for k in order:
+        strides[k] = 0 if shp[k] == 1 else acc
+        acc *= shp[k]
+    if draw(st.booleans()) and strides == [0 if s == 1 else x for s, x in zip(shp, _colmajor(shp))]:
+        return tuple(shp)  # as a shape, the way kernels write it
+    return Layout(tuple(shp), tuple(strides))
+
+
+def _colmajor(shp):
+    out, acc = [], 1
+    for s in shp:
+        out.append(acc)
+        acc *= s
+    return out
+
+
+@st.composite
+def bijections(draw, n: int):
+    """A Layout that is a bijection of [0, n): a factorisation of n with its strides in a random order."""
+    fs = []
+    m = n
+    while m > 1:
+        p = next(q for q in (2, 3, 5, 7) if m % q == 0) if any(m % q == 0 for q in (2, 3, 5, 7)) else m
+        k = p
+        while m % (k * p) == 0 and draw(st.booleans()):
+            k *= p
+        fs.append(k)
+        m //= k
+    if not fs:
+        return Layout(1, 0)
+    order = draw(st.permutations(list(range(len(fs)))))
+    strides = [0] * len(fs)
+    acc = 1
+    for k in order:
+        strides[k] = acc
+        acc *= fs[k]
+    return Layout(tuple(fs), tuple(strides)) if len(fs) > 1 else Layout(fs[0], 1)
+
+
+@st.composite
+def tiled_mmas(draw, allow_bad: bool = True):
+    name = draw(st.sampled_from(_SYNC) if draw(st.integers(0, 4)) else st.sampled_from(_WGMMA))
+    atom = mma_atom(name)
+    al = draw(atom_layouts())
+    shp = al.shape if isinstance(al, Layout) else al
+    perm = []
+    for i in range(3):
+        base = atom.shape_mnk[i] * shp[i]
+        kind = draw(st.sampled_from(["_", "_", "int", "layout", "bad"] if allow_bad else ["_", "_", "int", "layout"]))
+        if atom.a_k_compression > 1 and i == 2 and kind in ("layout", "bad"):
+            kind = "int"
+        if kind == "_":
+            perm.append(_)
+        elif kind == "int":
+            perm.append(base * draw(st.sampled_from([1, 1, 2])))
+        elif kind == "layout":
+            perm.append(draw(bijections(base * draw(st.sampled_from([1, 2])))))
+        else:
+            perm.append(Layout(base, 2))  # reaches twice its size: not a bijection
+    perm_t = tuple(perm) if any(p is not _ for p in perm) else None
+    return atom, al, perm_t
+
+
+def thread_ids(atom, al):
+    """t(v, m, n, k) by hand: the atom's ThrID, translated per atom by the greedy disjoint offsets (CuTe's complement)."""
+    img = set(int(x) for x in table_of(atom.thr_id))
+    shp = al.shape if isinstance(al, Layout) else al
+    std = al.stride if isinstance(al, Layout) else tuple(_colmajor(al))
+    n_atoms = math.prod(shp)
+    offs, used, d = [], set(), 0
+    while len(offs) < n_atoms:
+        tr = {x + d for x in img}
+        if not tr & used:
+            offs.append(d)
+            used |= tr
+        d += 1
+    thr = table_of(atom.thr_id)
+    out = {}
+    for k in range(shp[2]):
+        for n in range(shp[1]):
+            for m in range(shp[0]):
+                a = m * std[0] + n * std[1] + k * std[2]
+                for v in range(len(thr)):
+                    out[(v, m, n, k)] = int(thr[v]) + offs[a]
+    return out, shp
+
+
+def perm_fn(p, n):
+    if p is None or p is _ or isinstance(p, int):
+        return np.arange(n)
+    return table_of(p)
+
+
+def expected_tv(atom, al, mma, which):
+    """{(thread, value): element index} of get_layout<which>_TV, by CuTe's construction written out."""
+    tids, (TM, TN, TK) = thread_ids(atom, al)
+    AM, AN, AK = atom.shape_mnk
+    Mt, Nt, Kt = mma.tile_size_mnk
+    c = atom.a_k_compression
+    if which == "A":
+        atv, (R0, R1), (A0, A1), (T0, T1), (P0, P1) = atom.layout_a_tv, (Mt, Kt // c), (AM, AK // c), (0, 2), (0, 2)
+    elif which == "B":
+        atv, (R0, R1), (A0, A1), (T0, T1), (P0, P1) = atom.layout_b_tv, (Nt, Kt), (AN, AK), (1, 2), (1, 2)
+    else:
+        atv, (R0, R1), (A0, A1), (T0, T1), (P0, P1) = atom.layout_c_tv, (Mt, Nt), (AM, AN), (0, 1), (0, 1)
+    tshape = (TM, TN, TK)
+    n0, n1 = tshape[T0], tshape[T1]
+    rest0, rest1 = R0 // (A0 * n0), R1 // (A1 * n1)
+    AT, AV = int(atv[0].size()), int(atv[1].size())
+    atab = table_of(atv).reshape(AV, AT)
+    p0, p1 = perm_fn(mma.permutation[P0], R0), perm_fn(mma.permutation[P1], R1)
+    out = {}
+    for (v, m, n, k), t in tids.items():
+        co = (m, n, k)
+        c0, c1 = co[T0], co[T1]
+        if which == "C" and k > 0:
+            continue  # K groups repeat K group 0 (filled below)
+        for r1 in range(rest1):
+            for r0 in range(rest0):
+                for av in range(AV):
+                    e = int(atab[av, v])
+                    i0 = e % A0 + A0 * (c0 + n0 * r0)
+                    i1 = e // A0 + A1 * (c1 + n1 * r1)
+                    val = av + AV * (r0 + rest0 * r1)
+                    out[(t, val)] = int(p0[i0]) + R0 * int(p1[i1])
+    if which == "C":
+        for (v, m, n, k), t in tids.items():
+            if k > 0:
+                t0 = tids[(v, m, n, 0)]
+                for val in range(AV * rest0 * rest1):
+                    out[(t, val)] = out[(t0, val)]
+    return out, (R0, R1)
+
+
+def _bijective_perms(mma) -> bool:
+    return all(not isinstance(p, Layout) or sorted(table_of(p).tolist()) == list(range(int(p.size())))
+               for p in mma.permutation)
+
+
+def _tensor_layout(draw, R, C):
+    kind = draw(st.sampled_from(["row", "col", "padded"]))
+    if kind == "row":
+        return Layout((R, C), (C, 1))
+    if kind == "col":
+        return Layout((R, C), (1, R))
+    return Layout((R, C), (C + 8, 1))
+
+
+@both(60)
+def check_tiled_mma(data):
+    """get_layout{A,B,C}_TV equal CuTe's construction by hand; partitions hold exactly the TV's elements."""
+    atom, al, perm = data.draw(tiled_mmas())
+    try:
+        mma = make_tiled_mma(atom, al, perm)
+    except LayoutError as e:
+        # only a permutation that does not cut its mode into whole atoms is refused
+        shp = al.shape if isinstance(al, Layout) else al
+        assert any(p is not _ and (int(p.size()) if isinstance(p, Layout) else p) % (atom.shape_mnk[i] * shp[i])
+                   for i, p in enumerate(perm or ())), e
+        return
+    ok = _bijective_perms(mma)
+    n_thr = mma.num_threads
+    for which in "ABC":
+        try:
+            tv = getattr(mma, f"get_layout{which}_TV")()
+        except LayoutError as e:
+            assert not ok, f"{which}: {e}"
+            event("TV refused (permutation not a bijection)")
+            continue
+        event(f"TV {which} checked")
+        want, (R0, R1) = expected_tv(atom, al, mma, which)
+        T, V = int(tv[0].size()), int(tv[1].size())
+        phys = sorted({t for t, _v in want})  # the MMA's lanes (a Volta quadpair leaves lanes out: CuTe's TV
+        assert len(phys) == n_thr and n_thr * V == len(want) and T > phys[-1], (which, str(tv), T, V, len(want))
+        got = table_of(tv).reshape(V, T)  # is still indexed by lane, the idle ones aliasing busy ones)
+        for (t, v), e in want.items():
+            assert got[v, t] == e, (which, str(mma), t, v, int(got[v, t]), e)
+        # every element of the tile held equally often by the MMA's threads
+        cnt = np.bincount(got[:, phys].ravel(), minlength=R0 * R1)
+        assert len(cnt) == R0 * R1 and cnt.min() == cnt.max() > 0, (which, str(tv))
+        if not ok:
+            continue
+        # partition_<which> of a tensor twice the tile in each mode: the TV's elements, on every tile
+        L = _tensor_layout(data.draw, 2 * R0, 2 * R1)
+        Tn = make_tensor(L)
+        # threads are lanes as the TV numbers them (a Volta quadpair's idle lanes alias busy ones, as in CuTe)
+        for t in sorted({0, phys[-1], data.draw(st.sampled_from(phys)), data.draw(st.integers(0, T - 1))}):
+            th = mma.get_slice(t)
+            p = getattr(th, f"partition_{which}")(Tn)
+            got_addr = sorted(int(x) for x in p.addresses())
+            exp = []
+            for v in range(V):
+                e = int(got[v, t])
+                r, c = e % R0, e // R0
+                for j1 in range(2):
+                    for j0 in range(2):
+                        exp.append(at(L, r + R0 * j0, c + R1 * j1))
+            assert got_addr == sorted(exp), (which, str(mma), t)
+            if not (which == "A" and atom.frg_a == "smem_desc") and not (which == "B" and atom.frg_b == "smem_desc"):
+                frg = getattr(th, f"partition_fragment_{which}")(Tn)
+                assert int(frg.size()) == int(p.size())
+
+
+test_tiled_mma, test_tiled_mma_exhaustive = check_tiled_mma
+
+
+# ---------------------------------------------------------------------------------------------
+# tiled copy: make_tiled_copy(atom, thr, val)
+# ---------------------------------------------------------------------------------------------
+_LOCAL = ["UniversalCopy<uint8_t>", "UniversalCopy<uint16_t>", "UniversalCopy<uint32_t>", "UniversalCopy<uint64_t>",
+          "UniversalCopy<uint128_t>", "SM80_CP_ASYNC_CACHEALWAYS<uint32_t>", "SM80_CP_ASYNC_CACHEALWAYS<uint64_t>",
+          "SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>"]
+
+
+@st.composite
+def grid(draw, max_size: int):
+    """A rank-2 layout (a, b) -> index; usually a bijection onto [0, a*b), sometimes not."""
+    a = draw(st.sampled_from([1, 2, 4, 8]))
+    b = draw(st.sampled_from([1, 2, 4, 8]))
+    while a * b > max_size:
+        a = max(1, a // 2)
+    kind = draw(st.sampled_from(["col", "row", "col", "row", "gap", "zero"]))
+    if kind == "col":
+        return Layout((a, b), (1, a))
+    if kind == "row":
+        return Layout((a, b), (b, 1))
+    if kind == "gap":
+        return Layout((a, b), (1, 2 * a))
+    return Layout((a, b), (0, 1))
+
+
+def is_bijection(L) -> bool:
+    return sorted(table_of(L).tolist()) == list(range(int(L.size())))
+
+
+@both(80)
+def check_make_tiled_copy(data):
+    """layout_tv is the raked product by hand; S and D partitions pair coordinates; copy moves every element once."""
+    name = data.draw(st.sampled_from(_LOCAL))
+    bits = int(name.split("uint")[1].split("_")[0])
+    vb = data.draw(st.sampled_from([b for b in (8, 16, 32, 64) if b <= bits]))
+    atom = copy_atom(name, vb)
+    thr = data.draw(grid(64))
+    val = data.draw(grid(16))
+    try:
+        tc = make_tiled_copy(atom, thr, val)
+    except LayoutError as e:
+        nval = int(val.size())
+        assert (not is_bijection(thr) or not is_bijection(val) or nval % (bits // vb)), e
+        event("make_tiled_copy refused")
+        return
+    assert is_bijection(thr) and is_bijection(val)
+    TMt, TNt = thr.shape
+    VMt, VNt = val.shape
+    M, N = TMt * VMt, TNt * VNt
+    assert tuple(tc.tile_shape) == (M, N)
+    nthr, nval = int(thr.size()), int(val.size())
+    tv = table_of(tc.layout_tv).reshape(nval, nthr)
+    for tn in range(TNt):
+        for tm in range(TMt):
+            t = at(thr, tm, tn)
+            for vn in range(VNt):
+                for vm in range(VMt):
+                    v = at(val, vm, vn)
+                    m, n = vm + VMt * tm, vn + VNt * tn
+                    assert tv[v, t] == m + M * n, (str(thr), str(val), t, v)
+    # partitions of two tensors of different layouts, 2x1 tiles: the same coordinate at the same position
+    S = Layout((2 * M, N), (N, 1))
+    D = Layout((2 * M, N), (1, 2 * M))
+    coord_s = {int(a): (r, c) for (r, c), a in np.ndenumerate(np.array([[at(S, r, c) for c in range(N)] for r in range(2 * M)]))}
+    coord_d = {int(a): (r, c) for (r, c), a in np.ndenumerate(np.array([[at(D, r, c) for c in range(N)] for r in range(2 * M)]))}
+    src = make_tensor(S, np.arange(2 * M * N, dtype=np.float64))
+    dst = make_tensor(D, np.full(2 * M * N, -1.0))
+    seen = np.zeros((2 * M, N), dtype=np.int64)
+    vector_ok = True
+    for t in range(nthr):
+        th = tc.get_slice(t)
+        ps, pd = th.partition_S(src), th.partition_D(dst)
+        cs = [coord_s[int(a)] for a in ps.addresses()]
+        cd = [coord_d[int(a)] for a in pd.addresses()]
+        assert cs == cd, (t, cs[:8], cd[:8])
+        for r, c in cs:
+            seen[r, c] += 1
+        try:
+            copy(tc, ps, pd)
+        except LayoutError:
+            vector_ok = False
+    assert (seen == 1).all()
+    event(f"copy vectorises: {vector_ok}")
+    if vector_ok:
+        for r in range(2 * M):
+            for c in range(N):
+                assert dst.data[at(D, r, c)] == src.data[at(S, r, c)]
+    # the refusal is exactly a register that does not vectorise (checked by hand on thread 0's partitions)
+    per = bits // vb
+    if per > 1:
+        def vec(p):
+            a = p.addresses()
+            return all(list(a[i:i + per]) == list(range(int(a[i]), int(a[i]) + per)) and a[i] % per == 0
+                       for i in range(0, len(a), per))
+        all_vec = all(vec(tc.get_slice(t).partition_S(src)) and vec(tc.get_slice(t).partition_D(dst)) for t in range(nthr))
+        assert all_vec == vector_ok
+
+
+test_make_tiled_copy, test_make_tiled_copy_exhaustive = check_make_tiled_copy
+
+
+# ---------------------------------------------------------------------------------------------
+# tiled copy of an MMA operand: make_tiled_copy_A / _B / _C
+# ---------------------------------------------------------------------------------------------
+_F16_SYNC = [n for n in _SYNC if "F16F16" in n.split("_")[2] or "BF16BF16" in n.split("_")[2]]
+_OPERAND_ATOMS = {"A": ["SM75_U32x1_LDSM_N", "SM75_U32x2_LDSM_N", "SM75_U32x4_LDSM_N", "SM75_U16x2_LDSM_T",
+                        "SM75_U16x4_LDSM_T", "SM75_U16x8_LDSM_T", "UniversalCopy<uint16_t>", "UniversalCopy<uint32_t>"],
+                  "C": ["UniversalCopy<uint32_t>", "UniversalCopy<uint64_t>", "SM90_U32x1_STSM_N", "SM90_U32x2_STSM_N",
+                        "SM90_U32x4_STSM_N"]}
+_OPERAND_ATOMS["B"] = _OPERAND_ATOMS["A"]
+
+
+@both(60)
+def check_tiled_copy_operand(data):
+    """make_tiled_copy_{A,B,C}: D (A, B) / S (C) TV equal the MMA's TV per thread; retile names the same elements."""
+    name = data.draw(st.sampled_from([n for n in _F16_SYNC if "SPARSE" not in n and not n.startswith("SM70")]))
+    atom = mma_atom(name)
+    al = data.draw(atom_layouts())
+    shp = al.shape if isinstance(al, Layout) else al
+    perm = tuple(atom.shape_mnk[i] * shp[i] * data.draw(st.sampled_from([1, 2])) for i in range(3))
+    mma = make_tiled_mma(atom, al, perm)
+    which = data.draw(st.sampled_from("ABC"))
+    cname = data.draw(st.sampled_from(_OPERAND_ATOMS[which]))
+    vt = {"A": atom.value_types[1], "B": atom.value_types[2], "C": atom.value_types[3]}[which]
+    from layoutalg.nvidia.atoms import value_bits
+
+    vb = value_bits(vt)
+    try:
+        catom = copy_atom(cname, vb)
+    except LayoutError:
+        event("copy atom refuses the value type")
+        return  # the instruction cannot move this value type (CuTe: "CopyOperation is not valid")
+    maker = {"A": make_tiled_copy_A, "B": make_tiled_copy_B, "C": make_tiled_copy_C}[which]
+    mtv = getattr(mma, f"get_layout{which}_TV")()
+    try:
+        tc = maker(catom, mma)
+    except LayoutError as e:
+        nthr, nval = int(mtv[0].size()), int(mtv[1].size())
+        ref = catom.val_layout_ref
+        cute_c_wrong = which == "C" and str(mma._cute_layoutC_TV()) != str(mtv)
+        assert nval % int(ref[1].size()) or nthr % int(ref[0].size()) or cute_c_wrong, e
+        event(f"make_tiled_copy_{which} refused")
+        return
+    event(f"make_tiled_copy_{which} checked")
+    M, N, K = mma.tile_size_mnk
+    R0, R1 = {"A": (M, K), "B": (N, K), "C": (M, N)}[which]
+    reg_side = "S" if which == "C" else "D"
+    side_tv = tc.get_layoutS_TV() if reg_side == "S" else tc.get_layoutD_TV()
+    T, V = int(mtv[0].size()), int(mtv[1].size())
+    want = table_of(mtv).reshape(V, T)
+    got = table_of(side_tv).reshape(-1, T)
+    for t in range(T):
+        assert sorted(got[:, t].tolist()) == sorted(want[:, t].tolist()), (which, cname, name, t)
+    # retile: register r of the MMA fragment holds the element the copy's register-side partition gives at r
+    L = Layout((2 * R0, 2 * R1), (1, 2 * R0))
+    Tn = make_tensor(L)
+    inv = {int(a): (r, c) for (r, c), a in np.ndenumerate(np.array([[at(L, r, c) for c in range(2 * R1)] for r in range(2 * R0)]))}
+    for t in sorted({0, T - 1, data.draw(st.integers(0, T - 1))}):
+        thm, thc = mma.get_slice(t), tc.get_slice(t)
+        p = getattr(thm, f"partition_{which}")(Tn)
+        frg = getattr(thm, f"partition_fragment_{which}")(Tn)
+        reg_of = {}
+        for i, (a, r) in enumerate(zip(p.addresses(), frg.addresses())):
+            reg_of[int(r)] = inv[int(a)]
+        rt = thc.retile_D(frg) if reg_side == "D" else thc.retile_S(frg)
+        cp = thc.partition_D(Tn) if reg_side == "D" else thc.partition_S(Tn)
+        ra, ca = rt.addresses(), cp.addresses()
+        assert len(ra) == len(ca) == len(reg_of), (len(ra), len(ca), len(reg_of))
+        for r, a in zip(ra, ca):
+            assert reg_of[int(r)] == inv[int(a)], (which, cname, name, t)
+
+
+test_tiled_copy_operand, test_tiled_copy_operand_exhaustive = check_tiled_copy_operand
