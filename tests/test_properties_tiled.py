@@ -292,7 +292,7 @@ def _tensor_layout(draw, R, C):
     return Layout((R, C), (C + 8, 1))
 
 
-@both(60)
+@both(150)
 def check_tiled_mma(data):
     """get_layout{A,B,C}_TV equal CuTe's construction by hand; partitions hold exactly the TV's elements."""
     atom, al, perm = data.draw(tiled_mmas())
@@ -379,7 +379,7 @@ def is_bijection(L) -> bool:
     return sorted(table_of(L).tolist()) == list(range(int(L.size())))
 
 
-@both(80)
+@both(300)
 def check_make_tiled_copy(data):
     """layout_tv is the raked product by hand; S and D partitions pair coordinates; copy moves every element once."""
     name = data.draw(st.sampled_from(_LOCAL))
@@ -462,7 +462,7 @@ _OPERAND_ATOMS = {"A": ["SM75_U32x1_LDSM_N", "SM75_U32x2_LDSM_N", "SM75_U32x4_LD
 _OPERAND_ATOMS["B"] = _OPERAND_ATOMS["A"]
 
 
-@both(60)
+@both(200)
 def check_tiled_copy_operand(data):
     """make_tiled_copy_{A,B,C}: D (A, B) / S (C) TV equal the MMA's TV per thread; retile names the same elements."""
     name = data.draw(st.sampled_from([n for n in _F16_SYNC if "SPARSE" not in n and not n.startswith("SM70")]))
@@ -523,3 +523,475 @@ def check_tiled_copy_operand(data):
 
 
 test_tiled_copy_operand, test_tiled_copy_operand_exhaustive = check_tiled_copy_operand
+
+
+# ---------------------------------------------------------------------------------------------
+# TMA: the driver's rules and the placement model, by hand
+# ---------------------------------------------------------------------------------------------
+from layoutalg.nvidia.tma import TensorMap  # noqa: E402
+
+_TMA_TYPES = {"UINT8": 1, "FLOAT16": 2, "BFLOAT16": 2, "FLOAT32": 4, "INT32": 4, "FLOAT64": 8}
+_SPAN = {"NONE": 0, "32B": 32, "64B": 64, "128B": 128}
+
+
+def ptx_swizzle(mode: str, addr: int) -> int:
+    """The PTX ISA's swizzle tables on a shared byte address: the 16-byte chunk (bits 4..) XORs bits 7.. ."""
+    bits = {"NONE": 0, "32B": 1, "64B": 2, "128B": 3}[mode]
+    mask = (1 << bits) - 1
+    return addr ^ (((addr >> 7) & mask) << 4)
+
+
+def driver_rules(dt, gdim, gstr, box, es, sw, addr) -> set:
+    """The cuTensorMapEncodeTiled rules these arguments break (interleave NONE), written from the driver docs."""
+    nb = _TMA_TYPES[dt]
+    out = set()
+    if not 1 <= len(gdim) <= 5:
+        out.add("rank")
+    if addr % 16:
+        out.add("global_address_align")
+    if any(not 1 <= d <= 1 << 32 for d in gdim):
+        out.add("global_dim")
+    if any(s % 16 for s in gstr):
+        out.add("global_stride_align")
+    if any(not 0 <= s < 1 << 40 for s in gstr):
+        out.add("global_stride_max")
+    if any(not 1 <= b <= 256 for b in box):
+        out.add("box_dim")
+    if (box[0] * nb) % 16:
+        out.add("box_inner_bytes")
+    if any(not 1 <= e <= 8 for e in es):
+        out.add("element_strides")
+    if _SPAN[sw] and box[0] * nb > _SPAN[sw]:
+        out.add("box_inner_swizzle_span")
+    return out
+
+
+@both(600)
+def check_tma_placement(data):
+    """TensorMap.placement = the box walked by hand, padded to the swizzle span, swizzled by the PTX table;
+    a broken driver rule raises a LayoutError naming it."""
+    dt = data.draw(st.sampled_from(sorted(_TMA_TYPES)))
+    nb = _TMA_TYPES[dt]
+    rank = data.draw(st.integers(1, 3))
+    gdim = [data.draw(st.sampled_from([1, 3, 8, 16, 40, 64, 100])) for _ in range(rank)]
+    good = data.draw(st.booleans())
+    gstr, acc = [], gdim[0] * nb
+    for i in range(1, rank):
+        acc = -(-acc // 16) * 16 if good else acc + data.draw(st.sampled_from([0, 8, 16]))
+        gstr.append(acc)
+        acc *= gdim[i]
+    sw = data.draw(st.sampled_from(["NONE", "32B", "64B", "128B"]))
+    inner = data.draw(st.sampled_from([x for x in (16, 32, 64, 128, 256) if not _SPAN[sw] or x <= _SPAN[sw]]
+                                      if good else [8, 16, 24, 32, 64, 128, 256]))
+    box = [max(1, inner // nb)] + [data.draw(st.sampled_from([1, 2, 3, 8] if good else [1, 2, 8, 300])) for _ in range(rank - 1)]
+    es = [1] + [data.draw(st.sampled_from([1, 1, 2, 3] if good else [1, 2, 9])) for _ in range(rank - 1)]
+    addr = 0 if good else data.draw(st.sampled_from([0, 8, 16]))
+    m = TensorMap(dt, tuple(gdim), tuple(gstr), tuple(box), tuple(es), swizzle=sw, global_address=addr)
+    want_bad = driver_rules(dt, gdim, gstr, box, es, sw, addr)
+    got_bad = {v.rule for v in m.violations()}
+    assert got_bad == want_bad, (str(m), got_bad, want_bad)
+    c0 = data.draw(st.sampled_from([0, 16 // nb, 32 // nb] if good else [0, 16 // nb, 8 // nb if nb < 8 else 1, gdim[0] - 1]))
+    coords = [c0] + [data.draw(st.integers(-2, d + 1)) for d in gdim[1:]]
+    dst = data.draw(st.sampled_from([0, 1024, 2048] if good else [0, 64, 1024, 1152]))
+    try:
+        p = m.placement(coords, dst)
+    except LayoutError as e:
+        named = set(want_bad)
+        if dst % 128:
+            named.add("smem_address_align")
+        if (coords[0] * nb) % 16:
+            named.add("box_start_align")
+        assert named and any(f"[{r}]" in str(e) for r in named), (str(e), named)
+        event("placement refused, rule named")
+        return
+    event("placement checked")
+    assert not want_bad and dst % 128 == 0 and (coords[0] * nb) % 16 == 0
+    ext = [box[0]] + [-(-b // s) for b, s in zip(box[1:], es[1:])]
+    pitch = max(ext[0] * nb, _SPAN[sw]) if _SPAN[sw] else ext[0] * nb
+    k = 0
+    seen = set()
+    for j in np.ndindex(*reversed(ext)):
+        j = tuple(reversed(j))  # dimension 0 fastest
+        row = 0
+        for i in range(rank - 1, 0, -1):
+            row = row * ext[i] + j[i]
+        lin = dst + j[0] * nb + row * pitch
+        want_smem = ptx_swizzle(sw, lin)
+        crd = [coords[0] + j[0]] + [coords[i] + j[i] * es[i] for i in range(1, rank)]
+        inb = all(0 <= c < d for c, d in zip(crd, gdim))
+        assert int(p["smem"][k]) == want_smem, (str(m), coords, j)
+        assert p["coord"][k].tolist() == crd and bool(p["in_bounds"][k]) == inb
+        if inb:
+            assert int(p["gmem"][k]) == crd[0] * nb + sum(c * s for c, s in zip(crd[1:], gstr))
+        seen.add(want_smem // nb)
+        k += 1
+    assert k == len(p["smem"]) and len(seen) == k  # one shared element per box element
+
+
+test_tma_placement, test_tma_placement_exhaustive = check_tma_placement
+
+
+# ---------------------------------------------------------------------------------------------
+# explain: the formula text, evaluated by a C-expression evaluator written here
+# ---------------------------------------------------------------------------------------------
+import re  # noqa: E402
+
+from layoutalg.explain import explain  # noqa: E402
+
+_TOK = re.compile(r"\s*(\d+|[A-Za-z_]\w*|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&^|~!?:()<>])")
+_BIN = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7, ">=": 7,
+        "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+
+
+def c_eval(text: str, env: dict):
+    """Evaluate a C integer expression (C precedence, truncating / and %, ?:) over numpy arrays in ``env``."""
+    toks = [t for t in _TOK.findall(text)]
+    assert "".join(toks) == re.sub(r"\s+", "", text), f"untokenisable: {text!r}"
+    pos = [0]
+
+    def peek():
+        return toks[pos[0]] if pos[0] < len(toks) else None
+
+    def take(x=None):
+        t = toks[pos[0]]
+        assert x is None or t == x, (text, t, x)
+        pos[0] += 1
+        return t
+
+    def unary():
+        t = take()
+        if t == "(":
+            v = ternary()
+            take(")")
+            return v
+        if t == "-":
+            return -unary()
+        if t == "~":
+            return ~unary()
+        if t == "!":
+            return (unary() == 0).astype(np.int64)
+        if t.isdigit():
+            return np.int64(int(t))
+        assert t in env, f"unknown name {t!r} in {text!r}"
+        return env[t]
+
+    def binop(op, a, b):
+        if op == "/":
+            q = np.abs(a) // np.abs(b)
+            return np.where((a < 0) ^ (b < 0), -q, q)
+        if op == "%":
+            return a - b * binop("/", a, b)
+        return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "<<": lambda: a << b, ">>": lambda: a >> b,
+                "&": lambda: a & b, "^": lambda: a ^ b, "|": lambda: a | b,
+                "<": lambda: (a < b).astype(np.int64), ">": lambda: (a > b).astype(np.int64),
+                "<=": lambda: (a <= b).astype(np.int64), ">=": lambda: (a >= b).astype(np.int64),
+                "==": lambda: (a == b).astype(np.int64), "!=": lambda: (a != b).astype(np.int64),
+                "&&": lambda: ((a != 0) & (b != 0)).astype(np.int64),
+                "||": lambda: ((a != 0) | (b != 0)).astype(np.int64)}[op]()
+
+    def binary(level):
+        a = unary()
+        while peek() in _BIN and _BIN[peek()] >= level:
+            op = take()
+            b = binary(_BIN[op] + 1)
+            a = binop(op, a, b)
+        return a
+
+    def ternary():
+        c = binary(1)
+        if peek() == "?":
+            take("?")
+            a = ternary()
+            take(":")
+            b = ternary()
+            return np.where(c != 0, a, b)
+        return c
+
+    v = ternary()
+    assert pos[0] == len(toks), f"trailing tokens in {text!r}"
+    return v
+
+
+def check_explanation(e, extents, want: dict):
+    """Every formula of ``e`` on the whole domain (inputs colexicographic) equals ``want[output]``."""
+    grids = np.meshgrid(*[np.arange(n, dtype=np.int64) for n in extents], indexing="ij")
+    env = {str(s): g.transpose(*reversed(range(len(extents)))).ravel() for s, g in zip(e.inputs, grids)}
+    for name, definition in e.helpers:
+        env[name] = c_eval(definition, env)
+    for out, text in zip(e.outputs, e.texts):
+        got = np.broadcast_to(c_eval(text, env), want[out].shape)
+        bad = np.nonzero(got != want[out])[0]
+        assert not len(bad), (e.title, out, text, int(bad[0]), int(got[bad[0]]), int(want[out][bad[0]]))
+
+
+@st.composite
+def explain_layouts(draw):
+    from strategies import nested_shape
+
+    shape = draw(nested_shape(4, st.sampled_from([1, 2, 3, 4, 8]), 1024))
+    strides = st.sampled_from([0, 1, 2, 3, 4, 8, 16, -1, -2, -8, 24, 64])
+
+    def like(s):
+        return tuple(like(x) for x in s) if isinstance(s, tuple) else draw(strides)
+
+    L = Layout(shape, like(shape))
+    if draw(st.integers(0, 3)) == 0:
+        # a swizzled tile: power-of-two rows/cols, row-major, a swizzle that fits it
+        r, c = draw(st.sampled_from([2, 4, 8, 16])), draw(st.sampled_from([8, 16, 32, 64]))
+        B = draw(st.integers(1, 3))
+        M = draw(st.integers(0, 3))
+        S = draw(st.integers(B, 4))
+        L = ComposedLayout(Swizzle(B, M, S), 0, Layout((r, c), (c, 1)))
+    return L
+
+
+@both(600)
+def check_explain(data):
+    """explain(L): its formula (parsed and evaluated here) equals L on every coordinate."""
+    L = data.draw(explain_layouts())
+    try:
+        e = explain(L)
+    except LayoutError:
+        event("explain refused")
+        return
+    inner = L.inner if isinstance(L, ComposedLayout) else L
+    shp = inner.shape if isinstance(inner.shape, tuple) else (inner.shape,)
+    extents = [math.prod(flat(s)) for s in shp]
+    check_explanation(e, extents, {"offset": table_of(L)})
+
+
+test_explain_layouts, test_explain_layouts_exhaustive = check_explain
+
+
+def test_explain_fragments_and_partitions():
+    """Every mma.sync fragment of the catalog and a few tiled-MMA partitions: formula == mapping, evaluated here."""
+    from layoutalg.nvidia import mma as M
+
+    n = 0
+    for shape, dt in (("m16n8k16", "f16"), ("m16n8k8", "tf32"), ("m16n8k32", "s8"), ("m8n8k4", "f64"), ("m16n8k8", "bf16")):
+        for op in "ABC":
+            fr = M.fragment(shape, dt, op)
+            e = explain(fr)
+            T, V = fr.verify_domain()
+            outs = {o: [] for o in e.outputs}
+            for v in range(V):
+                for t in range(T):
+                    r = fr.verify_eval(t, v)
+                    for o, x in zip(e.outputs, r):
+                        outs[o].append(int(x))
+            check_explanation(e, (T, V), {o: np.array(x) for o, x in outs.items()})
+            n += 1
+    mma = make_tiled_mma(mma_atom("SM80_16x8x16_F32F16F16F32_TN"), (2, 2, 1))
+    L = Layout((64, 32), (32, 1))
+    for t in (0, 37, 127):
+        p = mma.get_slice(t).partition_A(make_tensor(L))
+        e = explain(p)
+        shp = p.layout.shape
+        check_explanation(e, [math.prod(flat(s)) for s in shp], {"offset": np.asarray(p.addresses())})
+        n += 1
+    assert n == 18
+
+
+# ---------------------------------------------------------------------------------------------
+# synthesize_swizzle: every reported count against a bank counter written here
+# ---------------------------------------------------------------------------------------------
+from layoutalg.synth import block_transpose_read, ldmatrix_copy, row_copy, synthesize_swizzle  # noqa: E402
+
+
+def count_wavefronts(layout, access, R: int, eb: int) -> tuple[int, int]:
+    """(wavefronts, ideal) of one access under ``layout`` (32 banks of 4 bytes; 32/16/8-lane phases)."""
+    offs = table_of(layout)  # index row + R*col -> element offset
+    T, V = int(access.tv[0].size()), int(access.tv[1].size())
+    tv = table_of(access.tv).reshape(V, T)
+    vb = access.vector_bytes
+    n = vb // eb
+    lp = 32 if vb <= 4 else (16 if vb == 8 else 8)
+    wf = ideal = 0
+    for w in range(T // 32):
+        for k in range(V // n):
+            for ph in range(0, 32, lp):
+                words = set()
+                for lane in range(ph, ph + lp):
+                    if lane >= access.active_lanes:
+                        continue
+                    a = int(offs[tv[k * n, 32 * w + lane]]) * eb
+                    words |= set(range(a // 4, (a + vb - 1) // 4 + 1))
+                if not words:
+                    continue
+                per_bank: dict = {}
+                for x in words:
+                    per_bank[x % 32] = per_bank.get(x % 32, 0) + 1
+                wf += max(per_bank.values())
+                ideal += -(-len(words) // 32)
+    return wf, ideal
+
+
+@both(60)
+def check_synthesize_swizzle(data):
+    """synthesize_swizzle: the wavefronts and ideals it reports for its answer, the unswizzled tile, the best
+    CuTe atom and the best padding equal the count here; the answer is no worse than any of them."""
+    dt = data.draw(st.sampled_from(["f16", "bf16", "f32", "e4m3"]))
+    eb = {"f16": 2, "bf16": 2, "f32": 4, "e4m3": 1}[dt]
+    R = data.draw(st.sampled_from([8, 16, 32, 64]))
+    C = data.draw(st.sampled_from([c for c in (16, 32, 64, 128) if c * eb <= 256 and c * eb >= 16]))
+    kinds = data.draw(st.lists(st.sampled_from(["row", "ldsm", "ldsm_t", "bt"]), min_size=1, max_size=2, unique=True))
+    acc = []
+    for k in kinds:
+        try:
+            if k == "row":
+                acc.append(row_copy((R, C), dt, threads=32 * data.draw(st.sampled_from([1, 2, 4]))))
+            elif k in ("ldsm", "ldsm_t"):
+                acc.append(ldmatrix_copy((R, C), trans=k == "ldsm_t"))
+            else:
+                acc.append(block_transpose_read((R, C), dt, threads=32 * data.draw(st.sampled_from([1, 2]))))
+        except LayoutError:
+            event(f"{k} access refused for {R}x{C} {dt}")
+    if not acc:
+        return
+    try:
+        s = synthesize_swizzle((R, C), dt, acc)
+    except LayoutError:
+        event("synthesize_swizzle refused")
+        return
+    event("synthesised")
+    for cand in (s.best, s.no_swizzle, s.best_atom, s.padding):
+        if cand is None:
+            continue
+        mine = [count_wavefronts(cand.layout, a, R, eb) for a in s.accesses]
+        assert tuple(w for w, _i in mine) == tuple(cand.wavefronts), (cand.name, str(cand.layout), mine, cand.wavefronts)
+        assert tuple(i for _w, i in mine) == tuple(cand.ideal), (cand.name, mine, cand.ideal)
+        assert sorted(table_of(cand.layout).tolist())[:R * C] == sorted(set(table_of(cand.layout).tolist()))[:R * C]
+        assert s.best.total <= cand.total or cand is s.padding
+
+
+test_synthesize_swizzle, test_synthesize_swizzle_exhaustive = check_synthesize_swizzle
+
+
+# ---------------------------------------------------------------------------------------------
+# Gluon: layoutalg -> Gluon -> layoutalg round trips, against Triton's own engine
+# ---------------------------------------------------------------------------------------------
+from layoutalg.interop.gluon import from_gluon, linear_bases, to_gluon  # noqa: E402
+
+
+def _triton():
+    try:
+        import triton.experimental.gluon.language  # noqa: F401
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+@st.composite
+def f2_tv_layouts(draw):
+    """A random F2-linear TV layout ((lane, warp), register) -> d0 + D0*d1 onto a power-of-two tile (a bijection)."""
+    R = draw(st.sampled_from([4, 8, 16, 32, 64]))
+    C = draw(st.sampled_from([4, 8, 16, 32, 64]))
+    n = (R * C).bit_length() - 1
+    if draw(st.booleans()):
+        bits = draw(st.permutations([1 << b for b in range(n)]))
+    else:  # blocked-like: registers, then lanes, then warps over the bits of d0 then d1 (or d1 then d0)
+        lo, hi = (R.bit_length() - 1, n) if draw(st.booleans()) else (0, R.bit_length() - 1)
+        order = list(range(lo, n)) + list(range(0, lo)) if lo else list(range(n))
+        regs0 = draw(st.integers(0, min(3, n - 5))) if n > 5 else 0
+        bits = [1 << b for b in order]
+        bits = bits[regs0:] + bits[:regs0]  # lanes/warps take the bits after the first regs0
+        del hi
+    lanes = 5
+    warps = draw(st.integers(0, 2))
+    extra = draw(st.integers(0, 7))
+    if extra in (1, 2, 3):  # some bits broadcast (Gluon's zero bases): more threads/registers than elements
+        bits = bits + [0] * extra
+    elif extra == 4:  # a bit lost: the layout misses half the tile (no Gluon layout; to_gluon must refuse)
+        bits = bits[:-1] + [0]
+    n = len(bits)
+    bits = bits + [0] * max(0, lanes + warps - n)
+    regs = len(bits) - lanes - warps
+    lane_b, warp_b, reg_b = bits[:lanes], bits[lanes:lanes + warps], bits[lanes + warps:]
+    thr = Layout(((2,) * lanes, (2,) * warps if warps else 1), (tuple(lane_b), tuple(warp_b) if warps else 0)) \
+        if warps else Layout((2,) * lanes, tuple(lane_b))
+    val = Layout((2,) * regs, tuple(reg_b)) if regs else Layout(1, 0)
+    return Layout((thr.shape, val.shape), (thr.stride, val.stride)), (R, C)
+
+
+@both(200)
+def check_gluon_round_trip(data):
+    """to_gluon(L) evaluated by Triton's engine (bases XORed here) is L; from_gluon of it gives L back as a function."""
+    import gluon_oracle as oracle
+
+    L, shape = data.draw(f2_tv_layouts())
+    want = table_of(L)
+    try:
+        res = to_gluon(L, shape, kind="distributed")
+    except LayoutError as e:
+        assert sorted(set(want.tolist())) != list(range(shape[0] * shape[1])), (str(L), shape, str(e))
+        event("to_gluon refused: the layout misses part of the tile")
+        return
+    assert sorted(set(want.tolist())) == list(range(shape[0] * shape[1]))
+    event(type(res.layout).__name__)
+    eng = oracle.engine_bases(res.layout, shape)
+    assert linear_bases(res.gluon, shape) == eng
+    # the element of (register, lane, warp) by Triton's bases: XOR of the bases of the set bits
+    R, C = shape
+    lane_n, warp_n, reg_n = len(eng["lane"]), len(eng["warp"]), len(eng["register"])
+    T = 1 << (lane_n + warp_n)
+    V = 1 << reg_n
+    assert T * V == len(want), (str(L), res.source, T, V)
+    for t in range(T):
+        for v in range(V):
+            crd = [0, 0]
+            for b, base in enumerate(eng["lane"] + eng["warp"]):
+                if t >> b & 1:
+                    crd = [crd[0] ^ base[0], crd[1] ^ base[1]]
+            for b, base in enumerate(eng["register"]):
+                if v >> b & 1:
+                    crd = [crd[0] ^ base[0], crd[1] ^ base[1]]
+            assert crd[0] + R * crd[1] == want[t + T * v], (str(L), res.source, t, v)
+    back = from_gluon(res.layout, shape)
+    assert np.array_equal(table_of(back), want), (str(L), res.source, str(back))
+
+
+_needs_triton = pytest.mark.skipif(not _triton(), reason="Triton's Gluon (CPU wheel) not importable")
+test_gluon_round_trip, test_gluon_round_trip_exhaustive = (_needs_triton(t) for t in check_gluon_round_trip)
+
+
+@st.composite
+def shared_tiles(draw):
+    """A swizzled (or plain) row- or column-major tile of a power-of-two shape."""
+    R = draw(st.sampled_from([8, 16, 32, 64]))
+    C = draw(st.sampled_from([8, 16, 32, 64, 128]))
+    base = Layout((R, C), (C, 1)) if draw(st.booleans()) else Layout((R, C), (1, R))
+    if draw(st.integers(0, 3)) == 0:
+        return base, (R, C)
+    n = (R * C).bit_length() - 1
+    B = draw(st.integers(1, 3))
+    M = draw(st.integers(0, 4))
+    S = draw(st.integers(B, 5))
+    if M + S + B > n:
+        return base, (R, C)
+    return ComposedLayout(Swizzle(B, M, S), 0, base), (R, C)
+
+
+@both(200)
+def check_gluon_shared_round_trip(data):
+    """to_gluon(L, kind='shared'): its bases (offset -> coordinate, XORed here) invert L; from_gluon gives L back."""
+    L, (R, C) = data.draw(shared_tiles())
+    bits = data.draw(st.sampled_from([8, 16, 32]))
+    try:
+        res = to_gluon(L, (R, C), kind="shared", element_bitwidth=bits)
+    except LayoutError as e:
+        event(f"to_gluon refused: {str(e)[:50]}")
+        return
+    event(res.gluon.kind if hasattr(res.gluon, "kind") else type(res.gluon).__name__)
+    want = table_of(L)  # (row + R*col) -> offset
+    offs = res.bases["offset"]
+    for o in range(R * C):
+        crd = [0, 0]
+        for b, base in enumerate(offs):
+            if o >> b & 1:
+                crd = [crd[0] ^ base[0], crd[1] ^ base[1]]
+        assert want[crd[0] + R * crd[1]] == o, (str(L), res.source, o, crd)
+    back = from_gluon(res.source[3:] if res.source.startswith("gl.") else res.source, (R, C))
+    assert np.array_equal(table_of(back), want), (str(L), res.source, str(back))
+
+
+test_gluon_shared_round_trip, test_gluon_shared_round_trip_exhaustive = check_gluon_shared_round_trip
