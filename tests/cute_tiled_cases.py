@@ -763,16 +763,100 @@ def record(path: str = RECORDING) -> dict:
         data["negative"][key] = {"sha1": sha(src), "compiled": isinstance(out, str),
                                  "error": None if isinstance(out, str) else out.message}
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):  # keep the item-4 answers (record_differences writes them)
+        with open(path) as fh:
+            old = json.load(fh)
+        if "differences" in old:
+            data["differences"] = old["differences"]
     with open(path, "w") as fh:
         json.dump(data, fh, indent=0, sort_keys=True)
         fh.write("\n")
     return data
 
 
+# ---------------------------------------------------------------------------------------------
+# Issue 23, item 4: configurations CuTe 4.2 accepts and layoutalg refuses (or answers differently).
+# Each is one snippet per question; CuTe's answer (printed text, or the compiler's refusal) is kept
+# in tests/data/cute/tiled.json under "differences" (python tests/cute_tiled_cases.py --record-differences)
+# and tests/test_tiled_cute_differences.py proves from it why layoutalg refuses.
+# ---------------------------------------------------------------------------------------------
+def _mma_expr(atom: str, shape: tuple, perm: tuple | None = None) -> str:
+    s = f"auto mma = make_tiled_mma({atom}{{}}, Layout<Shape<{','.join(f'_{x}' for x in shape)}>>{{}}"
+    if perm is not None:
+        s += ", Tile<" + ",".join(cpp_perm_entry(p) for p in perm) + ">{}"
+    return s + ");"
+
+
+_RS = "SM90_64x128x16_F16F16F16_RS<GMMA::Major::K,GMMA::Major::K>"
+_NL = 'printf("\\n");'
+_TC = ('printf("tiler="); print(typename decltype(tc)::Tiler_MN{}); printf("\\n");'
+       ' printf("tv="); print(typename decltype(tc)::TiledLayout_TV{}); printf("\\n");')
+
+#: key -> C++ snippet. Keys ending in ".refused" must not compile.
+DIFFERENCE_SNIPPETS: dict[str, str] = {
+    # (a) SM90_64x128x16_F16F16F16_RS, atom layout (3,1,1), permutation (24,16)
+    "a.print": _mma_expr(_RS, (3, 1, 1), (24, 16)) + " print(mma); " + _NL,
+    "a.tile": _mma_expr(_RS, (3, 1, 1), (24, 16))
+    + ' printf("tile=%d,%d,%d\\n", int(tile_size<0>(mma)), int(tile_size<1>(mma)), int(tile_size<2>(mma)));',
+    "a.C_TV.refused": _mma_expr(_RS, (3, 1, 1), (24, 16)) + " print(mma.get_layoutC_TV()); " + _NL,
+    "a.A_TV.refused": _mma_expr(_RS, (3, 1, 1), (24, 16)) + " print(mma.get_layoutA_TV()); " + _NL,
+    "a.B_TV": _mma_expr(_RS, (3, 1, 1), (24, 16)) + " print(mma.get_layoutB_TV()); " + _NL,
+    # (b) make_tiled_copy_C(UniversalCopy<uint64_t>, float accumulators)
+    "b1_16x8x16.copy": _mma_expr("SM80_16x8x16_F32F16F16F32_TN", (2, 2, 2))
+    + " auto tc = make_tiled_copy_C(Copy_Atom<UniversalCopy<uint64_t>, float>{}, mma); " + _TC,
+    "b1_16x8x8.copy": _mma_expr("SM80_16x8x8_F32F16F16F32_TN", (2, 2, 2))
+    + " auto tc = make_tiled_copy_C(Copy_Atom<UniversalCopy<uint64_t>, float>{}, mma); " + _TC,
+    "b2_16x8x8.copy": _mma_expr("SM80_16x8x8_F32F16F16F32_TN", (1, 1, 1), (Layout(16, 2), None))
+    + " auto tc = make_tiled_copy_C(Copy_Atom<UniversalCopy<uint64_t>, float>{}, mma); " + _TC,
+    "b2_16x8x16.copy": _mma_expr("SM80_16x8x16_F32F16F16F32_TN", (1, 1, 1), (None, Layout(8, 2)))
+    + " auto tc = make_tiled_copy_C(Copy_Atom<UniversalCopy<uint64_t>, float>{}, mma); " + _TC,
+    # control: threads along K where CuTe's C TV layout is right -> layoutalg gives CuTe's copy exactly
+    "b0_16x8x8_1x1x2.copy": _mma_expr("SM80_16x8x8_F32F16F16F32_TN", (1, 1, 2))
+    + " auto tc = make_tiled_copy_C(Copy_Atom<UniversalCopy<uint64_t>, float>{}, mma); " + _TC,
+    # (c) SM75_U16x8_LDSM_T for B with 4 values per thread (and a control with 8)
+    "c_1x1x1.refused": _mma_expr("SM80_16x8x16_F32F16F16F32_TN", (1, 1, 1))
+    + " auto tc = make_tiled_copy_B(Copy_Atom<SM75_U16x8_LDSM_T, half_t>{}, mma); " + _TC,
+    "c_2x2x1.refused": _mma_expr("SM80_16x8x16_F32F16F16F32_TN", (2, 2, 1))
+    + " auto tc = make_tiled_copy_B(Copy_Atom<SM75_U16x8_LDSM_T, half_t>{}, mma); " + _TC,
+    "c_1x2x1_n16.refused": _mma_expr("SM80_16x8x16_F32F16F16F32_TN", (1, 2, 1), (None, 16))
+    + " auto tc = make_tiled_copy_B(Copy_Atom<SM75_U16x8_LDSM_T, half_t>{}, mma); " + _TC,
+    "c_8vals_1x1x1_n16.copy": _mma_expr("SM80_16x8x16_F32F16F16F32_TN", (1, 1, 1), (None, 16))
+    + " auto tc = make_tiled_copy_B(Copy_Atom<SM75_U16x8_LDSM_T, half_t>{}, mma); " + _TC,
+}
+
+
+def record_differences(path: str = RECORDING) -> dict:
+    """Compile :data:`DIFFERENCE_SNIPPETS` with CuTe C++ and store the answers under "differences" (about 30 s)."""
+    import datetime
+    import json
+
+    from layoutalg.interop.cutecpp import run_snippets
+
+    keys = list(DIFFERENCE_SNIPPETS)
+    out = run_snippets([DIFFERENCE_SNIPPETS[k] for k in keys], headers=HEADERS, prelude=PRELUDE, chunk=6,
+                       expect_refusal=[k.endswith(".refused") for k in keys])
+    with open(path) as fh:
+        data = json.load(fh)
+    data["differences"] = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "how": "python tests/cute_tiled_cases.py --record-differences",
+        "cases": {k: {"sha1": sha(DIFFERENCE_SNIPPETS[k]), "compiled": isinstance(o, str),
+                      "print": o if isinstance(o, str) else None,
+                      "error": None if isinstance(o, str) else o.message} for k, o in zip(keys, out)},
+    }
+    with open(path, "w") as fh:
+        json.dump(data, fh, indent=0, sort_keys=True)
+        fh.write("\n")
+    return data["differences"]
+
+
 if __name__ == "__main__":  # pragma: no cover
     import sys
 
-    if "--record" in sys.argv:
+    if "--record-differences" in sys.argv:
+        d = record_differences()
+        print(f"recorded {len(d['cases'])} item-4 answers of CuTe -> {RECORDING}")
+    elif "--record" in sys.argv:
         d = record()
         print(f"recorded {len(d['mma'])} tiled MMAs, {len(d['copy'])} tiled copies, {len(d['mma_atoms'])} MMA atoms, "
               f"{len(d['copy_atoms'])} copy atoms, {len(d['negative'])} refusals -> {RECORDING}")
