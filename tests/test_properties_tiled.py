@@ -995,3 +995,84 @@ def check_gluon_shared_round_trip(data):
 
 
 test_gluon_shared_round_trip, test_gluon_shared_round_trip_exhaustive = check_gluon_shared_round_trip
+
+
+# ---------------------------------------------------------------------------------------------
+# make_tma_copy: the tensor map and loads, simulated here, write exactly the shared layout
+# ---------------------------------------------------------------------------------------------
+from layoutalg.nvidia.tma import make_tma_copy  # noqa: E402
+
+
+@st.composite
+def tma_cases(draw):
+    from layoutalg.nvidia.wgmma import tile
+
+    dt = draw(st.sampled_from(["f16", "bf16", "f32", "e4m3"]))
+    nb = {"f16": 2, "bf16": 2, "f32": 4, "e4m3": 1}[dt]
+    R = draw(st.sampled_from([8, 16, 32, 64]))
+    C = draw(st.sampled_from([8, 16, 32, 64, 128]))
+    kind = draw(st.sampled_from(["K", "MN", "row", "col", "swz"]))
+    if kind in ("K", "MN"):
+        sw = draw(st.sampled_from([0, 32, 64, 128]))
+        try:
+            S = tile(kind, sw, dt, (R, C))
+        except LayoutError:
+            S = Layout((R, C), (C, 1))
+    elif kind == "row":
+        S = Layout((R, C), (C, 1))
+    elif kind == "col":
+        S = Layout((R, C), (1, R))
+    else:
+        S = ComposedLayout(Swizzle(draw(st.integers(1, 3)), draw(st.integers(0, 4)), 3), 0, Layout((R, C), (C, 1)))
+    gR, gC = R * draw(st.sampled_from([1, 2, 3])) + draw(st.sampled_from([0, 5])), C * draw(st.sampled_from([1, 2]))
+    match = "col" if kind in ("MN", "col") else draw(st.sampled_from(["row", "rowpad"]))
+    g = draw(st.sampled_from([match, match, match, "row", "col", "neg"]))
+    G = {"row": Layout((gR, gC), (gC, 1)), "col": Layout((gR, gC), (1, gR)),
+         "rowpad": Layout((gR, gC), (gC + 16 // nb, 1)), "neg": Layout((gR, gC), (-gC, 1))}[g]
+    return G, S, dt, nb
+
+
+@both(150)
+def check_make_tma_copy(data):
+    """make_tma_copy(G, S): its tensor map and loads, run through the placement model written here, put tile
+    element x (global element x of the tile at the origin) at the byte S gives it, each element once."""
+    G, S, dt, nb = data.draw(tma_cases())
+    try:
+        t = make_tma_copy(G, S, dt)
+    except LayoutError as e:
+        assert "[" in str(e) and "]" in str(e), str(e)  # a named rule
+        event(f"make_tma_copy refused: {str(e)[:90]}")
+        return
+    event("make_tma_copy checked")
+    m = t.tensor_map
+    tile = t.tile_shape
+    inner = S.inner if isinstance(S, ComposedLayout) else S
+    want = table_of(S) * nb if not isinstance(S, ComposedLayout) else None
+    if want is None:  # swizzle on element offsets -> bytes: Sw<B,M,S> on elements is Sw<B,M+log2(nb),S> on bytes
+        sw = S.outer
+        sh = nb.bit_length() - 1
+        want = np.array([swz(Swizzle(sw.B, sw.M + sh, sw.S), int(x) * nb) for x in table_of(inner)], dtype=np.int64)
+    got = np.full(len(want), -1, dtype=np.int64)
+    ext = [m.box_dim[0]] + [-(-b // s) for b, s in zip(m.box_dim[1:], m.element_strides[1:])]
+    pitch = max(ext[0] * nb, _SPAN[m.swizzle]) if _SPAN[m.swizzle] else ext[0] * nb
+    gshape = tuple(int(x) for x in G.shape)
+    for ld in t.loads:
+        assert all(len(d.modes) == 1 for d in t.dims)
+        for j in np.ndindex(*reversed(ext)):
+            j = tuple(reversed(j))
+            row = 0
+            for i in range(m.rank - 1, 0, -1):
+                row = row * ext[i] + j[i]
+            byte = ptx_swizzle(m.swizzle, ld.smem_offset + j[0] * nb + row * pitch)
+            x = [0] * len(gshape)
+            for k, d in enumerate(t.dims):
+                x[d.modes[0]] = ld.coords[k] + j[k] * (m.element_strides[k] if k else 1)
+            if not all(0 <= c < s for c, s in zip(x, tile + (1,) * (len(gshape) - len(tile)))):
+                continue  # a box element outside the tile (a partial box): not part of this tile
+            i = sum(c * p for c, p in zip(x, np.cumprod((1,) + tuple(tile[:-1]))))
+            assert got[i] == -1, ("written twice", x)
+            got[i] = byte
+    assert (got == want).all(), (str(G), str(S), str(m), int(np.argmax(got != want)))
+
+
+test_make_tma_copy, test_make_tma_copy_exhaustive = check_make_tma_copy
