@@ -763,11 +763,6 @@ def _distributed_bases(x: Any, shape: list[int], op: str) -> dict[str, list[list
     if table[0] != 0:
         raise LayoutError(f"{op}: {x} sends (0, 0) to {int(table[0])}; a linear layout sends it to element 0")
     _check_linear(table, images, op, str(x))
-    missing = np.setdiff1d(np.arange(total), table)
-    if len(missing):
-        raise LayoutError(f"{op}: {x} reaches {total - len(missing)} of the {total} elements of the {shape} tensor "
-                          f"(element {int(missing[0])} is held by no thread); a Gluon distributed layout must cover "
-                          "its tensor (Triton aborts on one that does not: 'Layout is expected to be surjective')")
     thr = x[0]
     sub = thr.shape if isinstance(thr.shape, tuple) else (thr.shape,)
     from ..inttuple import product
@@ -784,6 +779,11 @@ def _distributed_bases(x: Any, shape: list[int], op: str) -> dict[str, list[list
             level = "lane" if j < lane_b else "warp" if j < lane_b + warp_b else "block" if j < tb else "register"
             raise LayoutError(f"{op}: {level} basis {v} moves along two dimensions at once; Gluon's distributed "
                               "layouts need each basis to move along one dimension (or none)")
+    missing = np.setdiff1d(np.arange(total), table)
+    if len(missing):
+        raise LayoutError(f"{op}: {x} reaches {total - len(missing)} of the {total} elements of the {shape} tensor "
+                          f"(element {int(missing[0])} is held by no thread); a Gluon distributed layout must cover "
+                          "its tensor (Triton aborts on one that does not: 'Layout is expected to be surjective')")
     return {"register": vecs[tb:], "lane": vecs[:lane_b], "warp": vecs[lane_b:lane_b + warp_b], "block": vecs[lane_b + warp_b:tb]}
 
 
