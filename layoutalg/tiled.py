@@ -249,6 +249,13 @@ def _pad3(L: Layout) -> Layout:
     return make_layout(*modes)
 
 
+def _thread_index(t: Any, op: str) -> int:
+    """A thread index: an int (numpy ints included), not a bool, a float, a string or a tuple."""
+    if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
+        raise LayoutError(f"{op}: thread index {t!r} is not an int")
+    return int(t)
+
+
 def _is_bijection(L: Layout) -> bool:
     """Whether ``L`` maps ``[0, size)`` one to one onto ``[0, size)``."""
     t = np.sort(np.asarray(L.table(), dtype=np.int64))
@@ -446,7 +453,7 @@ class TiledMMA:
         lanes 0-3 and 16-19 of 32); a lane outside the MMA's threads aliases one inside, as in CuTe (its
         ``get_flat_coord`` reads the lane through the thread layout's strides).
         """
-        t = int(thr_idx)
+        t = _thread_index(thr_idx, "TiledMMA.get_slice")
         n = max(self.num_threads, int(self._thridx_2_thrid().size()))
         if not 0 <= t < n:
             raise LayoutError(f"TiledMMA.get_slice: thread {t} outside [0, {n})")
@@ -804,7 +811,7 @@ class TiledCopy:
 
     def get_slice(self, thr_idx: int) -> ThrCopy:
         """``tiled_copy.get_slice(t)``."""
-        t = int(thr_idx)
+        t = _thread_index(thr_idx, "TiledCopy.get_slice")
         if not 0 <= t < self.num_threads:
             raise LayoutError(f"TiledCopy.get_slice: thread {t} outside [0, {self.num_threads})")
         return ThrCopy(self, t)

@@ -1082,3 +1082,42 @@ def check_make_tma_copy(data):
 
 
 test_make_tma_copy, test_make_tma_copy_exhaustive = check_make_tma_copy
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input: a LayoutError, never another exception
+# ---------------------------------------------------------------------------------------------
+_JUNK = [None, -1, 0, 3, 2.5, "banana", "(2,2", (2, 2, 2, 2), (0, 1, 1), (-2, 1, 1), ((2, 2), 1, 1), [], (), Layout(0, 1) if False else
+         Layout((2, 2), (-1, 2)), Layout((2, 2), (0, 0)), Layout((1, 1, 1, 1), (0, 0, 0, 0)), (Layout(16, 2), "x"), (3, 3, 3),
+         (1 << 40, 1, 1)]
+
+
+@pytest.mark.parametrize("k", range(len(_JUNK)))
+def test_bad_tiled_arguments_raise_layout_errors(k):
+    """Junk atom layouts, permutations, thread/value layouts, thread indices and tensors: LayoutError or a sound result."""
+    junk = _JUNK[k]
+    atom = mma_atom("SM80_16x8x16_F32F16F16F32_TN")
+    calls = [lambda: make_tiled_mma(atom, junk), lambda: make_tiled_mma(atom, (1, 1, 1), junk),
+             lambda: make_tiled_mma(atom, (2, 1, 1), (junk, _, _)),
+             lambda: make_tiled_copy(copy_atom("UniversalCopy<uint32_t>", 16), junk, (1, 2)),
+             lambda: make_tiled_copy(copy_atom("UniversalCopy<uint32_t>", 16), Layout((4, 8), (8, 1)), junk),
+             lambda: make_tiled_mma(atom, (2, 2, 1)).get_slice(junk),
+             lambda: make_tiled_mma(atom, (2, 2, 1)).get_slice(0).partition_C(junk),
+             lambda: make_tiled_copy(copy_atom("UniversalCopy<uint32_t>", 16), Layout((4, 8), (8, 1)), (1, 2)).get_slice(junk),
+             lambda: make_tiled_copy(copy_atom("UniversalCopy<uint32_t>", 16), Layout((4, 8), (8, 1)),
+                                     (1, 2)).get_slice(0).partition_S(junk),
+             lambda: copy_atom(junk, 16), lambda: mma_atom(junk)]
+    for f in calls:
+        try:
+            r = f()
+        except LayoutError:
+            continue
+        # a result: the tiled objects it builds must pass their own checks (a TV layout inside its tile)
+        from layoutalg.tiled import TiledMMA
+
+        if isinstance(r, TiledMMA):
+            for w in "ABC":
+                try:
+                    getattr(r, f"get_layout{w}_TV")()
+                except LayoutError:
+                    pass

@@ -32,7 +32,7 @@ Worked example, ``ldmatrix.x4`` (``SM75_U32x4_LDSM_N``), by hand. Lane 6 receive
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, wraps
 from typing import Any
 
 from ..algebra import coalesce, composition, right_inverse
@@ -88,6 +88,32 @@ def value_bits(value_type: Any) -> int:
     if key not in _VALUE_BITS:
         raise LayoutError(f"value_bits: unknown value type {value_type!r}; known: {sorted(_VALUE_BITS)}")
     return _VALUE_BITS[key]
+
+
+def _hashable_cache(fn: Any) -> Any:
+    """``functools.cache`` that answers an unhashable argument (a list, say) with a LayoutError naming it."""
+    cached = cache(fn)
+
+    @wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            hash((args, tuple(sorted(kwargs.items()))))
+        except TypeError:
+            bad = next((a for a in (*args, *kwargs.values()) if not _is_hashable(a)), None)
+            raise LayoutError(f"{fn.__name__}: argument {bad!r} is not a name or a value type "
+                              "(a str or an int, not a list)") from None
+        return cached(*args, **kwargs)
+
+    call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return call
+
+
+def _is_hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,7 +237,7 @@ def _wgmma_atom(name: str, N: int, K: int, types: list[str], src: str, majors: s
                    frg_b="smem_desc", notes=f"wgmma.mma_async, A from {'registers' if src == 'RS' else 'shared memory'}")
 
 
-@cache
+@_hashable_cache
 def mma_atom(name: str | None = None, *, shape: str | None = None, dtype: str | None = None,
              ctype: str | None = None, sparse: bool = False, source: str = "SS") -> MMAAtom:
     """The MMA atom named as CuTe names it, or built from the catalog (``shape``, ``dtype``, ``ctype``).
@@ -351,7 +377,7 @@ def _ldsm_layouts(num: int, trans: bool) -> tuple[Layout, Layout]:
     return reg, addr
 
 
-@cache
+@_hashable_cache
 def copy_atom(name: str, value_type: Any = "f16") -> CopyAtom:
     """The copy atom CuTe calls ``Copy_Atom<name, value_type>``.
 
