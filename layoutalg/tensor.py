@@ -113,6 +113,8 @@ def _norm_coord(c: Any) -> Any:
         return tuple(_norm_coord(x) for x in c)
     if isinstance(c, np.integer):
         return int(c)
+    if isinstance(c, bool) or not isinstance(c, int):
+        raise LayoutError(f"Tensor coordinate: {c!r} is not an int, _ or a tuple of them")
     return c
 
 
@@ -709,8 +711,21 @@ def _as_tensor(x: Any, op: str) -> Tensor:
     raise LayoutError(f"{op}: {x!r} is not a Tensor or a layout")
 
 
+def _check_tiler(tiler: Any, op: str) -> None:
+    """A tiler is a positive int, a Layout, ``_``, or a tuple of them (LayoutError otherwise)."""
+    if tiler is None or is_underscore(tiler) or isinstance(tiler, (Layout, ComposedLayout)):
+        return
+    if isinstance(tiler, (tuple, list)):
+        for x in tiler:
+            _check_tiler(x, op)
+        return
+    if isinstance(tiler, bool) or not isinstance(tiler, (int, np.integer)) or int(tiler) < 1:
+        raise LayoutError(f"{op}: tiler entry {tiler!r} is not a positive int, a Layout, _ or a tuple of them")
+
+
 def _check_divides(T: Tensor, tiler: Any, op: str) -> None:
     """The tiler's modes must divide the tensor's modes (else the tiles run past the tensor)."""
+    _check_tiler(tiler, op)
     t = _tiler_for_algebra(tiler)
     if type(t) is not tuple:
         size = int(T.layout.size())
@@ -830,6 +845,8 @@ def local_partition(tensor: Any, thr_layout: Any, thr_idx: int, proj: Any = None
     if proj is not None:
         thr_layout = dice(proj, thr_layout)
     n = int(thr_layout.size())
+    if isinstance(thr_idx, bool) or not isinstance(thr_idx, (int, np.integer)):
+        raise LayoutError(f"local_partition: thread index {thr_idx!r} is not an int")
     if not 0 <= int(thr_idx) < int(thr_layout.cosize()):
         raise LayoutError(f"local_partition: thread {thr_idx} outside [0, {n}) for thread layout {thr_layout}")
     shape = it.product_each(thr_layout.shape)

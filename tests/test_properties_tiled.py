@@ -1121,3 +1121,65 @@ def test_bad_tiled_arguments_raise_layout_errors(k):
                     getattr(r, f"get_layout{w}_TV")()
                 except LayoutError:
                     pass
+
+
+
+# the other operations of this helper's modules on junk arguments (TMA, explain, synth, banks, tensor, Gluon)
+from layoutalg.banks import address_report, analyze, access_addresses  # noqa: E402
+from layoutalg.tensor import local_partition, local_tile  # noqa: E402
+
+_JUNK2 = [None, -1, 0, 2.5, "banana", "(2,2", (2, 2, 2, 2), (0, 1), (-2, 1), [], (), Layout((2, 2), (-1, 2)),
+          Layout((2, 2), (0, 0)), Layout(1, 0), (1 << 40, 1), float("nan"), True, [3, "x"], {"a": 1}, Layout((4, 4), (1, 4))]
+_JUNK_CALLS = {
+    "TensorMap.gdim": lambda j: TensorMap("FLOAT16", j, (128,), (64,8)),
+    "TensorMap.box": lambda j: TensorMap("FLOAT16", (64,100), (128,), j),
+    "TensorMap.dt": lambda j: TensorMap(j, (64,100), (128,), (64,8)),
+    "TensorMap.sw": lambda j: TensorMap("FLOAT16", (64,100), (128,), (64,8), swizzle=j),
+    "placement": lambda j: TensorMap("FLOAT16", (64,100), (128,), (64,8)).placement(j),
+    "placement.dst": lambda j: TensorMap("FLOAT16", (64,100), (128,), (64,8)).placement((0,0), j),
+    "make_tma_copy.g": lambda j: make_tma_copy(j, "(8,64):(64,1)", "f16"),
+    "make_tma_copy.s": lambda j: make_tma_copy("(100,64):(64,1)", j, "f16"),
+    "make_tma_copy.dt": lambda j: make_tma_copy("(100,64):(64,1)", "(8,64):(64,1)", j),
+    "explain": lambda j: explain(j),
+    "explain.names": lambda j: explain("(4,8):(8,1)", names=j),
+    "synth.shape": lambda j: synthesize_swizzle(j, "f16", [row_copy((64,64),"f16")]),
+    "synth.dt": lambda j: synthesize_swizzle((64,64), j, [row_copy((64,64),"f16")]),
+    "synth.acc": lambda j: synthesize_swizzle((64,64), "f16", j),
+    "synth.acc1": lambda j: synthesize_swizzle((64,64), "f16", [j]),
+    "synth.constraints": lambda j: synthesize_swizzle((64,64), "f16", [row_copy((64,64),"f16")], constraints=j),
+    "synth.max_pairs": lambda j: synthesize_swizzle((64,64), "f16", [row_copy((64,64),"f16")], max_pairs=j),
+    "row_copy": lambda j: row_copy(j, "f16"),
+    "row_copy.thr": lambda j: row_copy((64,64), "f16", threads=j),
+    "ldmatrix_copy": lambda j: ldmatrix_copy(j),
+    "ldmatrix_copy.num": lambda j: ldmatrix_copy((64,64), num=j),
+    "ldmatrix_copy.order": lambda j: ldmatrix_copy((64,64), order=j),
+    "btr": lambda j: block_transpose_read(j, "f16"),
+    "address_report": lambda j: address_report(j, 4),
+    "address_report.b": lambda j: address_report([0]*32, j),
+    "analyze": lambda j: analyze(j, Layout((32,1),(1,0)), 2),
+    "analyze.acc": lambda j: analyze(Layout((32,32),(32,1)), j, 2),
+    "analyze.eb": lambda j: analyze(Layout((32,32),(32,1)), Layout((32,1),(1,0)), j),
+    "access_addresses": lambda j: access_addresses(Layout((32,32),(32,1)), j, 2),
+    "make_tensor": lambda j: make_tensor(j),
+    "local_tile": lambda j: local_tile(make_tensor(Layout((8,8))), j, (0,0)),
+    "local_tile.c": lambda j: local_tile(make_tensor(Layout((8,8))), (2,2), j),
+    "local_partition": lambda j: local_partition(make_tensor(Layout((8,8))), j, 0),
+    "local_partition.i": lambda j: local_partition(make_tensor(Layout((8,8))), Layout((2,2)), j),
+    "tensor.call": lambda j: make_tensor(Layout((8,8)))(j),
+    "to_gluon": lambda j: to_gluon(j, (32,4)),
+    "to_gluon.shape": lambda j: to_gluon(Layout((32,4),(1,32)), j),
+    "to_gluon.kind": lambda j: to_gluon(Layout((32,4),(1,32)), (32,4), kind=j),
+    "to_gluon.bits": lambda j: to_gluon(Layout((32,4),(4,1)), (32,4), kind="shared", element_bitwidth=j),
+    "from_gluon": lambda j: from_gluon(j, (32,32)),
+    "from_gluon.shape": lambda j: from_gluon("BlockedLayout([1, 4], [4, 8], [2, 1], [1, 0])", j),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_JUNK_CALLS))
+def test_bad_arguments_raise_layout_errors(name):
+    """Each of 20 junk values in each argument: a LayoutError (or an answer), never TypeError/ValueError/..."""
+    for j in _JUNK2:
+        try:
+            _JUNK_CALLS[name](j)
+        except LayoutError:
+            pass
