@@ -753,7 +753,27 @@ def explain_layouts(draw):
 
 @both(600)
 def check_explain(data):
-    """explain(L): its formula (parsed and evaluated here) equals L on every coordinate."""
+    """explain(L): its formula (parsed and evaluated here) equals L on every coordinate (random layouts,
+    swizzled tiles, and one thread's partition of a random tiled MMA over a plain or swizzled tensor)."""
+    if data.draw(st.integers(0, 4)) == 0:
+        atom, al, perm = data.draw(tiled_mmas(allow_bad=False))
+        try:
+            mma = make_tiled_mma(atom, al, perm)
+        except LayoutError:
+            return
+        M, _N, K = mma.tile_size_mnk
+        T = make_tensor(data.draw(st.sampled_from([Layout((M, K), (K, 1)), Layout((M, K), (1, M)),
+                                                    ComposedLayout(Swizzle(2, 1, 3), 0, Layout((M, K), (K, 1)))])))
+        try:
+            p = mma.get_slice(data.draw(st.integers(0, mma.num_threads - 1))).partition_A(T)
+            e = explain(p)
+        except LayoutError:
+            event("partition or explain refused")
+            return
+        event("partition explained")
+        shp = p.layout.shape if isinstance(p.layout.shape, tuple) else (p.layout.shape,)
+        check_explanation(e, [math.prod(flat(x)) for x in shp], {"offset": np.asarray(p.addresses())})
+        return
     L = data.draw(explain_layouts())
     try:
         e = explain(L)
