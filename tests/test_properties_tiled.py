@@ -1203,3 +1203,43 @@ def test_bad_arguments_raise_layout_errors(name):
             _JUNK_CALLS[name](j)
         except LayoutError:
             pass
+
+
+# ---------------------------------------------------------------------------------------------
+# banks.analyze: the report's wavefronts against the bank counter written here
+# ---------------------------------------------------------------------------------------------
+@both(150)
+def check_bank_analyze(data):
+    """analyze(smem, access, eb, vb): total wavefronts and ideal equal count_wavefronts on the same instructions."""
+    dt = data.draw(st.sampled_from(["f16", "f32", "e4m3"]))
+    eb = {"f16": 2, "f32": 4, "e4m3": 1}[dt]
+    R = data.draw(st.sampled_from([8, 16, 32, 64]))
+    C = data.draw(st.sampled_from([c for c in (16, 32, 64, 128) if 16 <= c * eb <= 256]))
+    kind = data.draw(st.sampled_from(["row", "ldsm", "bt"]))
+    try:
+        acc = (row_copy((R, C), dt, vector_bytes=data.draw(st.sampled_from([4, 8, 16])), threads=32) if kind == "row"
+               else ldmatrix_copy((R, C)) if kind == "ldsm" else block_transpose_read((R, C), dt, threads=32))
+    except LayoutError:
+        return
+    smem = data.draw(st.sampled_from([Layout((R, C), (C, 1)), Layout((R, C), (C + 16 // eb, 1)), Layout((R, C), (1, R)),
+                                      ComposedLayout(Swizzle(data.draw(st.integers(1, 3)), data.draw(st.integers(0, 4)), 3),
+                                                     0, Layout((R, C), (C, 1)))]))
+    offs = table_of(smem)
+    T, V = int(acc.tv[0].size()), int(acc.tv[1].size())
+    tv = table_of(acc.tv).reshape(V, T)
+    n = acc.vector_bytes // eb
+    vec_ok = all(list(offs[tv[k:k + n, t]]) == list(range(int(offs[tv[k, t]]), int(offs[tv[k, t]]) + n))
+                 and int(offs[tv[k, t]]) % n == 0 for t in range(T) for k in range(0, V, n))
+    try:
+        rep = analyze(smem, acc.tv, eb, acc.vector_bytes)
+    except LayoutError as e:
+        assert not vec_ok, str(e)
+        event("analyze refused: vectors not contiguous")
+        return
+    assert vec_ok
+    event("analyzed")
+    full = acc.__class__(acc.name, acc.tv, acc.vector_bytes, active_lanes=32)
+    assert (rep.wavefronts, rep.ideal) == count_wavefronts(smem, full, R, eb), (str(smem), acc.name)
+
+
+test_bank_analyze, test_bank_analyze_exhaustive = check_bank_analyze
