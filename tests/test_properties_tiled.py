@@ -241,7 +241,8 @@ def perm_fn(p, n):
 
 
 def expected_tv(atom, al, mma, which):
-    """{(thread, value): element index} of get_layout<which>_TV, by CuTe's construction written out."""
+    """``(want[value, lane], lanes, (R0, R1))``: get_layout<which>_TV by CuTe's construction written out
+    (vectorised over threads, rest tiles and atom values; -1 for lanes outside the MMA)."""
     tids, (TM, TN, TK) = thread_ids(atom, al)
     AM, AN, AK = atom.shape_mnk
     Mt, Nt, Kt = mma.tile_size_mnk
@@ -258,27 +259,22 @@ def expected_tv(atom, al, mma, which):
     AT, AV = int(atv[0].size()), int(atv[1].size())
     atab = table_of(atv).reshape(AV, AT)
     p0, p1 = perm_fn(mma.permutation[P0], R0), perm_fn(mma.permutation[P1], R1)
-    out = {}
-    for (v, m, n, k), t in tids.items():
-        co = (m, n, k)
-        c0, c1 = co[T0], co[T1]
-        if which == "C" and k > 0:
-            continue  # K groups repeat K group 0 (filled below)
-        for r1 in range(rest1):
-            for r0 in range(rest0):
-                for av in range(AV):
-                    e = int(atab[av, v])
-                    i0 = e % A0 + A0 * (c0 + n0 * r0)
-                    i1 = e // A0 + A1 * (c1 + n1 * r1)
-                    val = av + AV * (r0 + rest0 * r1)
-                    out[(t, val)] = int(p0[i0]) + R0 * int(p1[i1])
-    if which == "C":
-        for (v, m, n, k), t in tids.items():
-            if k > 0:
-                t0 = tids[(v, m, n, 0)]
-                for val in range(AV * rest0 * rest1):
-                    out[(t, val)] = out[(t0, val)]
-    return out, (R0, R1)
+    keys = sorted(tids)
+    crd = np.array(keys, dtype=np.int64)  # (threads, 4): v, m, n, k
+    lanes = np.array([tids[k] for k in keys], dtype=np.int64)
+    v, co = crd[:, 0], crd[:, 1:]
+    c0, c1 = co[:, T0], co[:, T1]  # C ignores k: every K group holds K group 0's elements
+    av = np.arange(AV)[:, None, None, None]
+    r0 = np.arange(rest0)[None, :, None, None]
+    r1 = np.arange(rest1)[None, None, :, None]
+    e = atab[:, v][:, None, None, :]  # (AV, 1, 1, threads)
+    i0 = e % A0 + A0 * (c0[None, None, None, :] + n0 * r0)
+    i1 = e // A0 + A1 * (c1[None, None, None, :] + n1 * r1)
+    elem = p0[i0] + R0 * p1[i1]  # (AV, rest0, rest1, threads)
+    vals = (av + AV * (r0 + rest0 * r1)) + 0 * elem
+    want = np.full((AV * rest0 * rest1, int(lanes.max()) + 1), -1, dtype=np.int64)
+    want[vals.reshape(-1, len(lanes)), np.broadcast_to(lanes, elem.shape).reshape(-1, len(lanes))] = elem.reshape(-1, len(lanes))
+    return want, lanes, (R0, R1)
 
 
 def _bijective_perms(mma) -> bool:
@@ -320,13 +316,13 @@ def check_tiled_mma(data):
             event("TV refused (permutation not a bijection)" if not ok else "TV refused (permutation's factors vs the atom)")
             continue
         event(f"TV {which} checked")
-        want, (R0, R1) = expected_tv(atom, al, mma, which)
+        want, lanes, (R0, R1) = expected_tv(atom, al, mma, which)
         T, V = int(tv[0].size()), int(tv[1].size())
-        phys = sorted({t for t, _v in want})  # the MMA's lanes (a Volta quadpair leaves lanes out: CuTe's TV
-        assert len(phys) == n_thr and n_thr * V == len(want) and T > phys[-1], (which, str(tv), T, V, len(want))
+        phys = sorted(set(lanes.tolist()))  # the MMA's lanes (a Volta quadpair leaves lanes out: CuTe's TV
+        assert len(phys) == n_thr and V == want.shape[0] and T > phys[-1], (which, str(tv), T, V, want.shape)
         got = table_of(tv).reshape(V, T)  # is still indexed by lane, the idle ones aliasing busy ones)
-        for (t, v), e in want.items():
-            assert got[v, t] == e, (which, str(mma), t, v, int(got[v, t]), e)
+        bad = np.argwhere(got[:, phys] != want[:, phys])
+        assert not len(bad), (which, str(mma), str(tv), [(phys[int(b[1])], int(b[0])) for b in bad[:4]])
         # every element of the tile held equally often by the MMA's threads
         cnt = np.bincount(got[:, phys].ravel(), minlength=R0 * R1)
         assert len(cnt) == R0 * R1 and cnt.min() == cnt.max() > 0, (which, str(tv))
@@ -339,15 +335,13 @@ def check_tiled_mma(data):
         for t in sorted({0, phys[-1], data.draw(st.sampled_from(phys)), data.draw(st.integers(0, T - 1))}):
             th = mma.get_slice(t)
             p = getattr(th, f"partition_{which}")(Tn)
-            got_addr = sorted(int(x) for x in p.addresses())
-            exp = []
-            for v in range(V):
-                e = int(got[v, t])
-                r, c = e % R0, e // R0
-                for j1 in range(2):
-                    for j0 in range(2):
-                        exp.append(at(L, r + R0 * j0, c + R1 * j1))
-            assert got_addr == sorted(exp), (which, str(mma), t)
+            got_addr = np.sort(np.asarray(p.addresses(), dtype=np.int64))
+            Ltab = table_of(L)  # (row + 2*R0*col) -> address
+            r, c = got[:, t] % R0, got[:, t] // R0
+            j0 = np.array([0, 1, 0, 1])[:, None]
+            j1 = np.array([0, 0, 1, 1])[:, None]
+            exp = np.sort(Ltab[(r + R0 * j0) + 2 * R0 * (c + R1 * j1)].ravel())
+            assert np.array_equal(got_addr, exp), (which, str(mma), t)
             if not (which == "A" and atom.frg_a == "smem_desc") and not (which == "B" and atom.frg_b == "smem_desc"):
                 frg = getattr(th, f"partition_fragment_{which}")(Tn)
                 assert int(frg.size()) == int(p.size())
