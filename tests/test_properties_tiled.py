@@ -20,11 +20,15 @@ swizzle tables, and the usual 32-bank shared-memory model.
   fragment names, register by register, the element the copy's partition delivers.
 * TMA (:class:`TensorMap`): placement equals the driver's model computed here (box coordinate ->
   padded row pitch -> swizzle of the PTX tables -> shared byte; global coordinate and bounds);
-  broken driver rules raise a LayoutError naming the rule.
+  broken driver rules raise a LayoutError naming the rule; ``make_tma_copy``'s map and loads,
+  simulated box by box, write exactly the shared layout, each element once.
 * ``explain``: each formula, parsed by a C-expression evaluator written here, equals the layout
-  on every coordinate (random layouts, swizzled tiles, fragments).
-* ``synthesize_swizzle``: every reported wavefront count equals a bank counter written here.
-* ``to_gluon`` / ``from_gluon``: round trips of random Gluon-expressible layouts (skipped without Triton).
+  on every coordinate (random layouts, swizzled tiles, fragments, tiled-MMA partitions).
+* ``synthesize_swizzle`` and ``banks.analyze``: every reported wavefront count equals a bank
+  counter written here; analyze refuses exactly the accesses whose vectors are not contiguous.
+* ``to_gluon`` / ``from_gluon``: round trips of random Gluon-expressible distributed and shared
+  layouts, evaluated through Triton's own engine (skipped without Triton).
+* junk arguments (20 values x 53 calls of these modules): LayoutError, never another exception.
 
 The default run is derandomized (``ci`` settings below, a few thousand examples in all); the
 ``exhaustive`` marker (``pytest -m exhaustive``) runs the same properties with 20x the examples.
