@@ -454,7 +454,9 @@ class TiledMMA:
         ``get_flat_coord`` reads the lane through the thread layout's strides).
         """
         t = _thread_index(thr_idx, "TiledMMA.get_slice")
-        n = max(self.num_threads, int(self._thridx_2_thrid().size()))
+        n = getattr(self, "_lanes", None)
+        if n is None:
+            n = self._lanes = max(self.num_threads, int(self._thridx_2_thrid().size()))
         if not 0 <= t < n:
             raise LayoutError(f"TiledMMA.get_slice: thread {t} outside [0, {n})")
         return ThrMMA(self, get_flat_coord(self.thr_layout_vmnk, t), t)
