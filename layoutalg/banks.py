@@ -311,10 +311,14 @@ def _check_addresses(addresses: Any, access_bytes: int, op: str) -> list:
             f"{op}: access_bytes={access_bytes}; shared-memory accesses are {_ACCESS_BYTES} bytes"
         )
     out: list[int | None] = []
+    if isinstance(addresses, (str, bytes)) or not hasattr(addresses, "__iter__"):
+        raise LayoutError(f"{op}: addresses {addresses!r} is not a sequence of byte addresses (ints, None for idle lanes)")
     for lane, a in enumerate(addresses):
         if a is None:
             out.append(None)
             continue
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise LayoutError(f"{op}: lane {lane} has address {a!r}, not an int (or None for an idle lane)")
         a = int(a)
         if a < 0:
             raise LayoutError(f"{op}: lane {lane} has negative byte address {a}")

@@ -203,6 +203,13 @@ def as_access(x: Any, index: int = 0, shape: tuple[int, int] | None = None, dtyp
     )
 
 
+def _pos_int(x: Any, op: str, what: str) -> int:
+    """A positive int argument (LayoutError for a bool, float, string, tuple, zero or negative)."""
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or int(x) < 1:
+        raise LayoutError(f"{op}: {what}={x!r} is not a positive int")
+    return int(x)
+
+
 def _check_shape(shape: Any, op: str) -> tuple[int, int]:
     if not (isinstance(shape, tuple) and len(shape) == 2 and all(isinstance(s, int) and s > 0 for s in shape)):
         raise LayoutError(f"{op}: shape {shape!r} is not a pair (rows, cols) of positive ints")
@@ -225,6 +232,7 @@ def row_copy(shape: tuple[int, int], dtype: str, *, threads: int = 128, vector_b
     (0, 64, 1, 4)
     """
     op = "row_copy"
+    threads, vector_bytes = _pos_int(threads, op, "threads"), _pos_int(vector_bytes, op, "vector_bytes")
     R, C = _check_shape(shape, op)
     eb = dtype_bytes(dtype, op)
     n = vector_bytes // eb
@@ -262,6 +270,7 @@ def ldmatrix_copy(shape: tuple[int, int], *, num: int = 4, trans: bool = False, 
     from .nvidia import ldmatrix
 
     op = "ldmatrix_copy"
+    num, warps = _pos_int(num, op, "num"), _pos_int(warps, op, "warps")
     R, C = _check_shape(shape, op)
     lanes = ldmatrix.address_lanes(num)  # (row, matrix) -> lane; LayoutError for a bad num
     if order not in ("row-first", "col-first"):
@@ -317,6 +326,7 @@ def block_transpose_read(shape: tuple[int, int], dtype: str, *, word_bytes: int 
     ([0, 256, 4], 1)
     """
     op = "block_transpose_read"
+    word_bytes, threads = _pos_int(word_bytes, op, "word_bytes"), _pos_int(threads, op, "threads")
     R, C = _check_shape(shape, op)
     eb = dtype_bytes(dtype, op)
     k = word_bytes // eb
@@ -677,10 +687,18 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
     if R * C * eb > SMEM_BYTES:
         raise LayoutError(f"{op}: a {R}x{C} {dtype} tile is {R * C * eb} bytes, more than the {SMEM_BYTES} bytes of "
                           "shared memory a CTA can have")
+    if isinstance(accesses, (str, bytes)) or not hasattr(accesses, "__iter__"):
+        raise LayoutError(f"{op}: accesses {accesses!r} is not a sequence of accesses")
     accs = tuple(as_access(a, k, (R, C), dtype) for k, a in enumerate(accesses))
     if not accs:
         raise LayoutError(f"{op}: no accesses given")
+    if isinstance(constraints, str):
+        constraints = (constraints,)
+    if not hasattr(constraints, "__iter__"):
+        raise LayoutError(f"{op}: constraints {constraints!r} is not a sequence of 'wgmma' / 'tma'")
     constraints = tuple(constraints)
+    if isinstance(max_pairs, bool) or not isinstance(max_pairs, (int, np.integer)) or max_pairs < 0:
+        raise LayoutError(f"{op}: max_pairs={max_pairs!r} is not a non-negative int")
     bad = [c for c in constraints if c not in ("wgmma", "tma")]
     if bad:
         raise LayoutError(f"{op}: constraints {bad} are not 'wgmma' or 'tma'")

@@ -73,6 +73,7 @@ __all__ = [
     "local_tile",
     "local_partition",
     "get_flat_coord",
+    "compact_col_major",
 ]
 
 
@@ -112,6 +113,8 @@ def _norm_coord(c: Any) -> Any:
         return tuple(_norm_coord(x) for x in c)
     if isinstance(c, np.integer):
         return int(c)
+    if isinstance(c, bool) or not isinstance(c, int):
+        raise LayoutError(f"Tensor coordinate: {c!r} is not an int, _ or a tuple of them")
     return c
 
 
@@ -397,16 +400,26 @@ def zipped_divide(layout: Any, tiler: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 # make_layout_like / make_fragment_like (cute/layout.hpp, stride.hpp compact_order)
 # ---------------------------------------------------------------------------------------------
-def _compact_col_major(shape: Any, start: int) -> Any:
-    """CuTe's compact_col_major(shape, start): static size-1 modes get stride 0."""
+def compact_col_major(shape: Any, start: int = 1) -> Any:
+    """CuTe's ``compact_col_major(shape, start)`` on static shapes: the strides of the column-major
+    layout of ``shape`` whose first mode has stride ``start``; a size-1 mode gets stride 0 (CuTe's
+    static ``_1`` modes do, which is what ``make_layout(shape)`` prints).
+
+    >>> compact_col_major((2, (1, 3), 4))
+    (1, (0, 2), 6)
+    >>> compact_col_major(8, 3)
+    3
+    """
     if type(shape) is tuple:
         out = []
         cur = start
         for s in shape:
-            out.append(_compact_col_major(s, cur))
+            out.append(compact_col_major(s, cur))
             cur = cur * it.product(s)
         return tuple(out)
     return 0 if shape == 1 else start
+
+
 
 
 def _compact_order(shape: Any, order: Any, dynamic: Any = None) -> Any:
@@ -442,7 +455,7 @@ def _compact_order(shape: Any, order: Any, dynamic: Any = None) -> Any:
         for rs, ro in zip(ref_shape, ref_order):
             if ro < o:
                 start *= rs
-        return _compact_col_major(s, start)
+        return compact_col_major(s, start)
 
     return go(shape, order_t)
 
@@ -486,7 +499,7 @@ def make_fragment_like(x: Any) -> Any:
                 return tuple(filter_zeros(a, b) for a, b in zip(d, s))
             return 1 if d == 0 else s
 
-        first = Layout(m0.shape, _compact_col_major(filter_zeros(m0.stride, m0.shape), 1))
+        first = Layout(m0.shape, compact_col_major(filter_zeros(m0.stride, m0.shape), 1))
         xs: Any = x.shape
         xd: Any = x.stride
         rest_shape = tuple(xs[1:])
@@ -698,8 +711,21 @@ def _as_tensor(x: Any, op: str) -> Tensor:
     raise LayoutError(f"{op}: {x!r} is not a Tensor or a layout")
 
 
+def _check_tiler(tiler: Any, op: str) -> None:
+    """A tiler is a positive int, a Layout, ``_``, or a tuple of them (LayoutError otherwise)."""
+    if tiler is None or is_underscore(tiler) or isinstance(tiler, (Layout, ComposedLayout)):
+        return
+    if isinstance(tiler, (tuple, list)):
+        for x in tiler:
+            _check_tiler(x, op)
+        return
+    if isinstance(tiler, bool) or not isinstance(tiler, (int, np.integer)) or int(tiler) < 1:
+        raise LayoutError(f"{op}: tiler entry {tiler!r} is not a positive int, a Layout, _ or a tuple of them")
+
+
 def _check_divides(T: Tensor, tiler: Any, op: str) -> None:
     """The tiler's modes must divide the tensor's modes (else the tiles run past the tensor)."""
+    _check_tiler(tiler, op)
     t = _tiler_for_algebra(tiler)
     if type(t) is not tuple:
         size = int(T.layout.size())
@@ -819,6 +845,8 @@ def local_partition(tensor: Any, thr_layout: Any, thr_idx: int, proj: Any = None
     if proj is not None:
         thr_layout = dice(proj, thr_layout)
     n = int(thr_layout.size())
+    if isinstance(thr_idx, bool) or not isinstance(thr_idx, (int, np.integer)):
+        raise LayoutError(f"local_partition: thread index {thr_idx!r} is not an int")
     if not 0 <= int(thr_idx) < int(thr_layout.cosize()):
         raise LayoutError(f"local_partition: thread {thr_idx} outside [0, {n}) for thread layout {thr_layout}")
     shape = it.product_each(thr_layout.shape)

@@ -63,7 +63,7 @@ from .parse import parse
 from .tensor import (
     Tensor,
     _,
-    _compact_col_major,
+    compact_col_major,
     get_flat_coord,
     is_underscore,
     make_fragment_like,
@@ -146,7 +146,7 @@ def _shape_of(x: Any) -> Any:
 def _compact(shape: Any) -> Layout:
     """CuTe's make_layout(shape): compact column-major, static size-1 modes with stride 0."""
     shape = it.normalize(shape, "make_layout shape")
-    return Layout(shape, _compact_col_major(shape, 1))
+    return Layout(shape, compact_col_major(shape, 1))
 
 
 def _zip(L: Layout) -> Layout:
@@ -249,6 +249,19 @@ def _pad3(L: Layout) -> Layout:
     return make_layout(*modes)
 
 
+def _thread_index(t: Any, op: str) -> int:
+    """A thread index: an int (numpy ints included), not a bool, a float, a string or a tuple."""
+    if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
+        raise LayoutError(f"{op}: thread index {t!r} is not an int")
+    return int(t)
+
+
+def _is_bijection(L: Layout) -> bool:
+    """Whether ``L`` maps ``[0, size)`` one to one onto ``[0, size)``."""
+    t = np.sort(np.asarray(L.table(), dtype=np.int64))
+    return bool(np.array_equal(t, np.arange(int(L.size()))))
+
+
 def _perm_entry(p: Any, op: str) -> Any:
     if is_underscore(p):
         return None
@@ -285,7 +298,12 @@ class TiledMMA:
             if _size(p) % need:
                 raise LayoutError(
                     f"make_tiled_mma: permutation of mode {'MNK'[i]} covers {_size(p)} elements, not a multiple of "
-                    f"atom {'MNK'[i]} ({atom.shape_mnk[i]}) x atoms along it ({int(self.thr_layout_vmnk[i + 1].size())})"
+                    f"atom {'MNK'[i]} ({atom.shape_mnk[i]}) x atoms along it ({int(self.thr_layout_vmnk[i + 1].size())}) "
+                    f"= {need}: the {_size(p)}-element tile cannot be cut into whole atoms, so no thread owns a "
+                    "well-defined part of it. (CuTe 4.2 constructs such a TiledMMA and prints it, but cannot use it: "
+                    "for SM90_64x128x16_F16F16F16_RS, atom layout (3,1,1), permutation (24,16), its get_layoutA_TV and "
+                    "get_layoutC_TV fail to compile with the static assertions \"Stride Divisibility Condition\" and "
+                    "\"Shape Divisibility Condition\"; tests/data/cute/tiled.json, \"differences\")"
                 )
 
     # --- sizes -----------------------------------------------------------------------------------
@@ -351,10 +369,60 @@ class TiledMMA:
         v = self.thr_layout_vmnk
         return composition(Layout((int(v.size()), 1), (1, 0)), right_inverse(make_layout(v, complement(v))))
 
-    def get_layoutC_TV(self) -> Layout:
-        """``(thread index, value) -> m + M*n`` over the ``M x N`` tile (``tile_size_mnk``)."""
+    @property
+    def k_split(self) -> int:
+        """Thread groups along K (``size<3>(thr_layout_vmnk)``): each holds partial sums of the same C."""
+        return int(self.thr_layout_vmnk[3].size())
+
+    def _cute_layoutC_TV(self) -> Layout:
+        """CuTe 4.2's ``get_layoutC_TV`` exactly: with threads along K, their thread ids run past the C tile."""
         M, N, _K = self.tile_size_mnk
         return composition(self.thrfrg_C(_compact((M, N))), (self._thridx_2_thrid(), None))
+
+    def _checked_tv(self, L: Layout, mn: tuple, what: str, modes: tuple) -> Layout:
+        """``L`` if every (thread, value) lands inside the ``mn`` tile and every element is held equally
+        often; otherwise LayoutError naming the first (thread, value) outside and the permutation to blame."""
+        n = mn[0] * mn[1]
+        t = np.asarray(L.table(), dtype=np.int64)
+        cnt = np.bincount(t[(t >= 0) & (t < n)], minlength=n) if n else np.zeros(0, np.int64)
+        if t.size and (t.min() >= 0 and t.max() < n) and cnt.min() == cnt.max() and cnt.min() > 0:
+            return L
+        nthr = int(L[0].size())
+        bad = np.nonzero((t < 0) | (t >= n))[0]
+        blame = [f"{'MNK'[i]} = {self.permutation[i]} is not a bijection onto [0, {_size(self.permutation[i])}): it "
+                 f"reaches element {int(np.max(np.asarray(self.permutation[i].table())))} of a "
+                 f"{_size(self.permutation[i])}-element mode" for i in modes
+                 if isinstance(self.permutation[i], Layout) and not _is_bijection(self.permutation[i])]
+        why = (f"the permutation of {'; '.join(blame)}" if blame else "the tile is not covered evenly")
+        if len(bad):
+            k = int(bad[0])
+            where = f"maps (thread {k % nthr}, value {k // nthr}) to index {int(t[k])}, outside the {mn[0]}x{mn[1]} tile"
+        else:
+            where = f"holds element {int(np.argmin(cnt))} {int(cnt.min())} times and element {int(np.argmax(cnt))} {int(cnt.max())} times"
+        raise LayoutError(
+            f"TiledMMA.get_layout{what}_TV: the (thread, value) -> element layout {L} {where}: {why}. "
+            f"(CuTe 4.2 returns this layout; partition_{what} of a tensor is still defined, its TV layout over the "
+            "tile is not.)"
+        )
+
+    def get_layoutC_TV(self) -> Layout:
+        """``(thread index, value) -> m + M*n`` over the ``M x N`` tile (``tile_size_mnk``).
+
+        With threads along K (``atom_layout`` ``(.., .., k>1)``) each K group holds partial sums of the same C
+        elements (what :meth:`ThrMMA.partition_C` gives them), so their thread ids map to the same elements:
+        element ``e`` is held ``k_split`` times. CuTe 4.2 instead runs those thread ids past the tile (thread
+        128 of a ``(2,2,2)`` m16n8k16 tiling lands on element 512 of a 512-element tile) -- a named difference
+        (``tests/test_properties_tiled.py``). LayoutError when a permutation that is not a bijection makes the
+        layout leave the tile.
+        """
+        M, N, _K = self.tile_size_mnk
+        if self.k_split == 1:
+            return self._checked_tv(self._cute_layoutC_TV(), (M, N), "C", (0, 1))
+        tn = int(self.thr_layout_vmnk[2].size())
+        # (ThrV,(ThrM,ThrN)) -> (ThrV,(ThrM,(ThrN,ThrK))): the K groups repeat the thread ids of K group 0
+        ctile = (None, (None, Layout((tn, self.k_split), (1, 0))))
+        L = composition(self.thrfrg_C(_compact((M, N))), (ctile, None))
+        return self._checked_tv(composition(L, (self._thridx_2_thrid(), None)), (M, N), "C", (0, 1))
 
     def get_layoutA_TV(self) -> Layout:
         """``(thread index, value) -> m + M*k`` over the ``M x K`` tile; threads along N hold the same A.
@@ -366,7 +434,7 @@ class TiledMMA:
         v = self.thr_layout_vmnk
         atile = (None, (Layout((int(v[1].size()), int(v[2].size())), (1, 0)), None))
         L = composition(self.thrfrg_A(_compact((M, K))), (atile, None))
-        return composition(L, (self._thridx_2_thrid(), None))
+        return self._checked_tv(composition(L, (self._thridx_2_thrid(), None)), (M, K), "A", (0, 2))
 
     def get_layoutB_TV(self) -> Layout:
         """``(thread index, value) -> n + N*k`` over the ``N x K`` tile; threads along M hold the same B."""
@@ -374,14 +442,23 @@ class TiledMMA:
         v = self.thr_layout_vmnk
         btile = (None, (Layout((int(v[1].size()), int(v[2].size())), (0, 1)), None))
         L = composition(self.thrfrg_B(_compact((N, K))), (btile, None))
-        return composition(L, (self._thridx_2_thrid(), None))
+        return self._checked_tv(composition(L, (self._thridx_2_thrid(), None)), (N, K), "B", (1, 2))
 
     # --- slices ------------------------------------------------------------------------------------
     def get_slice(self, thr_idx: int) -> ThrMMA:
-        """``mma.get_slice(t)``: the thread's view, whose ``partition_*`` cut its share out of a tensor."""
-        t = int(thr_idx)
-        if not 0 <= t < self.num_threads:
-            raise LayoutError(f"TiledMMA.get_slice: thread {t} outside [0, {self.num_threads})")
+        """``mma.get_slice(t)``: the thread's view, whose ``partition_*`` cut its share out of a tensor.
+
+        ``t`` is a thread index as the TV layouts number them: ``[0, size<0>(get_layoutC_TV()))``. That is
+        ``[0, num_threads)`` except for Volta quadpairs, whose lanes are not consecutive (one m8n8k4 atom is
+        lanes 0-3 and 16-19 of 32); a lane outside the MMA's threads aliases one inside, as in CuTe (its
+        ``get_flat_coord`` reads the lane through the thread layout's strides).
+        """
+        t = _thread_index(thr_idx, "TiledMMA.get_slice")
+        n = getattr(self, "_lanes", None)
+        if n is None:
+            n = self._lanes = max(self.num_threads, int(self._thridx_2_thrid().size()))
+        if not 0 <= t < n:
+            raise LayoutError(f"TiledMMA.get_slice: thread {t} outside [0, {n})")
         return ThrMMA(self, get_flat_coord(self.thr_layout_vmnk, t), t)
 
     thr_slice = get_slice
@@ -740,7 +817,7 @@ class TiledCopy:
 
     def get_slice(self, thr_idx: int) -> ThrCopy:
         """``tiled_copy.get_slice(t)``."""
-        t = int(thr_idx)
+        t = _thread_index(thr_idx, "TiledCopy.get_slice")
         if not 0 <= t < self.num_threads:
             raise LayoutError(f"TiledCopy.get_slice: thread {t} outside [0, {self.num_threads})")
         return ThrCopy(self, t)
@@ -851,13 +928,50 @@ def make_tiled_copy_B(atom: CopyAtom, mma: TiledMMA) -> TiledCopy:
     return TiledCopy(atom, mma.get_layoutB_TV(), (mma.tile_size(1), mma.tile_size(2)))
 
 
+def _refuse_k_split_C(op: str, mma: TiledMMA) -> None:
+    """A tiled copy of C over an MMA with threads along K, where CuTe's C TV layout is not what partition_C gives.
+
+    Where CuTe's ``get_layoutC_TV`` equals the true one (K groups repeating K group 0's elements; e.g. an atom
+    layout ``(1,1,2)``) the copy is CuTe's, every element held by ``k_split`` threads. Elsewhere CuTe's copy
+    would move the wrong elements (or leave the tile), and this raises with the first such (thread, value).
+    """
+    if mma.k_split == 1:
+        return
+    M, N, _K = mma.tile_size_mnk
+    cute = mma._cute_layoutC_TV()
+    true = mma.get_layoutC_TV()
+    t = np.asarray(cute.table(), dtype=np.int64)
+    want = np.asarray(true.table(), dtype=np.int64)
+    if t.shape == want.shape and np.array_equal(t, want):
+        return
+    k = int(np.nonzero(t != want)[0][0]) if t.shape == want.shape else 0
+    nthr = int(cute[0].size())
+    where = (f"index {int(t[k])}, outside the {M * N}-element tile: its copy would read and write past the tile"
+             if t[k] >= M * N else f"index {int(t[k])}, where partition_C gives that thread element {int(want[k])}")
+    raise LayoutError(
+        f"{op}: {mma!r} has {mma.k_split} thread groups along K (atom layout {mma.atom_layout_mnk}); they hold "
+        f"partial sums of the same {M}x{N} C tile, each group the elements partition_C gives it: {true}. "
+        f"CuTe 4.2 builds this copy from its get_layoutC_TV {cute} instead, which maps (thread {k % nthr}, value "
+        f"{k // nthr}) to {where}. Reduce the K groups first, or build the MMA without threads along K"
+    )
+
+
 def make_tiled_copy_C(atom: CopyAtom, mma: TiledMMA) -> TiledCopy:
-    """The copy for C/D: TV = ``mma.get_layoutC_TV()`` over (M, N)."""
+    """The copy for C/D: TV = ``mma.get_layoutC_TV()`` over (M, N).
+
+    LayoutError where CuTe's copy would move other elements than the MMA holds: an MMA with threads along
+    K whose CuTe TV layout sends those threads elsewhere (past the tile, for ``(2,2,2)`` m16n8k16), or a
+    permutation that is not a bijection (see :meth:`TiledMMA.get_layoutC_TV`).
+    """
+    _refuse_k_split_C("make_tiled_copy_C", mma)
     return TiledCopy(atom, mma.get_layoutC_TV(), (mma.tile_size(0), mma.tile_size(1)))
 
 
 def make_tiled_copy_C_atom(atom: CopyAtom, mma: TiledMMA) -> TiledCopy:
-    """CuTe's ``make_tiled_copy_C_atom``: the smallest tiled copy that retiles C (for sub-tiled epilogues)."""
+    """CuTe's ``make_tiled_copy_C_atom``: the smallest tiled copy that retiles C (for sub-tiled epilogues).
+
+    LayoutError for an MMA with threads along K, as :func:`make_tiled_copy_C`."""
+    _refuse_k_split_C("make_tiled_copy_C_atom", mma)
     layout_c = mma.get_layoutC_TV()
     copy_v = atom.num_val_src
     if copy_v > int(layout_c[1].size()):

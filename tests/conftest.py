@@ -36,3 +36,20 @@ def pytest_report_header(config):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     # also under -q, which hides the header: the version the harness compiled against is in the output
     terminalreporter.write_line(_cute_line())
+
+
+def pytest_configure(config):
+    # large property sweeps kept out of the default run (`pytest -m exhaustive` runs them); the algebra
+    # helper's branch registers the same marker in pyproject.toml -- registering it twice is harmless
+    config.addinivalue_line("markers", "exhaustive: large property sweeps, deselected by default (pytest -m exhaustive)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if "exhaustive" in (config.getoption("markexpr") or ""):
+        return  # -m names the marker (to run it, or to deselect it): pytest's own -m decides
+    keep, drop = [], []
+    for item in items:
+        (drop if item.get_closest_marker("exhaustive") else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

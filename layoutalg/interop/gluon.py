@@ -236,6 +236,21 @@ def gluon_layout(x: Any) -> GluonLayout:
 # ---------------------------------------------------------------------------------------------
 # Triton's LinearLayout, the few operations its conversions use (LinearLayout.h semantics)
 # ---------------------------------------------------------------------------------------------
+def _shape_arg(shape: Any, op: str) -> list[int]:
+    """A tensor shape: a non-empty list/tuple of positive ints, at most 2^24 elements (LayoutError otherwise)."""
+    import numpy as np
+
+    if not isinstance(shape, (list, tuple)) or not shape or any(
+            isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 for s in shape):
+        raise LayoutError(f"{op}: shape {shape!r} is not a non-empty list of positive ints")
+    total = 1
+    for s in shape:
+        total *= int(s)
+    if total > 1 << 24:
+        raise LayoutError(f"{op}: shape {list(shape)} has {total} elements; layouts are tabulated up to 2^24")
+    return [int(s) for s in shape]
+
+
 def _log2(n: int, op: str, what: str) -> int:
     if not isinstance(n, int) or isinstance(n, bool) or n < 1 or n & (n - 1):
         raise LayoutError(f"{op}: {what} = {n!r} is not a positive power of two")
@@ -682,7 +697,7 @@ def from_gluon(layout: Any, shape: Sequence[int]) -> Any:
     """
     op = "from_gluon"
     g = gluon_layout(layout)
-    shape = [int(s) for s in shape]
+    shape = _shape_arg(shape, op)
     bases = linear_bases(g, shape)
     if g.is_shared:
         return _shared_layout(g, bases["offset"], shape, op)
@@ -779,6 +794,11 @@ def _distributed_bases(x: Any, shape: list[int], op: str) -> dict[str, list[list
             level = "lane" if j < lane_b else "warp" if j < lane_b + warp_b else "block" if j < tb else "register"
             raise LayoutError(f"{op}: {level} basis {v} moves along two dimensions at once; Gluon's distributed "
                               "layouts need each basis to move along one dimension (or none)")
+    missing = np.setdiff1d(np.arange(total), table)
+    if len(missing):
+        raise LayoutError(f"{op}: {x} reaches {total - len(missing)} of the {total} elements of the {shape} tensor "
+                          f"(element {int(missing[0])} is held by no thread); a Gluon distributed layout must cover "
+                          "its tensor (Triton aborts on one that does not: 'Layout is expected to be surjective')")
     return {"register": vecs[tb:], "lane": vecs[:lane_b], "warp": vecs[lane_b:lane_b + warp_b], "block": vecs[lane_b + warp_b:tb]}
 
 
@@ -1081,7 +1101,7 @@ def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_b
     'gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8])'
     """
     op = "to_gluon"
-    shape = [int(s) for s in shape]
+    shape = _shape_arg(shape, op)
     for s in shape:
         _log2(s, op, f"shape entry of {shape}")
     want = _wanted(op, cls, version, operand, like)

@@ -32,7 +32,7 @@ Worked example, ``ldmatrix.x4`` (``SM75_U32x4_LDSM_N``), by hand. Lane 6 receive
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, wraps
 from typing import Any
 
 from ..algebra import coalesce, composition, right_inverse
@@ -85,6 +85,32 @@ def _value_type_name(value_type: Any) -> str:
     if isinstance(value_type, int) and not isinstance(value_type, bool):
         return f"b{value_type}"
     return dtype_name(value_type, op="copy_atom")
+
+
+def _hashable_cache(fn: Any) -> Any:
+    """``functools.cache`` that answers an unhashable argument (a list, say) with a LayoutError naming it."""
+    cached = cache(fn)
+
+    @wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            hash((args, tuple(sorted(kwargs.items()))))
+        except TypeError:
+            bad = next((a for a in (*args, *kwargs.values()) if not _is_hashable(a)), None)
+            raise LayoutError(f"{fn.__name__}: argument {bad!r} is not a name or a value type "
+                              "(a str or an int, not a list)") from None
+        return cached(*args, **kwargs)
+
+    call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return call
+
+
+def _is_hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,7 +240,7 @@ def _wgmma_atom(name: str, N: int, K: int, types: list[str], src: str, majors: s
                    frg_b="smem_desc", notes=f"wgmma.mma_async, A from {'registers' if src == 'RS' else 'shared memory'}")
 
 
-@cache
+@_hashable_cache
 def mma_atom(name: str | None = None, *, shape: str | None = None, dtype: str | None = None,
              ctype: str | None = None, sparse: bool = False, source: str = "SS") -> MMAAtom:
     """The MMA atom named as CuTe names it, or built from the catalog (``shape``, ``dtype``, ``ctype``).
@@ -399,7 +425,7 @@ def _natural_value_type(name: str) -> str | None:
     return None
 
 
-@cache
+@_hashable_cache
 def copy_atom(name: str, value_type: Any = None) -> CopyAtom:
     """The copy atom CuTe calls ``Copy_Atom<name, value_type>``.
 

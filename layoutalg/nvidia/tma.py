@@ -540,6 +540,8 @@ class TensorMap:
         if len(coords) != self.rank:
             raise LayoutError(f"{op}: {len(coords)} coordinates for a rank-{self.rank} tensor map")
         nb = self.bytes_per_element
+        if isinstance(dst, bool) or not isinstance(dst, (int, np.integer)):
+            raise LayoutError(f"{op}: shared destination {dst!r} is not an int (a byte address)")
         if dst % 128:
             raise LayoutError(f"{op}: [smem_address_align] shared destination {dst} is not a multiple of 128 bytes")
         if (coords[0] * nb) % 16:
@@ -843,6 +845,7 @@ def _global(gtensor: Any, op: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
             shape, stride = (shape,), (stride,)
     elif isinstance(gtensor, tuple) and len(gtensor) == 2:
         shape, stride = gtensor
+        shape, stride = (shape if isinstance(shape, tuple) else (shape,)), (stride if isinstance(stride, tuple) else (stride,))
     else:
         raise LayoutError(f"{op}: global tensor {gtensor!r} is not a Layout, layout text or a (shape, stride) pair")
     if any(isinstance(s, tuple) for s in (*shape, *stride)):
