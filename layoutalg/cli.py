@@ -659,9 +659,8 @@ def _swizzle_arg(text: str) -> Any:
 
 
 def cmd_desc(args: argparse.Namespace) -> int:
-    if args.target == "sm_100" and (args.source is None or _word(args.source) is None):
-        if not args.instruction:
-            return _desc_umma(args)
+    if args.target == "sm_100" and (args.source is None or _word(args.source) is None) and not args.instruction:
+        return _desc_umma(args)
     if args.source is None:
         return _desc_tile(args)
     word = _word(args.source)
@@ -1949,6 +1948,7 @@ def _tmem_accumulator(args: argparse.Namespace, quiet: bool) -> int:
         if load:
             from .explain import explain
 
+            assert tc is not None
             print(f"load        : make_tmem_copy({load}): 4 warps, warp w on lane quarter w")
             print(f"  TV        : {tc.layout_tv}, tiler {tc.tiler}")
             print(f"  epilogue  : {tv}   (thread, value) -> m + {mc} n")

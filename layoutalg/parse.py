@@ -950,10 +950,16 @@ def swizzle_units(sw: Swizzle, bits: int, on: str = "elements") -> str:
     (``"elements"``: element offsets, as in a composed layout; ``"bytes"``: byte addresses, as a
     swizzled pointer or a GMMA atom's ``Sw<B,M,S> o smem_ptr[..b](unset)``).
 
-    >>> print(swizzle_units(Swizzle(3, 4, 3), 16, on="bytes"))
-    Sw<3,4,3> on byte addresses of 16b elements: swizzle moves 16-byte units = 8 elements of 16b; within each 128-byte row (64 elements) the 8 units are permuted by XOR with bits [7,10) of the address (the row index mod 8); the pattern repeats every 1024 bytes (512 elements)
-    >>> print(swizzle_units(Swizzle(3, 3, 3), 16))
-    Sw<3,3,3> on element offsets of 16b elements: swizzle moves 16-byte units = 8 elements of 16b; within each 128-byte row (64 elements) the 8 units are permuted by XOR with bits [6,9) of the offset (the row index mod 8); the pattern repeats every 1024 bytes (512 elements)
+    >>> for part in swizzle_units(Swizzle(3, 4, 3), 16, on="bytes").split("; "):
+    ...     print(part)
+    Sw<3,4,3> on byte addresses of 16b elements: swizzle moves 16-byte units = 8 elements of 16b
+    within each 128-byte row (64 elements) the 8 units are permuted by XOR with bits [7,10) of the address (the row index mod 8)
+    the pattern repeats every 1024 bytes (512 elements)
+    >>> for part in swizzle_units(Swizzle(3, 3, 3), 16).split("; "):
+    ...     print(part)
+    Sw<3,3,3> on element offsets of 16b elements: swizzle moves 16-byte units = 8 elements of 16b
+    within each 128-byte row (64 elements) the 8 units are permuted by XOR with bits [6,9) of the offset (the row index mod 8)
+    the pattern repeats every 1024 bytes (512 elements)
     """
     if on not in ("elements", "bytes"):
         raise LayoutError(f"swizzle_units: on={on!r} must be 'elements' or 'bytes'")
@@ -1011,9 +1017,12 @@ class ParsedTensor:
     >>> T = parse("Sw<3,4,3>_smem_ptr[16b](0x400) o (_8,_64):(_64,_1)")
     >>> T.function
     Sw<3,3,3> o _0 o (8,64):(64,1)
-    >>> print(T.describe())
+    >>> for part in T.describe().split("; "):
+    ...     print(part)
     smem tensor of 16b elements at 0x400, layout (8,64):(64,1) (512 elements)
-    the pointer swizzles byte addresses: Sw<3,4,3> on byte addresses of 16b elements: swizzle moves 16-byte units = 8 elements of 16b; within each 128-byte row (64 elements) the 8 units are permuted by XOR with bits [7,10) of the address (the row index mod 8); the pattern repeats every 1024 bytes (512 elements)
+    the pointer swizzles byte addresses: Sw<3,4,3> on byte addresses of 16b elements: swizzle moves 16-byte units = 8 elements of 16b
+    within each 128-byte row (64 elements) the 8 units are permuted by XOR with bits [7,10) of the address (the row index mod 8)
+    the pattern repeats every 1024 bytes (512 elements)
     as element offsets that is Sw<3,3,3> o _0 o (8,64):(64,1)
     """
 
@@ -1052,7 +1061,7 @@ class ParsedTensor:
                     raise LayoutError(f"parse: {msg} (pointer {p.text})")
 
                 self._function = ComposedLayout(_swizzle_on_elements(sw, p.bits, fail), 0, self.layout)
-        return cast(Union[Layout, ComposedLayout], self._function)
+        return cast(Layout | ComposedLayout, self._function)
 
     def __call__(self, *coord: Any) -> Any:
         return self.function(*coord)

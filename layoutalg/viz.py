@@ -339,7 +339,7 @@ class Scene:
             ax.add_collection(PolyCollection(
                 [((x, y), (x + w, y), (x + w, y + h), (x, y + h)) for _c, x, y, w, h, *_ in self.cells],
                 facecolors=[c[5] for c in self.cells], edgecolors="#555555", linewidths=0.45))
-        for _cid, x, y, w, h, fill, labels, font in self.cells:
+        for _cid, x, y, w, h, _fill, labels, font in self.cells:
             for ty, s in _label_positions(y, h, labels, font):
                 ax.text(x + w / 2, ty, s, ha="center", va="center", fontsize=font * pt)
         for x0, y0, x1, y1, lw, colour in self.lines:

@@ -176,7 +176,8 @@ def tiled_mma_scene(
         f"{mma.num_threads} threads, thread layout (V,M,N,K) {mma.thr_layout_vmnk}; tile M x N x K = {M} x {N} x {K}"
         + (f" (A compressed: {M} x {Kc})" if Kc != K else ""),
         "A (M x K) left, B (K x N) top, C (M x N) middle; cell = first T<thread> V<value> holding it"
-        + ("; colour = lane; thick lines and bands W0, W1, ... = warps" if md == "cells" else "; blocks coloured by the warp of their first thread"),
+        + ("; colour = lane; thick lines and bands W0, W1, ... = warps" if md == "cells"
+           else "; blocks coloured by the warp of their first thread"),
     ]
     if window is not None:
         notes.append(f"showing rows {m0}-{m1 - 1}, columns {n0}-{n1 - 1} of C (K whole)")

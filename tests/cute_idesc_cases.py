@@ -81,7 +81,8 @@ def atom_name(args: dict[str, Any]) -> str | None:
     kind, g, sp = args["kind"], args.get("cta_group", 1), args.get("sparse", False)
     if args.get("ws") or args.get("sparse_selector") or args.get("k") == 96:
         return None
-    fam = {"tf32": "TF32", "f16": "F16BF16", "i8": "S8", "f8f6f4": "F8F6F4", "mxf8f6f4": "MXF8F6F4", "mxf4": "MXF4", "mxf4nvf4": "MXF4"}[kind]
+    fam = {"tf32": "TF32", "f16": "F16BF16", "i8": "S8", "f8f6f4": "F8F6F4", "mxf8f6f4": "MXF8F6F4", "mxf4": "MXF4",
+           "mxf4nvf4": "MXF4"}[kind]
     if sp and kind not in ("tf32", "f16", "i8"):
         return None
     if kind in ("mxf4", "mxf4nvf4") and args.get("sfa_id", 0) | args.get("sfb_id", 0):
@@ -217,7 +218,8 @@ def record(n_desc: int = 600, n_atoms: int = 400, seed: int = 2126) -> None:
     for (how, args), w in zip(cases, words):
         if not isinstance(w, int):
             raise SystemExit(f"CuTe refused {how} {args}: {w.message}")
-        rows.append({"how": how if how == "make_instr_desc" else f"MMA_Traits<{atom_name(args)}>::idesc_", "args": args, "word": f"0x{w:08x}"})
+        rows.append({"how": how if how == "make_instr_desc" else f"MMA_Traits<{atom_name(args)}>::idesc_",
+                     "args": args, "word": f"0x{w:08x}"})
     DATA.parent.mkdir(parents=True, exist_ok=True)
     head = {
         "produced_by": "python tests/cute_idesc_cases.py (g++ -std=c++17 on the host, no GPU)",

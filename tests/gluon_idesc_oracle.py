@@ -89,7 +89,8 @@ def mma_scaled(out_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, A_FMT
 '''
 
 #: (make_instr_desc arguments, Gluon kernel, its constexprs) of every configuration compiled
-_GL_DT = {"f16": "gl.float16", "bf16": "gl.bfloat16", "tf32": "gl.float32", "e4m3": "gl.float8e4nv", "e5m2": "gl.float8e5", "f32": "gl.float32"}
+_GL_DT = {"f16": "gl.float16", "bf16": "gl.bfloat16", "tf32": "gl.float32", "e4m3": "gl.float8e4nv", "e5m2": "gl.float8e5",
+          "f32": "gl.float32"}
 _BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8}
 
 
@@ -105,7 +106,8 @@ def configurations() -> list[dict[str, Any]]:
         kind = {"bf16": "f16", "f16": "f16", "tf32": "tf32", "e4m3": "f8f6f4", "e5m2": "f8f6f4"}[t]
         k = {"f16": 16, "tf32": 8, "f8f6f4": 32}[kind] * 4
         out.append({"args": dict(kind=kind, a_type=t, b_type=t, c_type=c, m=m, n=n, a_major=am, b_major=bm),
-                    "kernel": "mma", "constexprs": dict(M=m, N=n, K=k, DT=_GL_DT[t], ACC=_GL_DT[c], BITS=_BITS[t], A_MN=am == "MN", B_MN=bm == "MN", COLS=2 if c == "f16" else 1)})
+                    "kernel": "mma", "constexprs": dict(M=m, N=n, K=k, DT=_GL_DT[t], ACC=_GL_DT[c], BITS=_BITS[t],
+                                                        A_MN=am == "MN", B_MN=bm == "MN", COLS=2 if c == "f16" else 1)})
     for t, c, m, n, am, bm in [
         ("bf16", "f32", 256, 128, "K", "K"), ("f16", "f16", 256, 256, "MN", "MN"), ("bf16", "f32", 128, 64, "K", "MN"),
         ("e4m3", "f32", 256, 64, "K", "K"), ("tf32", "f32", 256, 32, "K", "K"),
@@ -114,7 +116,8 @@ def configurations() -> list[dict[str, Any]]:
         k = {"f16": 16, "tf32": 8, "f8f6f4": 32}[kind] * 4
         out.append({"args": dict(kind=kind, a_type=t, b_type=t, c_type=c, m=m, n=n, a_major=am, b_major=bm, cta_group=2),
                     "kernel": "mma_2cta", "num_ctas": 2,
-                    "constexprs": dict(M=m, N=n, K=k, DT=_GL_DT[t], ACC=_GL_DT[c], BITS=_BITS[t], A_MN=am == "MN", B_MN=bm == "MN", COLS=2 if c == "f16" else 1)})
+                    "constexprs": dict(M=m, N=n, K=k, DT=_GL_DT[t], ACC=_GL_DT[c], BITS=_BITS[t],
+                                       A_MN=am == "MN", B_MN=bm == "MN", COLS=2 if c == "f16" else 1)})
     for af, bf, m, n in [("e4m3", "e4m3", 128, 128), ("e5m2", "e4m3", 128, 256), ("e2m1", "e2m1", 128, 128), ("e4m3", "e2m1", 128, 64)]:
         k = 256 if "e2m1" in (af, bf) else 128  # packed e2m1: 128 bytes of K fill one 128B swizzle row
         both4 = af == bf == "e2m1"
@@ -164,7 +167,8 @@ def compile_ptx(kernel: str, constexprs: dict[str, Any], num_ctas: int = 1) -> s
     ir.load_dialects(ctx)
     backend.load_dialects(ctx)
     module = src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), ctx)
-    metadata = {"hash": hashlib.sha256(repr((kernel, sorted(constexprs.items()))).encode()).hexdigest(), "target": target, **options.__dict__}
+    metadata = {"hash": hashlib.sha256(repr((kernel, sorted(constexprs.items()))).encode()).hexdigest(), "target": target,
+                **options.__dict__}
     for ext, step in list(stages.items())[list(stages).index(src.ext) + 1:]:
         module = step(module, metadata)
         if ext == "ptx":

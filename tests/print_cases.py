@@ -24,7 +24,6 @@ from typing import Any
 import cute_oracle as co
 from layoutalg import Layout
 from layoutalg.composed import ComposedLayout
-from layoutalg.inttuple import flatten
 from layoutalg.swizzle import Swizzle
 
 DATA = pathlib.Path(__file__).parent / "data" / "cute" / "prints.json"
@@ -122,7 +121,8 @@ def cpp_cases(seed: int = 20, n: int = 140) -> list[dict]:
             off = "int(t.layout()(i))"
             if kind == "swizzled_ptr":
                 off = f"int(&t(i) - ({T}*)0x{addr:x})"
-            body = f"auto t = make_tensor({mk}, {lay}); print(t); printf(\"\\n{MARK}\\n\"); for (int i = 0; i < size(t); ++i) printf(\"%d \", {off});"
+            body = (f"auto t = make_tensor({mk}, {lay}); print(t); printf(\"\\n{MARK}\\n\"); "
+                    f"for (int i = 0; i < size(t); ++i) printf(\"%d \", {off});")
         out.append({"kind": kind, "snippet": body})
     return out
 

@@ -22,7 +22,10 @@ import gluon_tmem_oracle as O
 from layoutalg import LayoutError
 from layoutalg.interop.gluon_tmem import F2Layout, tmem_linear_layout, tmem_reg_layout
 
-REC = json.load(open(O.RECORDING)) if os.path.exists(O.RECORDING) else None
+REC = None
+if os.path.exists(O.RECORDING):
+    with open(O.RECORDING) as _f:
+        REC = json.load(_f)
 needs = pytest.mark.skipif(REC is None, reason="no Triton recording (python tests/gluon_tmem_oracle.py --record)")
 has_triton = importlib.util.find_spec("triton") is not None
 

@@ -37,7 +37,10 @@ from layoutalg.nvidia.blockscale import (
 )
 from layoutalg.verify import verify
 
-REC = json.load(open(C.RECORDING)) if os.path.exists(C.RECORDING) else None
+REC = None
+if os.path.exists(C.RECORDING):
+    with open(C.RECORDING) as _f:
+        REC = json.load(_f)
 needs = pytest.mark.skipif(REC is None, reason="no CuTe recording (python tests/cute_blockscale_cases.py --record)")
 
 

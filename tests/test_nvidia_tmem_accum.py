@@ -24,7 +24,10 @@ from layoutalg.nvidia.tmem_accum import accumulator_layout, dp, make_tmem_copy, 
 from layoutalg.nvidia.umma import umma_atom
 from layoutalg.tensor import make_tensor
 
-REC = json.load(open(C.RECORDING)) if os.path.exists(C.RECORDING) else None
+REC = None
+if os.path.exists(C.RECORDING):
+    with open(C.RECORDING) as _f:
+        REC = json.load(_f)
 needs = pytest.mark.skipif(REC is None, reason="no CuTe recording (python tests/cute_tmem_accum_cases.py --record)")
 CASES = C.cases()
 
@@ -105,7 +108,7 @@ def test_by_hand():
 @needs
 def test_cases_cover_the_data_paths():
     seen = set()
-    for name, _tile, op, refuses in CASES:
+    for name, _tile, _op, refuses in CASES:
         a = umma_atom(name)
         if not refuses:
             seen.add((a.cta_group, a.M // a.cta_group, a.source, a.c_type))
@@ -150,7 +153,10 @@ def test_epilogue_tv_is_every_threads_partition_and_explains(case):
 
 
 # --- tcgen05.cp tiled over TMEM (CuTe's make_utccp_copy) ---------------------------------------------
-UREC = json.load(open(C.UTCCP_RECORDING)) if os.path.exists(C.UTCCP_RECORDING) else None
+UREC = None
+if os.path.exists(C.UTCCP_RECORDING):
+    with open(C.UTCCP_RECORDING) as _f:
+        UREC = json.load(_f)
 UCASES = C.utccp_cases()
 
 

@@ -19,7 +19,10 @@ import cute_tmem_cases as C
 from layoutalg.interop import cutecpp
 from layoutalg.nvidia import tmem_copy as TC
 
-REC = json.load(open(C.RECORDING)) if os.path.exists(C.RECORDING) else None
+REC = None
+if os.path.exists(C.RECORDING):
+    with open(C.RECORDING) as _f:
+        REC = json.load(_f)
 needs = pytest.mark.skipif(REC is None, reason="no CuTe TMEM recording (python tests/cute_tmem_cases.py --record)")
 FIELDS = ("ThrID", "ValID", "Src", "Dst", "Ref")
 

@@ -71,7 +71,8 @@ def _check_values(T: ParsedTensor, value_of_index) -> None:
 
 def test_cpp_recorded_prints_parse_to_cute_functions():
     cases = RECORD["cpp"]
-    assert len(cases) == 140 and {c["kind"] for c in cases} == {"plain", "composed", "swizzled_ptr", "nested", "subbyte", "values", "layout"}
+    assert len(cases) == 140
+    assert {c["kind"] for c in cases} == {"plain", "composed", "swizzled_ptr", "nested", "subbyte", "values", "layout"}
     bad = [(c["printed"][:120], why) for c in cases if (why := _check(c["printed"], c["offsets"]))]
     assert not bad, f"{len(bad)} of {len(cases)} C++ prints differ: {bad[:4]}"
     for c in cases:
@@ -180,7 +181,7 @@ def test_swizzled_pointer_is_position_independent_only_when_aligned():
     L = Layout((8, 64), (64, 1))
     assert [T(i) for i in range(512)] == [Swizzle(3, 4, 3)(2 * L(i)) // 2 for i in range(512)]
     with pytest.raises(LayoutError, match="not a multiple of its swizzle's period"):
-        parse("Sw<3,4,3>_smem_ptr[16b](0x7f00) o (_8,_64):(_64,_1)").function
+        _ = parse("Sw<3,4,3>_smem_ptr[16b](0x7f00) o (_8,_64):(_64,_1)").function
 
 
 def test_refusals_are_layout_errors():

@@ -22,7 +22,7 @@ def cells(scene) -> dict:
     the SVG holds each cell's rectangle, in the cell's colour, with its labels at its centre."""
     got = {(round(x, 1), round(y, 1)): (f, labels) for x, y, w, h, f, labels in viz.svg_cells(scene.to_svg())}
     out = {}
-    for cid, x, y, w, h, fill, labels, _font in scene.cells:
+    for cid, x, y, _w, _h, fill, labels, _font in scene.cells:
         f, lab = got[(round(x, 1), round(y, 1))]
         assert f == fill and lab == list(labels), (cid, f, fill, lab, labels)
         out[cid] = lab

@@ -9,7 +9,6 @@ import itertools
 import math
 import re
 
-import numpy as np
 import pytest
 
 from layoutalg import Layout, LayoutError, viz
@@ -130,7 +129,9 @@ def test_tv_layout_is_drawn_only_when_asked(tmp_path):
             r, c = F.coords(t, v)
             assert cell[f"cell-{r}-{c}"] == (f"T{t}", f"V{v}")
     path = viz.save(L, tmp_path / "tv.svg", tv=(64, 8))
-    assert [c[5] for c in viz.svg_cells(open(path).read()) if c[5] == ["T37", "V2"]]
+    with open(path) as fh:
+        text = fh.read()
+    assert [c[5] for c in viz.svg_cells(text) if c[5] == ["T37", "V2"]]
     with pytest.raises(LayoutError, match="rank"):
         viz.tv_scene(Layout((4, 2, 2)), (4, 4))
     with pytest.raises(LayoutError, match="outside"):
@@ -166,16 +167,19 @@ def test_tv_scene_is_cutes_print_latex_tv():
 def test_svg_of_a_128x128_bf16_128b_swizzled_tile_is_under_200kb(tmp_path):
     T = wgmma.tile("K", 128, "bf16", (128, 128))
     path = viz.save(T, tmp_path / "tile.svg")
-    size = len(open(path, "rb").read())
+    with open(path, "rb") as fh:
+        size = len(fh.read())
     assert size < viz.SVG_MAX_BYTES == 200_000, size
-    got = viz.svg_cells(open(path).read())
+    with open(path) as fh:
+        got = viz.svg_cells(fh.read())
     assert len(got) == 64 * 64  # the default window, every cell with its offset
-    for x, y, w, h, fill, labels in got[:50]:
+    for _x, _y, _w, _h, _fill, labels in got[:50]:
         assert len(labels) == 1 and labels[0].isdigit()
     swz = viz.swizzle_scene(T, 2).to_svg()
     assert len(swz) < 200_000
     # shared styles: no per-cell attributes repeated (one path per fill colour, one text per label row)
-    svg = open(path).read()
+    with open(path) as fh:
+        svg = fh.read()
     assert svg.count("<path") == len(set(c[4] for c in got)) and svg.count("stroke-width") <= 2
 
 
@@ -209,7 +213,7 @@ def test_whole_128x128_tile_in_the_lattice_form():
     assert len(svg.encode()) < viz.SVG_MAX_BYTES and 'class="lattice"' in svg
     got = {(round(x, 1), round(y, 1)): (f, lab) for x, y, w, h, f, lab in viz.svg_cells(svg)}
     assert len(got) == 128 * 128
-    for _cid, x, y, w, h, fill, labels, _font in scene.cells:
+    for _cid, x, y, _w, _h, fill, labels, _font in scene.cells:
         assert got[(round(x, 1), round(y, 1))] == (fill, list(labels))
     # the labels are T(r, c) by the layout itself: spot-check against the swizzle formula
     assert int(scene.cells[1 * 128 + 0][6][0]) == int(T(1, 0)) == 72

@@ -14,7 +14,7 @@ from image_distance import distance
 from layoutalg import LayoutError, viz
 from layoutalg.nvidia.atoms import copy_atom, mma_atom
 from layoutalg.tiled import make_tiled_copy, make_tiled_copy_A, make_tiled_mma
-from layoutalg.viz_tiled import owners, tiled_copy_scene, tiled_copy_svg, tiled_mma_scene, tiled_mma_svg
+from layoutalg.viz_tiled import owners, tiled_copy_scene, tiled_mma_scene
 from layoutalg import Layout
 from layoutalg.tensor import _
 
@@ -26,7 +26,7 @@ def cells(scene) -> dict:
     """{cell id: [label lines]} of a scene, the labels read back from its SVG."""
     got = {(round(x, 1), round(y, 1)): (f, labels) for x, y, w, h, f, labels in viz.svg_cells(scene.to_svg())}
     out = {}
-    for cid, x, y, w, h, fill, labels, _font in scene.cells:
+    for cid, x, y, _w, _h, fill, labels, _font in scene.cells:
         f, lab = got[(round(x, 1), round(y, 1))]
         assert f == fill and lab == list(labels), (cid, f, fill, lab, labels)
         out[cid] = lab

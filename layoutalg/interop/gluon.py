@@ -1139,7 +1139,8 @@ def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_b
     if g is None:
         asked = want["cls"] + "".join(f", {k}={want[k]}" for k in ("version", "operand") if want[k] is not None)
         raise LayoutError(f"{op}: no {asked} equals {_short(x)} on shape {shape} (Triton's bases differ from every "
-                          f"spelling tried); without the request it is {to_gluon(x, shape, kind=kind, element_bitwidth=element_bitwidth).source}")
+                          f"spelling tried); without the request it is "
+                          f"{to_gluon(x, shape, kind=kind, element_bitwidth=element_bitwidth).source}")
     bases = linear_bases(g, shape)
     try:
         obj = g.to_triton()
@@ -1239,7 +1240,7 @@ def _closeness(c: GluonLayout, like: GluonLayout | None) -> int:
     if like is None or c.kind != like.kind:
         return 0
     n = 0
-    for (k, v), (_, w) in zip(c.params, like.params):
+    for (_k, v), (_, w) in zip(c.params, like.params):
         if isinstance(v, GluonLayout) and isinstance(w, GluonLayout):
             n += _closeness(v, w)
         elif v == w:

@@ -30,7 +30,7 @@ ran on sm_100 hardware.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..errors import LayoutError
 
@@ -417,7 +417,7 @@ def tmem_reg_layout(dtype: str | int, shape: Sequence[int], *, block: Sequence[i
     >>> L.bases["warp"]
     [(32, 0), (64, 0), (0, 32)]
     """
-    bits = BITWIDTH.get(str(dtype), None) if not isinstance(dtype, int) else int(dtype)
+    bits = BITWIDTH.get(str(dtype)) if not isinstance(dtype, int) else int(dtype)
     if bits is None:
         raise LayoutError(f"tmem_reg_layout: unknown element type {dtype!r}; known: {sorted(BITWIDTH)}")
     if instr_variant == "16x32bx2":

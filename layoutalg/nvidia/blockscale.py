@@ -30,7 +30,8 @@ sm_100 hardware.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import sympy
 
@@ -162,16 +163,16 @@ def smem_sf_layout(operand: str, sf_vec: int, mma_k: int, tile_mnk: Sequence[int
 
     The shared-memory staging of one CTA tile's scale factors, in the order ``tcgen05.cp`` and TMA
     move them: ``((((32, 4), M/128), (sf_vec, mma_k/sf_vec)), 1, (4/(mma_k/sf_vec), K/sf_vec/4))`` with
-    strides ``((((16, 4), 512), (0, 1)), 0, (mma_k/sf_vec, M/128 * 512))`` (the 32 x 4 rows of a block, then the blocks); M is the tile's M per CTA
-    (``tile M / cta_group``) for SFA, and N rounded up to a multiple of 128 for SFB (CUTLASS: "if
-    MMA_N is 192, we operate at MMA_N = 256 granularity for UTCCP").
+    strides ``((((16, 4), 512), (0, 1)), 0, (mma_k/sf_vec, M/128 * 512))`` (the 32 x 4 rows of a block,
+    then the blocks); M is the tile's M per CTA (``tile M / cta_group``) for SFA, and N rounded up to a
+    multiple of 128 for SFB (CUTLASS: "if MMA_N is 192, we operate at MMA_N = 256 granularity for UTCCP").
 
     >>> str(smem_sf_layout("A", 32, 32, (128, 128, 256)))
     '((((32,4),1),(32,1)),1,(4,2)):((((16,4),512),(0,1)),0,(1,512))'
-    >>> smem_sf_layout("A", 16, 64, (128, 128, 256), cta_group=2)
+    >>> smem_sf_layout("A", 16, 64, (128, 128, 256), cta_group=2)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    layoutalg.errors.LayoutError: smem_sf_layout: SFA of 64 rows per CTA (tile M 128 / cta_group 2) is less than one 128-row scale block (CuTe's deduce_smem_layoutSFA gives a 0-extent, empty layout here; a SIGFPE has been reported for it)
+    layoutalg.errors.LayoutError: smem_sf_layout: SFA of 64 rows per CTA (tile M 128 / cta_group 2) is less than one 128-row ...
     """
     v = _check_vec(sf_vec, "smem_sf_layout")
     M, N, K = (int(x) for x in tile_mnk)

@@ -32,7 +32,7 @@ restrictions"); none of it ran on sm_100 hardware.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..errors import LayoutError
 

@@ -44,7 +44,8 @@ sm_100 hardware.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from .. import inttuple as it
 from ..algebra import coalesce, composition, filter as cute_filter, left_inverse, make_layout, tiled_product, upcast

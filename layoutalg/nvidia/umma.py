@@ -569,10 +569,10 @@ def umma_atom(name: str | None = None, *, kind: str | None = None, a_type: str |
     >>> a = umma_atom(kind="f8f6f4", a_type="e4m3", b_type="e2m1", m=128, n=64)
     >>> a.name, a.shape_mnk, str(a.BLayout)
     ('SM100_MMA_F8F6F4_SS<e4m3,e2m1,float,128,64,K,K>', (128, 64, 32), '(1,(64,32)):(0,(1,64))')
-    >>> umma_atom("SM100_MMA_F16BF16_SS<bf16,bf16,float,96,128,K,K>")
+    >>> umma_atom("SM100_MMA_F16BF16_SS<bf16,bf16,float,96,128,K,K>")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    layoutalg.errors.LayoutError: umma_atom: SM100_MMA_F16BF16_SS<bf16,bf16,float,96,128,K,K>: M = 96 is not legal for SM100_MMA_F16BF16_SS (cta_group::1); M must be 64 or 128
+    layoutalg.errors.LayoutError: umma_atom: ...: M = 96 is not legal for SM100_MMA_F16BF16_SS (cta_group::1); M must be 64 or 128
     """
     op = "umma_atom"
     if name is not None:
