@@ -36,6 +36,8 @@ The default run is derandomized (``ci`` settings below, a few thousand examples 
 
 from __future__ import annotations
 
+import contextlib
+
 import math
 
 import numpy as np
@@ -516,7 +518,7 @@ def check_tiled_copy_operand(data):
         p = getattr(thm, f"partition_{which}")(Tn)
         frg = getattr(thm, f"partition_fragment_{which}")(Tn)
         reg_of = {}
-        for i, (a, r) in enumerate(zip(p.addresses(), frg.addresses())):
+        for a, r in zip(p.addresses(), frg.addresses()):
             reg_of[int(r)] = inv[int(a)]
         rt = thc.retile_D(frg) if reg_side == "D" else thc.retile_S(frg)
         cp = thc.partition_D(Tn) if reg_side == "D" else thc.partition_S(Tn)
@@ -1137,10 +1139,8 @@ def test_bad_tiled_arguments_raise_layout_errors(k):
 
         if isinstance(r, TiledMMA):
             for w in "ABC":
-                try:
+                with contextlib.suppress(LayoutError):
                     getattr(r, f"get_layout{w}_TV")()
-                except LayoutError:
-                    pass
 
 
 
@@ -1199,10 +1199,8 @@ _JUNK_CALLS = {
 def test_bad_arguments_raise_layout_errors(name):
     """Each of 20 junk values in each argument: a LayoutError (or an answer), never TypeError/ValueError/..."""
     for j in _JUNK2:
-        try:
+        with contextlib.suppress(LayoutError):
             _JUNK_CALLS[name](j)
-        except LayoutError:
-            pass
 
 
 # ---------------------------------------------------------------------------------------------
