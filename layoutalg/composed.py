@@ -305,7 +305,11 @@ def _inverse(C: ComposedLayout, which: str) -> Any:
         ok = (vals >= 0) & (vals < inner_inv.size())
         bad = np.flatnonzero(~ok)
         n = int(bad[0]) if bad.size else n_try
-        n = max(n, 1)
+        if n == 0:
+            raise LayoutError(
+                f"right_inverse: 0 is not in the image of {C} (its offset {C.offset} shifts it), so no R has "
+                "C(R(0)) == 0"
+            )
     else:
         n = n_try
     if isinstance(first, ComposedLayout):
@@ -340,6 +344,13 @@ def _simplify(C: ComposedLayout) -> Any:
 
 def _recast(C: ComposedLayout, opname: str, n: Any) -> ComposedLayout:
     fn = getattr(alg, opname)
+    sw = C.outer
+    if opname == "upcast" and isinstance(sw, Swizzle) and not sw.is_identity and type(n) is int and n > (1 << sw.M):
+        raise LayoutError(
+            f"upcast: {C} keeps only 2**M = {1 << sw.M} elements together, fewer than the vector size {n}: the "
+            f"swizzle moves parts of a vector apart (CuTe's upcast drops the low swizzle bits and returns "
+            f"{sw.upcast(n)})"
+        )
     outer = getattr(C.outer, opname)(n) if isinstance(C.outer, Swizzle) else fn(C.outer, n)
     off = C.offset
     if opname == "upcast":
@@ -362,16 +373,32 @@ def _recast_layout(C: ComposedLayout, old_bits: Any, new_bits: Any) -> ComposedL
     raise LayoutError(f"recast_layout: cannot recast {C} from {old_bits}-bit to {new_bits}-bit elements")
 
 
+def _swizzle_cap(C: ComposedLayout) -> int:
+    """The longest vector ``Sw o offset`` keeps contiguous: 2**M (the untouched low bits) and the largest
+    power of two dividing the offset (a vector starting off a 2**M boundary is cut by the swizzle)."""
+    sw = C.outer
+    assert isinstance(sw, Swizzle)
+    if sw.is_identity:
+        return 1 << 62
+    off = C.offset
+    if type(off) is not int:
+        return 1
+    align = (off & -off) if off else 1 << 62
+    return min(1 << sw.M, align)
+
+
 def _max_common_vector(C: ComposedLayout, other: Any) -> Any:
-    """CuTe: with a swizzle outer, the inner's common vector capped at 2**M (the untouched low bits)."""
+    """CuTe: with a swizzle outer, the inner's common vector capped at 2**M (the untouched low bits);
+    layoutalg also caps it at the offset's alignment (CuTe does not: ``Sw<1,1,-2> o _1 o 2:1`` with
+    ``2:1`` is 2 in CuTe, yet its second element lands at offset 10)."""
     if not isinstance(C.outer, Swizzle):
         return NotImplemented
     if isinstance(other, ComposedLayout) and isinstance(other.outer, Swizzle):
         v = alg.max_common_vector(C.inner, other.inner)
-        if C.outer == other.outer:
+        if C.outer == other.outer and C.offset == other.offset:
             return v
-        return min(v, 1 << C.outer.M, 1 << other.outer.M)
-    return min(alg.max_common_vector(C.inner, other), 1 << C.outer.M)
+        return max(1, min(v, _swizzle_cap(C), _swizzle_cap(other)))
+    return max(1, min(alg.max_common_vector(C.inner, other), _swizzle_cap(C)))
 
 
 # ---------------------------------------------------------------------------------------
