@@ -395,6 +395,21 @@ def _compose_fast(S: list, D: list, bs: Any, bd: Any, fb: tuple[tuple, tuple],
     return R
 
 
+def _rest_of_shape(a: tuple, b: int) -> int:
+    """How many copies of an extent ``b`` cover the shape cotarget ``a`` (ints >= 1): CuTe folds the division
+    through the leaves in order (``product(ceil_div(a, b))``, which follows a's modes: divides then
+    compose mode by mode), and layoutalg keeps that where it covers ``product(a)``; where the fold falls
+    short (``(2,4)`` by 3 folds to 2, covering 6 < 8) it is ``ceil(product(a) / b)``."""
+    p = 1
+    total = 1
+    c = b
+    for x in flatten(a):
+        p *= -(-x // c)
+        c = -(-c // x)
+        total *= x
+    return p if p * b >= total else -(-total // b)
+
+
 def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
     """:func:`_complement_static` on flat int modes and an int (or int tuple) cotarget, or None where
     the reference raises (a negative stride, a non-injective layout)."""
@@ -431,7 +446,7 @@ def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
     if not ms:  # one mode cs:cd: the gap cd:1 below it, then the rest up to the cotarget at stride
         # cs*cd (the two never merge: cd*1 == cs*cd would need cs == 1)
         last = cd * cs
-        rest = -(-cotarget // last) if type(cotarget) is int else -(-_prod(flatten(cotarget)) // last)
+        rest = -(-cotarget // last) if type(cotarget) is int else _rest_of_shape(cotarget, last)
         if cd == 1:
             if rest == 1:
                 C._shape = 1
@@ -472,7 +487,7 @@ def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
                 ps = gap
                 pd = last
         last = d * s
-    rest = -(-cotarget // last) if type(cotarget) is int else -(-_prod(flatten(cotarget)) // last)
+    rest = -(-cotarget // last) if type(cotarget) is int else _rest_of_shape(cotarget, last)
     if rest != 1:
         if ps and ps * pd == last:
             ps *= rest
@@ -1175,8 +1190,7 @@ def _complement_static(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, 
         rstride.append(dmin * fs[k])
         del fs[k], fd[k]
     new_stride = fd[0] * fs[0]
-    total = cotarget if type(cotarget) is int else _prod(flatten(cotarget))
-    rest_shape = -(-total // new_stride)  # the product of a shape cotarget (CuTe folds it mode by mode)
+    rest_shape = -(-cotarget // new_stride) if type(cotarget) is int else _rest_of_shape(cotarget, new_stride)
     rs = tuple(rshape) + (rest_shape,)
     rd = tuple(rstride) + (0 if rest_shape == 1 else new_stride,)
     return coalesce(Layout._make(rs, rd, True)), exact
@@ -1234,7 +1248,18 @@ def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, b
         rshape.append(ns)
         rstride.append(d * s)
     new_stride = rstride[-1]
-    rest = it.ceil_div(it.product(cotarget) if type(cotarget) is tuple else cotarget, new_stride)
+    rest: Any = None
+    if type(cotarget) is tuple:  # CuTe's fold, where it provably covers the cotarget, else the product's
+        fold = it.product(it.ceil_div(cotarget, new_stride))
+        try:
+            if not it.less(fold * new_stride, it.product(cotarget)):
+                rest = fold
+        except LayoutError:
+            pass
+        if rest is None:
+            rest = it.ceil_div(it.product(cotarget), new_stride)
+    else:
+        rest = it.ceil_div(cotarget, new_stride)
     fs2 = rshape + [rest]
     fd2 = rstride
     return _from_flat(*_coalesce_flat(fs2, fd2)), exact
@@ -1252,10 +1277,12 @@ def complement(layout: Any, cotarget: Any = None) -> Any:
     """complement(L, M) -> C: the ordered layout of offsets "between" L's, so that (L, C) is injective.
 
     Postconditions: C is ordered (strictly increasing), ``C(i) != L(j)`` for ``i >= 1``, and
-    ``(filter(L), C)`` is a bijection onto ``[0, N)`` with ``M <= N < M + span`` (``span`` the extent
-    of filter(L)): it covers the cotarget and no more. ``M`` defaults to ``cosize(filter(L))``; a
-    shape counts as its product (CuTe folds it mode by mode, which can fall short: ``complement(3:1,
-    (2,4))`` is CuTe's ``2:3``, covering 6 < 8, and layoutalg's ``3:3``).
+    ``(filter(L), C)`` is a bijection onto ``[0, N)`` with ``N >= M``; for an integer ``M``, ``N < M +
+    span`` (``span`` the extent of filter(L)): it covers the cotarget and no more. ``M`` defaults to
+    ``cosize(filter(L))``. A shape ``M`` is folded mode by mode as CuTe folds it (so divides follow
+    the shape of A; this may cover more than ``product(M)``), except where that fold falls short of
+    ``product(M)``: there ``N`` covers the product (``complement(3:1, (2,4))`` is CuTe's ``2:3``,
+    covering 6 < 8, and layoutalg's ``3:3``).
     Preconditions: L's strides are non-negative and each sorted stride of filter(L) is a multiple of
     the extent of the modes below it (so the gaps are filled exactly; CuTe returns a complement that
     does not cover the cotarget there, layoutalg raises).
@@ -1919,6 +1946,25 @@ def max_common_vector(a: Any, b: Any) -> Any:
     return 1
 
 
+def _small_modes_upcast(small: list, n: int) -> bool:
+    """Whether the modes ``(d, s)`` of positive strides below ``n`` (each dividing n) upcast mode by mode:
+    the vectors their offsets ``w`` touch, ``{w // n}``, are ``[0, sum(ceil(s*d/n) - 1)]``, which the
+    upcast modes (all of stride 1) give. True when they chain (sorted, ``d_{k+1} == d_k * s_k``), when
+    they all stay in vector 0, or by enumeration (up to 2**16 offsets); False otherwise."""
+    if all(d0 * s0 == d1 for (d0, s0), (d1, _) in zip(small, small[1:])):
+        return True
+    wmax = sum((s - 1) * d for d, s in small)
+    if wmax < n:
+        return True
+    if _prod(s for _, s in small) > 1 << 16:
+        return False
+    offs = {0}
+    for d, s in small:
+        offs = {w + c * d for w in offs for c in range(s)}
+    want = sum(-(-(s * d) // n) - 1 for d, s in small)
+    return {w // n for w in offs} == set(range(want + 1))
+
+
 @overload
 def upcast(layout: Layout, n: int) -> Layout: ...
 
@@ -1945,12 +1991,11 @@ def upcast(layout: Any, n: int) -> Any:
             f"upcast: mode {small[0][1]}:{small[0][0]} of {layout} has a negative stride smaller than the vector "
             f"size {n}: its elements straddle the vector boundary below 0, so the vectors are not a layout"
         )
-    for (d0, s0), (d1, _) in zip(small, small[1:]):
-        if d0 * s0 != d1:
-            raise LayoutError(
-                f"upcast: the modes of {layout} with strides below the vector size {n} do not chain "
-                f"(stride {d1} is not {d0}*{s0}): they overlap or leave gaps inside a vector"
-            )
+    if len(small) > 1 and not _small_modes_upcast(small, n):
+        raise LayoutError(
+            f"upcast: the modes of {layout} with strides below the vector size {n} overlap or leave gaps "
+            "across vectors: the vectors they touch are not the product of per-mode vector counts"
+        )
 
     def go(s, d):
         if type(s) is tuple:
@@ -1991,19 +2036,19 @@ def downcast(layout: Any, n: int) -> Any:
     other stride is multiplied by N, so ``D`` has ``size(L) * N`` elements and its offsets are
     ``N*L(i) + r`` for ``r < N``. A stride -1 mode ``s:-1`` becomes ``(N,s):(1,-N)``. (CuTe grows
     every mode of stride ±1, size-1 ones included, and ``s:-1`` to ``s*N:-1``; neither is ``L`` in
-    smaller units.) Precondition: some mode has stride 1 or -1 (adjacent elements).
+    smaller units.) Precondition (CuTe's): some mode has stride 1 (adjacent elements).
 
     >>> str(downcast(Layout((4, 16), (1, 4)), 2))
     '(8,16):(1,8)'
-    >>> str(downcast(Layout((1, 2), (1, 1)), 2)), str(downcast(Layout(4, -1), 2))
-    ('(1,4):(2,1)', '(2,4):(1,-2)')
+    >>> str(downcast(Layout((1, 2), (1, 1)), 2)), str(downcast(Layout((4, 1), (-1, 1)), 2))
+    ('(1,4):(2,1)', '((2,4),1):((1,-2),2)')
     """
     if not isinstance(layout, Layout):
         return _dispatch("downcast", layout, n)
     n = _cast_factor(n, "downcast")
     fs, fd = layout.flat
     units = [k for k, d in enumerate(fd) if type(d) is int and d in (1, -1)]
-    if not units:
+    if not any(fd[k] == 1 for k in units):  # CuTe's precondition: a stride +1 mode
         raise LayoutError(f"downcast: layout {layout} has no stride-1 mode (downcast requires adjacent elements)")
     grow = next((k for k in units if not _is_one(fs[k])), units[0])
     leaf = [0]

@@ -139,8 +139,11 @@ def test_downcast_grows_one_unit_stride_mode():
     D = la.downcast(P("(1,2):(1,1)"), 2)
     assert str(D) == "(1,4):(2,1)"
     assert offsets(D) == offsets(la.downcast(P("2:1"), 2)) == [0, 1, 2, 3]
-    # a reversed mode: element x of 4:-1 is the pair -2x, -2x+1
-    assert sorted(offsets(la.downcast(P("4:-1"), 2))) == sorted(2 * x + r for x in (0, -1, -2, -3) for r in (0, 1))
+    # a reversed mode (CuTe's precondition wants a stride +1 mode, here of size 1): element x is 2x, 2x+1
+    D = la.downcast(P("(4,1):(-1,1)"), 2)
+    assert sorted(offsets(D)) == sorted(2 * x + r for x in (0, -1, -2, -3) for r in (0, 1))
+    with pytest.raises(LayoutError, match="stride-1"):
+        la.downcast(P("4:-1"), 2)
 
 
 def test_recast_layout_is_a_function_of_the_layout():
