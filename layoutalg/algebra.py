@@ -1947,22 +1947,23 @@ def max_common_vector(a: Any, b: Any) -> Any:
 
 
 def _small_modes_upcast(small: list, n: int) -> bool:
-    """Whether the modes ``(d, s)`` of positive strides below ``n`` (each dividing n) upcast mode by mode:
-    the vectors their offsets ``w`` touch, ``{w // n}``, are ``[0, sum(ceil(s*d/n) - 1)]``, which the
-    upcast modes (all of stride 1) give. True when they chain (sorted, ``d_{k+1} == d_k * s_k``), when
-    they all stay in vector 0, or by enumeration (up to 2**16 offsets); False otherwise."""
-    if all(d0 * s0 == d1 for (d0, s0), (d1, _) in zip(small, small[1:])):
-        return True
-    wmax = sum((s - 1) * d for d, s in small)
-    if wmax < n:
-        return True
+    """Whether the modes ``(d, s)`` of strides ``0 < |d| < n`` upcast mode by mode: the vectors their
+    offsets ``w`` touch, ``{floor(w / n)}``, are ``[-sum_neg(ceil(s*|d|/n) - 1), sum_pos(ceil(s*d/n) - 1)]``,
+    which the upcast modes (strides +1 and -1) give. True when the strides are positive and chain
+    (sorted, ``d_{k+1} == d_k * s_k``) or stay in vector 0, or by enumeration (up to 2**16 offsets)."""
+    if small[0][0] > 0:
+        if all(d0 * s0 == d1 for (d0, s0), (d1, _) in zip(small, small[1:])):
+            return True
+        if sum((s - 1) * d for d, s in small) < n:
+            return True
     if _prod(s for _, s in small) > 1 << 16:
         return False
     offs = {0}
     for d, s in small:
         offs = {w + c * d for w in offs for c in range(s)}
-    want = sum(-(-(s * d) // n) - 1 for d, s in small)
-    return {w // n for w in offs} == set(range(want + 1))
+    hi = sum(-(-(s * d) // n) - 1 for d, s in small if d > 0)
+    lo = sum(-(-(s * -d) // n) - 1 for d, s in small if d < 0)
+    return {w // n for w in offs} == set(range(-lo, hi + 1))
 
 
 @overload
@@ -1986,15 +1987,11 @@ def upcast(layout: Any, n: int) -> Any:
     # of positive strides that chain (d_{k+1} == d_k * s_k once sorted), each dividing N
     small = sorted((d, s) for s, d in zip(*layout.flat)
                    if type(d) is int and d != 0 and -n < d < n and not _is_one(s))
-    if small and small[0][0] < 0:
+    if small and not _small_modes_upcast(small, n):
         raise LayoutError(
-            f"upcast: mode {small[0][1]}:{small[0][0]} of {layout} has a negative stride smaller than the vector "
-            f"size {n}: its elements straddle the vector boundary below 0, so the vectors are not a layout"
-        )
-    if len(small) > 1 and not _small_modes_upcast(small, n):
-        raise LayoutError(
-            f"upcast: the modes of {layout} with strides below the vector size {n} overlap or leave gaps "
-            "across vectors: the vectors they touch are not the product of per-mode vector counts"
+            f"upcast: the modes of {layout} with strides below the vector size {n} ({', '.join(f'{s}:{d}' for d, s in small)}) "
+            f"touch vectors that the upcast modes do not give (a reversed mode straddles the vector boundary "
+            "below 0, or the modes overlap or leave gaps across vectors)"
         )
 
     def go(s, d):
