@@ -227,6 +227,8 @@ _c_coalesce: Callable[[Layout], Layout | None] | None = _speedups.coalesce if _s
 _c_right_inverse: Callable[[Layout], Layout | None] | None = _speedups.right_inverse if _speedups is not None else None
 _c_filter: Callable[[Layout], Layout | None] | None = _speedups.filter if _speedups is not None else None
 _c_compose: Callable[[Layout, Layout], Layout | None] | None = _speedups.compose if _speedups is not None else None
+_c_complement: Callable[[Layout, int], Layout | None] | None = (
+    getattr(_speedups, "complement", None) if _speedups is not None else None)
 
 
 @contextlib.contextmanager
@@ -1297,6 +1299,10 @@ def complement(layout: Any, cotarget: Any = None) -> Any:
         cotarget = layout.cosize()
     if type(layout) is Layout and type(cotarget) is int and layout._static and cotarget >= 1:
         if _FAST:
+            if _c_complement is not None:
+                r = _c_complement(layout, cotarget)  # the kernel below, in C, for modes that fit in 64 bits
+                if r is not None:
+                    return r
             r = _complement_fast(layout._flat or layout.flat, cotarget)
             if r is not None:
                 return r
