@@ -1037,6 +1037,9 @@ def _check_functional(A: Layout, B: Layout, R: Layout, force: bool = False) -> N
         raise LayoutError(
             f"composition: {A} o {B} is not provably a layout and size {n} is too large to enumerate"
         )
+    bt: Any
+    want: Any
+    got: Any
     if _fits_int64(A, B, R):
         bt = B.table()
         want = A._eval_array(bt)

@@ -599,3 +599,57 @@ def _parse(L):
 
 
 test_parse_str_roundtrip, test_parse_exhaustive = _parse
+
+
+# ---------------------------------------------------------------------------------------------
+# symbolic sizes: a result for a symbol n, with n substituted, meets the property of the concrete case
+# ---------------------------------------------------------------------------------------------
+
+_N = __import__("sympy").Symbol("n", positive=True, integer=True)
+
+
+@st.composite
+def symbolic_layouts(draw):
+    """A compact layout (column- or row-major, or a permutation) with one shape leaf replaced by n."""
+    from layoutalg.inttuple import flatten, unflatten
+
+    shape = draw(st.sampled_from([(4, 2), ((2, 2), 4), (2, (2, 4)), (8,), (2, 3, 2), 4]))
+    fs = list(flatten(shape))
+    k = draw(st.integers(0, len(fs) - 1))
+    fs[k] = _N
+    sshape = unflatten(fs, shape) if type(shape) is tuple else _N
+    order = draw(st.sampled_from(["left", "right"]))
+    return la.make_layout(sshape, order=order) if type(sshape) is tuple else Layout(sshape)
+
+
+@prop(150, symbolic_layouts(), tilers(max_size=8), st.sampled_from([1, 2, 3, 4, 6]))
+def _symbolic(L, B, v):
+    Lv = L.subs({_N: v})
+    for name, f, check in (
+        ("coalesce", lambda X: la.coalesce(X), lambda R: same_function(R, Lv)),
+        ("right_inverse", lambda X: la.right_inverse(X),
+         lambda R: all(0 <= ev(R, i) < nelems(Lv) and ev(Lv, ev(R, i)) == i for i in range(nelems(R)))),
+        ("composition", lambda X: la.composition(X, B), None),
+        ("logical_divide", lambda X: la.logical_divide(X, B), None),
+    ):
+        R = attempt(f, L)
+        if R is None:
+            continue
+        Rv = R.subs({_N: v})
+        if name == "composition":
+            check_composition(Lv, B, Rv)
+        elif name == "logical_divide":
+            BC = la.make_layout(B, la.complement(B, la.coalesce(Lv).shape))
+            assert compatible(BC.shape, Rv.shape), f"logical_divide({L}, {B}) = {R}; at n = {v}: {Rv}, not shaped as {BC}"
+            check_composition(Lv, BC, Rv)
+        else:
+            assert check(Rv), f"{name}({L}) = {R}, at n = {v}: {Rv}"
+    C = attempt(la.complement, B, 8 * _N)
+    if C is not None:
+        Cv = C.subs({_N: v})
+        fl = [(s, d) for s, d in modes(B) if s != 1 and d != 0]
+        assert is_compact_chain(fl + modes(Cv)), f"complement({B}, 8n) = {C}, at n = {v}: {Cv}"
+        assert math.prod(s for s, _ in fl) * nelems(Cv) >= 8 * v
+
+
+test_symbolic_sizes, test_symbolic_sizes_exhaustive = _symbolic
