@@ -276,7 +276,54 @@ def make_composed_layout(outer: Any, offset: Any, inner: Any) -> ComposedLayout:
 # ---------------------------------------------------------------------------------------
 
 
+_CHECK_LIMIT = 1 << 22  # the largest composed layout whose inverse or recast is checked by enumeration
+
+
+def _check_result(C: ComposedLayout, R: Any, what: str, n: int = 1) -> Any:
+    """R if it is what ``what`` promises for the static composed layout C (checked by enumeration),
+    else LayoutError. CuTe's formulas evaluate the outer past its size or below 0, where they fail."""
+    size = int(C.size())
+    rsize = int(R.size())
+    if size > _CHECK_LIMIT or rsize > _CHECK_LIMIT:
+        raise LayoutError(f"{what}: {C} is too large to check the result {R} by enumeration")
+    t = C.table()
+    if what == "right_inverse":
+        r = np.asarray(R(np.arange(rsize, dtype=np.int64)), dtype=np.int64)
+        ok = bool(((r >= 0) & (r < size)).all()) and bool((t[np.clip(r, 0, size - 1)] == np.arange(rsize)).all())
+    elif what == "left_inverse":
+        back = np.asarray(R(t), dtype=np.int64)
+        if np.unique(t).size == size:
+            ok = bool((back == np.arange(size)).all())
+        else:  # a quasi-inverse
+            ok = bool(((back >= 0) & (back < size)).all()) and bool((t[np.clip(back, 0, size - 1)] == t).all())
+    else:
+        got = set(np.unique(R.table()).tolist())
+        tl = t.tolist()
+        want = {x // n for x in tl} if what == "upcast" else {x * n + r for x in tl for r in range(n)}
+        ok = got == want and (what == "upcast" or rsize == n * size)
+    if not ok:
+        raise LayoutError(
+            f"{what}: CuTe's formula gives {R} for {C}, which is not its {what.replace('_', ' ')} "
+            "(the formula evaluates the outer past its size or below 0)"
+        )
+    return R
+
+
 def _inverse(C: ComposedLayout, which: str) -> Any:
+    """right/left inverse of A o O o B as inv(B) o (-O) o inv(A), CuTe's formula; checked by enumeration
+    (LayoutError where the formula is not the inverse) unless the outer is a swizzle, the offset 0 and
+    the inner's strides non-negative."""
+    R = _inverse_formula(C, which)
+    if not C.is_static or (isinstance(C.outer, Swizzle) and C.offset == 0 and _nonnegative(C.inner)):
+        return R  # a swizzle of non-negative offsets permutes its blocks: the formula holds
+    return _check_result(C, R, which + "_inverse")
+
+
+def _nonnegative(L: Any) -> bool:
+    return isinstance(L, Layout) and all(type(d) is int and d >= 0 for d in L.flat[1])
+
+
+def _inverse_formula(C: ComposedLayout, which: str) -> Any:
     """right/left inverse of A o O o B as inv(B) o (-O) o inv(A), CuTe's formula.
 
     For a right inverse R: C(R(i)) = i for i < size(R); for a left inverse L: L(C(c)) = c for
@@ -359,7 +406,12 @@ def _recast(C: ComposedLayout, opname: str, n: Any) -> ComposedLayout:
         off = off // n if type(off) is int else off / n
     else:
         off = off * n
-    return ComposedLayout(outer, off, fn(C.inner, n))
+    R = ComposedLayout(outer, off, fn(C.inner, n))
+    if isinstance(C.outer, Swizzle):
+        return R
+    if not C.is_static:
+        raise LayoutError(f"{opname}: cannot check {opname} of {C}, a symbolic composed layout with a layout outer")
+    return _check_result(C, R, opname, n)
 
 
 def _recast_layout(C: ComposedLayout, old_bits: Any, new_bits: Any) -> ComposedLayout:

@@ -179,10 +179,11 @@ SWIZZLES = st.builds(
 
 @st.composite
 def composed_layouts(draw, max_size: int = 256):
-    """``Sw<B,M,S> o offset o L`` with L injective (non-negative strides) or anything, any offset."""
+    """``Sw<B,M,S> o offset o L`` (now and then a layout in place of the swizzle) with L injective
+    (non-negative strides) or anything, any offset."""
     from layoutalg import ComposedLayout
 
-    sw = draw(SWIZZLES)
+    sw = draw(SWIZZLES) if draw(st.integers(0, 4)) else draw(injective_layouts(max_leaves=3, max_size=64, huge=False))
     inner = draw(st.one_of(injective_layouts(max_leaves=3, max_size=max_size, signed=False, huge=False),
                            any_layouts(max_leaves=3, max_size=max_size, huge=False)))
     off = draw(st.sampled_from([0, 0, 0, 1, 2, 4, 8, 16, 3]))

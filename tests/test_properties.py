@@ -107,6 +107,8 @@ def table(L: Any, n: int | None = None) -> list[int]:
 def ev_ext(A: Any, x: int) -> int:
     """A at any integer: past its size by CuTe's extension; below 0 as CuTe's C++ splits a negative
     index (truncating division), which makes every layout odd: ``A(-x) == -A(x)``."""
+    if isinstance(A, ComposedLayout):  # the split applies to the inner layout
+        return ev_outer(A.outer, A.offset + ev_ext(A.inner, x))
     return ev(A, x) if x >= 0 else -ev(A, -x)
 
 
@@ -205,6 +207,31 @@ def _composition(A, B):
 
 
 test_composition_is_A_after_B, test_composition_exhaustive = _composition
+
+
+@prop(800, any_layouts(max_size=128), st.data())
+def _composition_tilers(A, data):
+    """A tuple tiler composes mode by mode (modes of A past it dropped); an int n is n:1; None is A."""
+    if type(A.shape) is tuple and len(A.shape) > 0:
+        k = data.draw(st.integers(1, len(A.shape)))
+        T = tuple(data.draw(st.one_of(tilers(max_size=8), st.sampled_from([1, 2, 3, 4, None]))) for _ in range(k))
+        R = attempt(la.composition, A, T)
+        if R is not None:
+            assert len(R.shape) == k, (A, T, R)
+            for j, t in enumerate(T):
+                Aj, Rj = mode(A, j), mode(R, j) if k > 1 or type(R.shape) is tuple else R
+                if t is None:
+                    assert same_function(Rj, Aj)
+                else:
+                    check_composition(Aj, t if isinstance(t, Layout) else Layout(t, 1), Rj)
+    n = data.draw(st.sampled_from([1, 2, 3, 4, 8, 64]))
+    R = attempt(la.composition, A, n)
+    if R is not None:
+        check_composition(A, Layout(n, 1), R)
+    assert la.composition(A, None) is A
+
+
+test_composition_with_tilers, test_composition_with_tilers_exhaustive = _composition_tilers
 
 
 @prop(800, any_layouts(), st.sampled_from([(), 1, 2, 4, (2, 2), (4, (2, 3)), ((), 4), (1, (2,)), 8, (3, 4)]))
@@ -557,6 +584,24 @@ def _swizzle(b, m, s):
 test_swizzle_is_a_bijection, test_swizzle_exhaustive = _swizzle
 
 
+@prop(300, st.integers(0, 3), st.integers(0, 3), st.integers(-4, 4), st.integers(0, 3), st.integers(0, 3), st.integers(-4, 4))
+def _swizzle_composition(b1, m1, s1, b2, m2, s2):
+    S1, S2 = attempt(Swizzle, b1, m1, s1), attempt(Swizzle, b2, m2, s2)
+    if S1 is None or S2 is None:
+        return
+    R = attempt(la.composition, S1, S2)
+    if R is None:
+        return
+    p = max(S1.period, S2.period, 2) * 4
+    for x in range(p):
+        want = sw(S1, sw(S2, x))
+        got = sw(R, x) if isinstance(R, Swizzle) else ev(R, x)
+        assert got == want, f"composition({S1}, {S2}) = {R} at {x}"
+
+
+test_swizzle_composition, test_swizzle_composition_exhaustive = _swizzle_composition
+
+
 @prop(1000, composed_layouts(max_size=64), tilers(max_size=16))
 def _composed(C, B):
     n = nelems(C)
@@ -572,6 +617,10 @@ def _composed(C, B):
             j = ev(Ri, i)
             assert 0 <= j < n, f"right_inverse({C}) = {Ri}: R({i}) = {j} is outside C's domain"
             assert ev(C, j) == i, f"right_inverse({C}) = {Ri}: C(R({i})) = {ev(C, j)}"
+    Li = attempt(la.left_inverse, C)
+    if Li is not None and len(set(table(C))) == n:
+        for i in range(n):
+            assert ev_ext(Li, ev(C, i)) == i, f"left_inverse({C}) = {Li}: at {i}"
     for n in (2, 4):
         U = attempt(la.upcast, C, n)
         if U is not None:
