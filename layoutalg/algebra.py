@@ -1178,6 +1178,7 @@ def _complement_static(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, 
     rshape: list = []
     rstride: list = [1]
     exact = True
+    top = sum((s - 1) * d for s, d in zip(fs, fd))  # the largest offset of (filter(L), gaps), gaps added below
     while True:
         k = fd.index(min(fd))
         dmin = fd[k]
@@ -1187,8 +1188,8 @@ def _complement_static(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, 
                 f"{op}: layout {layout} is not injective (stride {dmin} is smaller than the extent {rstride[-1]} "
                 "of the modes below it): non-injective layout detected in complement"
             )
-        if rem:
-            raise LayoutError(_inexact(op, layout, dmin, rstride[-1]))
+        exact = exact and rem == 0
+        top += (gap - 1) * rstride[-1]
         rshape.append(gap)
         if len(fs) == 1:
             break
@@ -1196,6 +1197,11 @@ def _complement_static(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, 
         del fs[k], fd[k]
     new_stride = fd[0] * fs[0]
     rest_shape = -(-cotarget // new_stride) if type(cotarget) is int else _rest_of_shape(cotarget, new_stride)
+    if not exact:
+        # an inexact gap leaves holes below new_stride: CuTe's rest may not reach the cotarget; take the
+        # fewest copies at new_stride that do (cosize((filter(L), C)) >= M), where CuTe's falls short
+        m = cotarget if type(cotarget) is int else _prod(flatten(cotarget))
+        rest_shape = max(rest_shape, 1 - (-(m - top - 1) // new_stride) if m > top + 1 else 1)
     rs = tuple(rshape) + (rest_shape,)
     rd = tuple(rstride) + (0 if rest_shape == 1 else new_stride,)
     return coalesce(Layout._make(rs, rd, True)), exact
@@ -1238,7 +1244,7 @@ def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, b
         ns: Any
         if type(d) is int and type(last) is int:
             ns = d // last
-            if d % last:
+            if d % last:  # (a concrete layout goes to _complement_static, which fills the holes' rest)
                 raise LayoutError(_inexact(op, layout, d, last))
         else:
             if it.divides(last, d):
@@ -1281,16 +1287,17 @@ def complement(layout: Any, cotarget: Any = None) -> Any: ...
 def complement(layout: Any, cotarget: Any = None) -> Any:
     """complement(L, M) -> C: the ordered layout of offsets "between" L's, so that (L, C) is injective.
 
-    Postconditions: C is ordered (strictly increasing), ``C(i) != L(j)`` for ``i >= 1``, and
-    ``(filter(L), C)`` is a bijection onto ``[0, N)`` with ``N >= M``; for an integer ``M``, ``N < M +
-    span`` (``span`` the extent of filter(L)): it covers the cotarget and no more. ``M`` defaults to
-    ``cosize(filter(L))``. A shape ``M`` is folded mode by mode as CuTe folds it (so divides follow
-    the shape of A; this may cover more than ``product(M)``), except where that fold falls short of
-    ``product(M)``: there ``N`` covers the product (``complement(3:1, (2,4))`` is CuTe's ``2:3``,
-    covering 6 < 8, and layoutalg's ``3:3``).
-    Preconditions: L's strides are non-negative and each sorted stride of filter(L) is a multiple of
-    the extent of the modes below it (so the gaps are filled exactly; CuTe returns a complement that
-    does not cover the cotarget there, layoutalg raises).
+    Postconditions: C is ordered (strictly increasing), ``(filter(L), C)`` is injective (so
+    ``C(i) != L(j)`` for ``i >= 1``), and it reaches the cotarget: ``cosize((filter(L), C)) >= M``.
+    Where every sorted stride of filter(L) is a multiple of the extent below it, ``(filter(L), C)``
+    is a bijection onto ``[0, N)``, ``N >= M``. ``M`` defaults to ``cosize(filter(L))``; a shape is
+    folded mode by mode as CuTe folds it (divides then follow A's shape). C is CuTe's complement
+    wherever CuTe's reaches the cotarget; where it does not (a shape whose fold falls short:
+    ``complement(3:1, (2,4))`` is CuTe's ``2:3``, reaching 6 < 8; an inexact gap leaving holes:
+    ``complement((2,2):(1,3), 6)`` is CuTe's ``1:0``, reaching 5 < 6) its last mode takes the fewest
+    copies that do (``3:3`` and ``2:6``).
+    Preconditions: L's strides are non-negative and each sorted stride of filter(L) is at least the
+    extent of the mode below it (CuTe's injectivity check).
 
     >>> str(complement(Layout(4, 2), 24))
     '(2,3):(1,8)'

@@ -388,15 +388,15 @@ def _offsets(L: Any) -> list[int]:
 
 
 def _wrong_complement(A: Layout, cot: Any, C: Any) -> str | None:
-    """Why CuTe's complement C of A is not one: (filter(A), C) not injective, or covering less than the cotarget."""
+    """Why CuTe's complement C of A is not one: (filter(A), C) not injective, or not reaching the cotarget."""
     fa = la.filter(A)
     m = _prod(list(flatten(cot))) if type(cot) is tuple else (fa.cosize() if cot is None else cot)
     n = fa.size() * C.size()
     img = {fa(i) + C(j) for i in range(fa.size()) for j in range(C.size())}
     if len(img) < n:
         return f"(filter(A), C) is not injective: {n} indices, {len(img)} offsets"
-    if n < m:
-        return f"(filter(A), C) covers {n} < {m} offsets"
+    if max(img) + 1 < m:
+        return f"(filter(A), C) reaches {max(img) + 1} < {m}"
     return None
 
 
@@ -430,8 +430,8 @@ def named_difference(c: Case, cute: Any) -> str | None:
     if op == "complement":
         A, cot = c.inputs
         why = _wrong_complement(A, cot, cute)
-        name = "complement: a shape cotarget folded short" if type(cot) is tuple and c.refused is False else \
-            "complement: a gap no ordered layout fills"
+        name = "complement: a shape cotarget folded short" if type(cot) is tuple else \
+            "complement: an inexact gap, CuTe's rest short of the cotarget"
     elif op == "upcast":
         why = _wrong_upcast(c.inputs[0], c.inputs[1], cute)
         name = "upcast: sub-vector modes that are not a layout of vectors"

@@ -265,20 +265,29 @@ def _complement(L, M):
     n = nelems(C)
     cm = modes(C)
     assert all(d >= 0 for s, d in cm if s != 1), (L, M, C)
-    # ordered
-    assert is_compact_chain(fl + cm), f"complement({L}, {M}) = {C}: (filter(L), C) is not a bijection onto an interval"
-    assert len(fl) == 0 or all(d > 0 for _, d in fl)
-    # covering and bounded: (filter(L), C) is a bijection onto [0, N) with M <= N < M + span
-    N = math.prod(s for s, _ in fl) * n
-    span = max((s * d for s, d in fl), default=1)
-    assert N >= m, f"complement({L}, {M}) = {C} covers {N} < {m}"
-    if type(M) is not tuple:  # a shape cotarget is folded mode by mode as CuTe folds it: up to product(M) copies
-        assert N <= span * -(-m // span) or N == span, f"complement({L}, {M}) = {C} covers {N}, more than needed for {m}"
-    else:
-        assert N <= span * m, f"complement({L}, {M}) = {C} covers {N}, more than {m} copies of {span}"
-    if n <= ENUM:
+    assert all(d > 0 for _, d in fl), (L, M, C)
+    both = fl + cm
+    N = math.prod(s for s, _ in both)
+    top = sum((s - 1) * d for s, d in both)  # cosize((filter(L), C)) - 1
+    # reaches the cotarget
+    assert top + 1 >= m, f"complement({L}, {M}) = {C}: (filter(L), C) reaches {top + 1} < {m}"
+    # bounded: one copy fewer at C's largest stride would not reach it
+    big = max(((d, s) for s, d in cm if s != 1), default=None)
+    if big is not None and big[0] > max((d for _, d in fl), default=0):
+        assert top + 1 - big[0] < m or type(M) is tuple, f"complement({L}, {M}) = {C} reaches further than {m}"
+    # injective and ordered, by enumeration or (past ENUM) by the sorted strides' non-overlap
+    if N <= ENUM:
+        img = set(table(flat_layout(both)))
+        assert len(img) == N, f"complement({L}, {M}) = {C}: (filter(L), C) is not injective"
         t = table(C)
         assert all(t[i - 1] < t[i] for i in range(1, n)), f"complement({L}, {M}) = {C} is not ordered"
+    else:
+        acc = 0
+        for d, s in sorted((d, s) for s, d in both if s != 1):
+            assert d > acc, f"complement({L}, {M}) = {C}: modes overlap"
+            acc += (s - 1) * d
+    if is_compact_chain(fl):  # exact gaps: a bijection onto [0, N)
+        assert is_compact_chain(both), f"complement({L}, {M}) = {C} is not a bijection onto [0, {N})"
 
 
 test_complement_defining_properties, test_complement_exhaustive = _complement

@@ -101,11 +101,19 @@ def test_complement_with_a_shape_cotarget_covers_its_product():
     assert la.complement(P("3:1"), (2, 4)) == la.complement(P("3:1"), 8)
 
 
-@pytest.mark.parametrize("text, m", [("(2,2):(1,3)", 6), ("(2,2):(3,8)", 16), ("(3,2):(1,4)", 24)])
-def test_complement_with_inexact_gaps_is_refused(text, m):
-    # (2,2):(1,3): offsets {0,1,3,4}; the gap below stride 3 is 3/2 -- CuTe returns 1:0 (covers 4 < 6)
-    with pytest.raises(LayoutError, match="not a multiple"):
-        la.complement(P(text), m)
+@pytest.mark.parametrize("text, m, want", [
+    ("(2,2):(1,3)", 6, "2:6"),          # L: {0,1,3,4}; CuTe's 1:0 reaches 5 < 6; one more copy at 6
+    ("(2,2):(3,8)", 16, "(3,2):(1,16)"),  # L: {0,3,8,11}, gap 3:1 below 3; CuTe's 3:1 reaches 14 < 16
+    ("(3,2):(1,4)", 24, "4:8"),          # L: {0,1,2,4,5,6}; CuTe's 3:8 reaches 23 < 24
+])
+def test_complement_with_inexact_gaps_reaches_the_cotarget(text, m, want):
+    L = P(text)
+    C = la.complement(L, m)
+    assert str(C) == want
+    LC = la.make_layout(L, C)
+    offs = [LC(i) for i in range(la.size(LC))]
+    assert len(set(offs)) == len(offs) and max(offs) + 1 >= m
+    assert all(C(i - 1) < C(i) for i in range(1, la.size(C)))
 
 
 # --- common vectors and casts ------------------------------------------------------------------
