@@ -1070,7 +1070,10 @@ def _fits_int64(*Ls: Layout) -> bool:
 
 
 def _eval_int(L: Layout, i: int) -> int:
-    """L at the index ``i >= 0`` in Python ints (the last mode absorbs the overflow)."""
+    """L at the index ``i`` in Python ints: the last mode absorbs the overflow; a negative index splits
+    with truncating division, as CuTe's C++ (and ``Layout.__call__``) split it, so ``L(-i) == -L(i)``."""
+    if i < 0:
+        return -_eval_int(L, -i)
     fs, fd = L.flat
     off = 0
     last = len(fs) - 1

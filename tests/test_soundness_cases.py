@@ -197,3 +197,11 @@ def test_rank0_layouts_mean_one_element_at_offset_0():
     assert offsets(la.logical_divide(EE, (P("2:1"), None))) == [0, 0]
     # a product repeats the one-element block at the complement's offsets 0, 1
     assert offsets(la.logical_product(EE, (P("2:1"), None))) == [0, 1]
+
+
+def test_composition_check_past_64_bits_splits_negative_indices_as_cute():
+    # found by the exhaustive profile: the Python-int check read A(-2) with floor division
+    A, B = Layout(((3,), 1), ((-(2**31),), 3 * 2**31)), Layout(((2,), 3), ((-3,), 1))
+    # B(3) = -3 + 1 = -2 and A(-2) = -A(2) = 2**32; the mode-by-mode result gives -2**33 there
+    with pytest.raises(CompositionError):
+        la.composition(A, B)
