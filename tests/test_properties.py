@@ -36,7 +36,16 @@ def prop(n: int, *strategies: Any) -> Callable:
 
     def deco(body: Callable) -> tuple[Callable, Callable]:
         ci = settings(_CI, max_examples=n)(given(*strategies)(body))
-        ex = pytest.mark.exhaustive(settings(_EXHAUSTIVE, max_examples=20 * n)(given(*strategies)(body)))
+        sweep = settings(_EXHAUSTIVE, max_examples=20 * n)(given(*strategies)(body))
+
+        @pytest.mark.exhaustive
+        def ex(request: pytest.FixtureRequest) -> None:
+            # deselected by pyproject's addopts; a run with another -m (say -m "not slow") skips it too
+            if "exhaustive" not in (request.config.option.markexpr or ""):
+                pytest.skip("a large sweep: run it with -m exhaustive")
+            sweep()
+
+        ex.__doc__ = body.__doc__
         return ci, ex
 
     return deco
