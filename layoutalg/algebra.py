@@ -1250,7 +1250,11 @@ def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, b
             if d % last:  # (a concrete layout goes to _complement_static, which fills the holes' rest)
                 raise LayoutError(_inexact(op, layout, d, last))
         else:
-            if it.divides(last, d):
+            try:
+                exact_gap = it.divides(last, d)
+            except LayoutError as e:
+                raise LayoutError(f"{op}: {layout}: {e}") from None
+            if exact_gap:
                 ns = it.shape_div(d, last)
             else:
                 raise LayoutError(f"{op}: cannot decide whether {last} divides stride {d} of {layout}")
