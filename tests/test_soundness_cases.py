@@ -144,6 +144,13 @@ def test_upcast_of_a_swizzle_narrower_than_the_vector_is_refused():
         la.upcast(C, 2)
 
 
+def test_upcast_of_a_bare_swizzle_narrower_than_the_vector_is_refused():
+    assert la.upcast(Swizzle(3, 4, 3), 2) == Swizzle(3, 3, 3)
+    with pytest.raises(LayoutError, match="2\\*\\*M"):
+        la.upcast(Swizzle(1, 0, 1), 2)  # swaps elements 2 and 3 of vector 1; CuTe: Sw<0,0,1>
+    assert Swizzle(1, 0, 1).upcast(2) == Swizzle(0, 0, 1)  # the method stays CuTe's
+
+
 def test_downcast_grows_one_unit_stride_mode():
     # (1,2):(1,1) is 2:1 as a function; both give 4 elements 0..3 (CuTe: (2,4):(1,1), 8 elements)
     D = la.downcast(P("(1,2):(1,1)"), 2)
