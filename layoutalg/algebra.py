@@ -1607,7 +1607,7 @@ def logical_divide(A: Any, B: Any) -> Any:
     >>> str(logical_divide(Layout((4, 2, 3), (2, 1, 8)), Layout(4, 2)))
     '((2,2),(2,3)):((4,1),(2,8))'
     """
-    if type(A) is Layout and type(B) is not tuple and _no_modes(A):
+    if type(A) is Layout and B is not None and type(B) is not tuple and _no_modes(A):
         A = _UNIT  # a rank-0 layout is 1:0 (a tuple tiler divides its modes)
     if type(A) is Layout and type(B) is Layout and _FAST:
         fa = A._flat if A._static else None  # (a layout built from int tuples has both)

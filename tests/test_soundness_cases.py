@@ -212,3 +212,9 @@ def test_composition_check_past_64_bits_splits_negative_indices_as_cute():
     # B(3) = -3 + 1 = -2 and A(-2) = -A(2) = 2**32; the mode-by-mode result gives -2**33 there
     with pytest.raises(CompositionError):
         la.composition(A, B)
+
+
+def test_rank0_mode_under_a_none_tiler_stays_as_it_is():
+    # found by the exhaustive profile: '_' left a rank-0 mode as 1:0 instead of itself
+    assert la.logical_divide(EE, (None,)) == EE
+    assert la.logical_divide(E, None) == E
