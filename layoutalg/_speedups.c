@@ -825,6 +825,121 @@ sp_compose(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)Rl;
 }
 
+/* ---- complement ------------------------------------------------------------------------------ */
+
+/* complement(L, M) for a static Layout whose flat modes fit in int64 and an int cotarget M >= 1, or
+ * None (Python does it: a negative stride, an inexact gap, a value past 64 bits) --
+ * layoutalg.algebra._complement_fast, in C: filter and coalesce L, sort its modes by stride (the first
+ * on ties), emit the gap below each stride and the rest up to M, coalescing as they are emitted. */
+static PyObject *
+sp_complement(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    long long s[KERNEL_MAX], d[KERNEL_MAX], ms[KERNEL_MAX], md[KERNEL_MAX], rs[KERNEL_MAX + 1], rd[KERNEL_MAX + 1];
+    if (nargs != 2 || !PyLong_CheckExact(args[1]))
+        Py_RETURN_NONE;
+    Py_ssize_t n = read_modes(args[0], s, d);
+    int o;
+    long long M = PyLong_AsLongLongAndOverflow(args[1], &o);
+    if (n < 0 || o || M < 1)
+        Py_RETURN_NONE;
+    Py_ssize_t k = 0;
+    while (k < n && (s[k] == 1 || d[k] == 0)) /* the first mode that is not trivial */
+        k++;
+    if (k == n) { /* only stride-0 modes: the whole cotarget */
+        long long t = M, u = M == 1 ? 0 : 1;
+        return layout_of_modes(&t, &u, 1);
+    }
+    long long cs = s[k], cd = d[k];
+    if (cd < 0)
+        Py_RETURN_NONE;
+    int m = 0;
+    for (k++; k < n; k++) {
+        int step = merges(&cs, cd, s[k], d[k]);
+        if (step < 0)
+            Py_RETURN_NONE;
+        if (step > 0 || s[k] == 1 || d[k] == 0)
+            continue;
+        if (d[k] < 0)
+            Py_RETURN_NONE;
+        ms[m] = cs;
+        md[m] = cd;
+        m++;
+        cs = s[k];
+        cd = d[k];
+    }
+    long long last, rest;
+    if (m == 0) { /* one mode cs:cd: the gap cd:1 below it, then the rest up to M at stride cs*cd */
+        if (__builtin_mul_overflow(cd, cs, &last))
+            Py_RETURN_NONE;
+        rest = M / last + (M % last != 0);
+        rs[0] = cd;
+        rd[0] = 1;
+        rs[1] = rest;
+        rd[1] = last;
+        if (cd == 1)
+            return layout_of_modes(rs + 1, rd + 1, rest == 1 ? 0 : 1);
+        return layout_of_modes(rs, rd, rest == 1 ? 1 : 2);
+    }
+    ms[m] = cs;
+    md[m] = cd;
+    m++;
+    for (int i = 1; i < m; i++) { /* a stable insertion sort by stride */
+        long long a = ms[i], b = md[i];
+        int j = i - 1;
+        while (j >= 0 && md[j] > b) {
+            ms[j + 1] = ms[j];
+            md[j + 1] = md[j];
+            j--;
+        }
+        ms[j + 1] = a;
+        md[j + 1] = b;
+    }
+    int r = 0;
+    long long ps = 0, pd = 0, span;
+    last = 1;
+    for (int i = 0; i < m; i++) {
+        long long gap = md[i] / last;
+        if (gap == 0 || md[i] % last)
+            Py_RETURN_NONE;
+        if (gap != 1) {
+            if (ps && !__builtin_mul_overflow(ps, pd, &span) && span == last)
+                ps *= gap; /* ps * gap * pd == md[i]: no overflow */
+            else {
+                if (ps) {
+                    rs[r] = ps;
+                    rd[r++] = pd;
+                }
+                ps = gap;
+                pd = last;
+            }
+        }
+        if (__builtin_mul_overflow(md[i], ms[i], &last))
+            Py_RETURN_NONE;
+    }
+    rest = M / last + (M % last != 0);
+    if (rest != 1) {
+        if (ps && !__builtin_mul_overflow(ps, pd, &span) && span == last) {
+            if (__builtin_mul_overflow(ps, rest, &ps))
+                Py_RETURN_NONE;
+        }
+        else {
+            if (ps) {
+                rs[r] = ps;
+                rd[r++] = pd;
+            }
+            ps = rest;
+            pd = last;
+        }
+    }
+    if (ps) {
+        rs[r] = ps;
+        rd[r++] = pd;
+    }
+    return layout_of_modes(rs, rd, r);
+}
+
+/* ---- size, cosize, evaluation ---------------------------------------------------------------- */
+
 /* size(L) (the product of the extents), or None past 64 bits or for a layout that is not static. */
 static PyObject *
 sp_size(PyObject *module, PyObject *arg)
@@ -932,6 +1047,8 @@ static PyMethodDef sp_methods[] = {
      "eval_index(L, i): L(i) for a static Layout and an int i >= 0 in 64-bit arithmetic, or None."},
     {"filter", sp_filter, METH_O, "filter(L): filter of a static Layout in 64-bit arithmetic, or None."},
     {"coalesce", sp_coalesce, METH_O, "coalesce(L): coalesce of a static Layout in 64-bit arithmetic, or None."},
+    {"complement", (PyCFunction)(void (*)(void))sp_complement, METH_FASTCALL,
+     "complement(L, M): complement of a static Layout in an int cotarget, in 64-bit arithmetic, or None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -100,6 +100,17 @@ def _dispatch(op: str, left: Any, *args: Any) -> Any:
     raise LayoutError(f"{op}: the left operand {left!r} is not a layout")
 
 
+#: the rank-0 layout ``():()``: no modes, size 1, the function ``i -> 0`` (as ``1:0``, past its size too)
+_EMPTY = Layout._make((), (), True, ((), ()))
+#: ``1:0``, what every operation reads a rank-0 layout as
+_UNIT = Layout._make(1, 0, True)
+
+
+def _no_modes(L: Layout) -> bool:
+    """True for a layout without leaves: ``()``, ``((),())``, ... (rank 0 once flattened)."""
+    return type(L._shape) is tuple and not L.flat[0]
+
+
 def _modes_of(L: Layout) -> list[Layout]:
     shape = L._shape
     if type(shape) is tuple:
@@ -216,6 +227,8 @@ _c_coalesce: Callable[[Layout], Layout | None] | None = _speedups.coalesce if _s
 _c_right_inverse: Callable[[Layout], Layout | None] | None = _speedups.right_inverse if _speedups is not None else None
 _c_filter: Callable[[Layout], Layout | None] | None = _speedups.filter if _speedups is not None else None
 _c_compose: Callable[[Layout, Layout], Layout | None] | None = _speedups.compose if _speedups is not None else None
+_c_complement: Callable[[Layout, int], Layout | None] | None = (
+    getattr(_speedups, "complement", None) if _speedups is not None else None)
 
 
 @contextlib.contextmanager
@@ -384,15 +397,19 @@ def _compose_fast(S: list, D: list, bs: Any, bd: Any, fb: tuple[tuple, tuple],
     return R
 
 
-def _ceil_div_product(a: tuple, b: int) -> int:
-    """``product(ceil_div(a, b))`` for a tuple of ints ``a >= 1`` and an int ``b >= 1``: CuTe folds the
-    division through the leaves in order (``ceil(ceil(b/x0)/x1) == ceil(b/(x0*x1))``, so nesting
-    does not matter)."""
+def _rest_of_shape(a: tuple, b: int) -> int:
+    """How many copies of an extent ``b`` cover the shape cotarget ``a`` (ints >= 1): CuTe folds the division
+    through the leaves in order (``product(ceil_div(a, b))``, which follows a's modes: divides then
+    compose mode by mode), and layoutalg keeps that where it covers ``product(a)``; where the fold falls
+    short (``(2,4)`` by 3 folds to 2, covering 6 < 8) it is ``ceil(product(a) / b)``."""
     p = 1
+    total = 1
+    c = b
     for x in flatten(a):
-        p *= -(-x // b)
-        b = -(-b // x)
-    return p
+        p *= -(-x // c)
+        c = -(-c // x)
+        total *= x
+    return p if p * b >= total else -(-total // b)
 
 
 def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
@@ -431,7 +448,7 @@ def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
     if not ms:  # one mode cs:cd: the gap cd:1 below it, then the rest up to the cotarget at stride
         # cs*cd (the two never merge: cd*1 == cs*cd would need cs == 1)
         last = cd * cs
-        rest = -(-cotarget // last) if type(cotarget) is int else _ceil_div_product(cotarget, last)
+        rest = -(-cotarget // last) if type(cotarget) is int else _rest_of_shape(cotarget, last)
         if cd == 1:
             if rest == 1:
                 C._shape = 1
@@ -460,7 +477,7 @@ def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
     last = 1
     for s, d in zip(ms, md):
         gap = d // last
-        if gap == 0:
+        if gap == 0 or d % last:
             return None
         if gap != 1:
             if ps and ps * pd == last:
@@ -472,7 +489,7 @@ def _complement_fast(f: tuple[tuple, tuple], cotarget: Any) -> Layout | None:
                 ps = gap
                 pd = last
         last = d * s
-    rest = -(-cotarget // last) if type(cotarget) is int else _ceil_div_product(cotarget, last)
+    rest = -(-cotarget // last) if type(cotarget) is int else _rest_of_shape(cotarget, last)
     if rest != 1:
         if ps and ps * pd == last:
             ps *= rest
@@ -573,14 +590,16 @@ def _left_inverse_fast(f: tuple[tuple, tuple]) -> Layout | None:
     rd: list = []
     ps = pd = 0
     size = 1
+    ext = 1  # the extent of the modes so far: a stride below it overlaps them (not injective)
     prev_stride = 0
     k = 0
     for k in idx:
         d = D[k]
         if d == 0:
             continue
-        if d % size:
+        if d % size or d < ext:
             return None
+        ext = d * S[k]
         g = d // size
         if g != 1:
             if ps and ps * pd == prev_stride:
@@ -644,6 +663,8 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
         R = _c_coalesce(layout)  # the kernel below, in C, for modes that fit in 64 bits
         if R is not None:
             return R
+    if type(layout) is Layout and profile is None and _no_modes(layout):
+        return _EMPTY  # no modes to coalesce: the rank-0 layout (as the CuTe DSL answers)
     if type(layout) is Layout and (layout._static or layout.is_static) and profile is None and _FAST:
         # concrete ints: drop size-1 modes and merge (s0:d0),(s1:d1) when s0*d0 == d1, in one pass.
         # A leading size-1 mode is carried as the current mode: it merges with the next one only
@@ -731,6 +752,8 @@ def filter(layout: Any, profile: Any = None) -> Any:  # noqa: A001 - CuTe's name
     >>> str(filter(Layout((4, 2, 3), (1, 0, 4))))
     '12:1'
     """
+    if profile is None and type(layout) is Layout and _no_modes(layout):
+        return _EMPTY
     if profile is None and type(layout) is Layout and layout._static and _FAST:
         if _c_filter is not None:
             R = _c_filter(layout)  # the construction below, in C, for modes that fit in 64 bits
@@ -967,6 +990,8 @@ def _no_carry(fs: tuple, fd: tuple) -> bool:
     if symbolic:
         return _no_carry_symbolic(modes)
     modes.sort()
+    if modes[0][0] < 0:  # a negative stride: B's offsets below 0 (A at them is CuTe's truncating split)
+        return False
     prev = modes[0][0] * modes[0][1]
     for d1, s1 in modes[1:]:
         if d1 < 0 or d1 % prev:
@@ -1012,17 +1037,50 @@ def _check_functional(A: Layout, B: Layout, R: Layout, force: bool = False) -> N
         raise LayoutError(
             f"composition: {A} o {B} is not provably a layout and size {n} is too large to enumerate"
         )
-    bt = B.table()
-    want = A._eval_array(bt)
-    if not np.array_equal(R.table(), want):
-        bad = int(np.nonzero(R.table() != want)[0][0])
+    bt: Any
+    want: Any
+    got: Any
+    if _fits_int64(A, B, R):
+        bt = B.table()
+        want = A._eval_array(bt)
+        got = R.table()
+        bad = int(np.nonzero(got != want)[0][0]) if not np.array_equal(got, want) else -1
+    else:  # offsets may pass 64 bits: Python ints
+        bt = [_eval_int(B, i) for i in range(n)]
+        want = [_eval_int(A, b) for b in bt]
+        got = [_eval_int(R, i) for i in range(n)]
+        bad = next((i for i in range(n) if got[i] != want[i]), -1)
+    if bad >= 0:
         raise CompositionError(
-            f"composition: {A} o {B} is not a layout: the mode-by-mode result {R} gives {int(R.table()[bad])} "
+            f"composition: {A} o {B} is not a layout: the mode-by-mode result {R} gives {int(got[bad])} "
             f"at index {bad} but A(B({bad})) = A({int(bt[bad])}) = {int(want[bad])} "
             "(the right-hand layout is not injective, or its modes overlap in the left-hand coordinates, "
             "or it runs past the left-hand domain)",
             A, B, R, bad,
         )
+
+
+def _fits_int64(*Ls: Layout) -> bool:
+    """Every offset of these concrete layouts, and of the first one at the others' offsets, fits in int64."""
+    bound = 1
+    for L in Ls:
+        fs, fd = L.flat
+        bound = max(bound, sum((s - 1) * abs(d) for s, d in zip(fs, fd)) + 1, _prod(fs))
+    return bound * bound < (1 << 62)
+
+
+def _eval_int(L: Layout, i: int) -> int:
+    """L at the index ``i`` in Python ints: the last mode absorbs the overflow; a negative index splits
+    with truncating division, as CuTe's C++ (and ``Layout.__call__``) split it, so ``L(-i) == -L(i)``."""
+    if i < 0:
+        return -_eval_int(L, -i)
+    fs, fd = L.flat
+    off = 0
+    last = len(fs) - 1
+    for k in range(last):
+        i, c = divmod(i, fs[k])
+        off += c * fd[k]
+    return off + i * fd[last] if fs else 0
 
 
 @overload
@@ -1052,6 +1110,10 @@ def composition(A: Any, B: Any) -> Any:
     '(5,2):(32,4)'
     """
     if type(A) is Layout and type(B) is Layout:
+        if _no_modes(A):
+            A = _UNIT  # a rank-0 layout is 1:0
+        if _no_modes(B):
+            return B  # B's domain is {0}: R(0) = A(0) = 0, shaped as B
         if _FAST and (A._static or A.is_static) and (B._static or B.is_static):
             if _c_compose is not None:
                 R = _c_compose(A, B)  # the kernel below in C, where it is exact and chained
@@ -1068,6 +1130,8 @@ def composition(A: Any, B: Any) -> Any:
         return _dispatch("composition", A, B)
     if B is None:
         return A
+    if _no_modes(A):
+        return composition(_UNIT, B)
     if isinstance(B, Layout):
         return _compose_layouts(A, B)
     if type(B) is tuple:
@@ -1117,6 +1181,7 @@ def _complement_static(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, 
     rshape: list = []
     rstride: list = [1]
     exact = True
+    top = sum((s - 1) * d for s, d in zip(fs, fd))  # the largest offset of (filter(L), gaps), gaps added below
     while True:
         k = fd.index(min(fd))
         dmin = fd[k]
@@ -1127,17 +1192,29 @@ def _complement_static(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, 
                 "of the modes below it): non-injective layout detected in complement"
             )
         exact = exact and rem == 0
+        top += (gap - 1) * rstride[-1]
         rshape.append(gap)
         if len(fs) == 1:
             break
         rstride.append(dmin * fs[k])
         del fs[k], fd[k]
     new_stride = fd[0] * fs[0]
-    rest = it.ceil_div(cotarget, new_stride)
-    rest_shape = rest if type(rest) is int else it.product(rest)
+    rest_shape = -(-cotarget // new_stride) if type(cotarget) is int else _rest_of_shape(cotarget, new_stride)
+    if not exact:
+        # an inexact gap leaves holes below new_stride: CuTe's rest may not reach the cotarget; take the
+        # fewest copies at new_stride that do (cosize((filter(L), C)) >= M), where CuTe's falls short
+        m = cotarget if type(cotarget) is int else _prod(flatten(cotarget))
+        rest_shape = max(rest_shape, 1 - (-(m - top - 1) // new_stride) if m > top + 1 else 1)
     rs = tuple(rshape) + (rest_shape,)
     rd = tuple(rstride) + (0 if rest_shape == 1 else new_stride,)
     return coalesce(Layout._make(rs, rd, True)), exact
+
+
+def _inexact(op: str, layout: Layout, d: Any, last: Any) -> str:
+    return (
+        f"{op}: stride {d} of {layout} is not a multiple of {last}, the extent of the modes below it: no ordered "
+        f"layout fills the gap below {d} (CuTe returns one whose size does not cover the cotarget)"
+    )
 
 
 def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, bool]:
@@ -1170,10 +1247,14 @@ def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, b
         ns: Any
         if type(d) is int and type(last) is int:
             ns = d // last
-            if d % last:
-                exact = False
+            if d % last:  # (a concrete layout goes to _complement_static, which fills the holes' rest)
+                raise LayoutError(_inexact(op, layout, d, last))
         else:
-            if it.divides(last, d):
+            try:
+                exact_gap = it.divides(last, d)
+            except LayoutError as e:
+                raise LayoutError(f"{op}: {layout}: {e}") from None
+            if exact_gap:
                 ns = it.shape_div(d, last)
             else:
                 raise LayoutError(f"{op}: cannot decide whether {last} divides stride {d} of {layout}")
@@ -1185,16 +1266,20 @@ def _complement_parts(layout: Layout, cotarget: Any, op: str) -> tuple[Layout, b
         rshape.append(ns)
         rstride.append(d * s)
     new_stride = rstride[-1]
-    rest = it.ceil_div(cotarget, new_stride)
-    if type(rest) is tuple:
-        rest_l = coalesce(Layout(rest))
-        rest_shape = rest_l.shape
-        rest_stride = it.prefix_product(rest_shape, new_stride)
-        fs2 = rshape + list(flatten(rest_shape))
-        fd2 = rstride[:-1] + list(flatten(rest_stride))
+    rest: Any = None
+    if type(cotarget) is tuple:  # CuTe's fold, where it provably covers the cotarget, else the product's
+        fold = it.product(it.ceil_div(cotarget, new_stride))
+        try:
+            if not it.less(fold * new_stride, it.product(cotarget)):
+                rest = fold
+        except LayoutError:
+            pass
+        if rest is None:
+            rest = it.ceil_div(it.product(cotarget), new_stride)
     else:
-        fs2 = rshape + [rest]
-        fd2 = rstride
+        rest = it.ceil_div(cotarget, new_stride)
+    fs2 = rshape + [rest]
+    fd2 = rstride
     return _from_flat(*_coalesce_flat(fs2, fd2)), exact
 
 
@@ -1209,11 +1294,17 @@ def complement(layout: Any, cotarget: Any = None) -> Any: ...
 def complement(layout: Any, cotarget: Any = None) -> Any:
     """complement(L, M) -> C: the ordered layout of offsets "between" L's, so that (L, C) is injective.
 
-    Postconditions: C is ordered (strictly increasing), ``C(i) != L(j)`` for ``i >= 1``, ``(L, C)``
-    is injective, and ``size(L) * size(C) >= M`` (``cosize`` of ``(L, C)`` covers ``M``).
-    ``M`` defaults to ``cosize(filter(L))``; it may be a shape (folded mode by mode, as CuTe does).
-    Precondition: L is injective as CuTe can detect it (each sorted stride is at least the extent of
-    the modes below it).
+    Postconditions: C is ordered (strictly increasing), ``(filter(L), C)`` is injective (so
+    ``C(i) != L(j)`` for ``i >= 1``), and it reaches the cotarget: ``cosize((filter(L), C)) >= M``.
+    Where every sorted stride of filter(L) is a multiple of the extent below it, ``(filter(L), C)``
+    is a bijection onto ``[0, N)``, ``N >= M``. ``M`` defaults to ``cosize(filter(L))``; a shape is
+    folded mode by mode as CuTe folds it (divides then follow A's shape). C is CuTe's complement
+    wherever CuTe's reaches the cotarget; where it does not (a shape whose fold falls short:
+    ``complement(3:1, (2,4))`` is CuTe's ``2:3``, reaching 6 < 8; an inexact gap leaving holes:
+    ``complement((2,2):(1,3), 6)`` is CuTe's ``1:0``, reaching 5 < 6) its last mode takes the fewest
+    copies that do (``3:3`` and ``2:6``).
+    Preconditions: L's strides are non-negative and each sorted stride of filter(L) is at least the
+    extent of the mode below it (CuTe's injectivity check).
 
     >>> str(complement(Layout(4, 2), 24))
     '(2,3):(1,8)'
@@ -1225,6 +1316,10 @@ def complement(layout: Any, cotarget: Any = None) -> Any:
         cotarget = layout.cosize()
     if type(layout) is Layout and type(cotarget) is int and layout._static and cotarget >= 1:
         if _FAST:
+            if _c_complement is not None:
+                r = _c_complement(layout, cotarget)  # the kernel below, in C, for modes that fit in 64 bits
+                if r is not None:
+                    return r
             r = _complement_fast(layout._flat or layout.flat, cotarget)
             if r is not None:
                 return r
@@ -1256,7 +1351,9 @@ def right_inverse(layout: Any) -> Any:
     """right_inverse(L) -> R with L(R(i)) == i for all i < size(R) (R as large as CuTe finds it).
 
     Follows the strides of ``coalesce(L)`` from 1: mode with stride 1, then the mode whose stride is
-    that mode's extent, and so on.
+    that mode's extent, and so on. R's values are indices of L (``0 <= R(i) < size(L)``). Modes of
+    negative stride never take part: L(R(i)) == i >= 0 needs each step to go up (CuTe's chain
+    follows the same positive strides, so ``right_inverse(2:-1)`` is ``1:0`` in both).
 
     >>> str(right_inverse(Layout((4, 2), (2, 1))))
     '(2,4):(4,1)'
@@ -1333,8 +1430,9 @@ def right_inverse(layout: Any) -> Any:
         for k, d in enumerate(fd):
             if k in used:
                 continue
-            ad = -d if (type(d) is int and d < 0) else d
-            if (ad == nxt) if (type(ad) is int and type(nxt) is int) else _provably_equal(ad, nxt):
+            if type(d) is int and d < 0:  # a negative stride steps away from 0: never on the chain
+                continue
+            if (d == nxt) if (type(d) is int and type(nxt) is int) else _provably_equal(d, nxt):
                 found = k
                 break
         if found < 0:
@@ -1342,9 +1440,8 @@ def right_inverse(layout: Any) -> Any:
         used.add(found)
         s, d = fs[found], fd[found]
         shapes.append(s)
-        strides.append(rstride[found] if not (type(d) is int and d < 0) else -rstride[found])
-        ad = -d if (type(d) is int and d < 0) else d
-        step = s * ad
+        strides.append(rstride[found])
+        step = s * d
         if _provably_equal(step, nxt):
             break
         nxt = step
@@ -1373,7 +1470,8 @@ def _right_inverse_static(layout: Layout) -> Layout:
     for k, (s, d) in enumerate(zip(fs, fd)):
         rstride.append(p)
         p *= s
-        where.setdefault(-d if d < 0 else d, k)
+        if d > 0:  # a negative stride steps away from 0: never on the chain from offset 1
+            where.setdefault(d, k)
     shapes: list = []
     strides: list = []
     nxt = 1
@@ -1383,8 +1481,8 @@ def _right_inverse_static(layout: Layout) -> Layout:
             break
         s, d = fs[k], fd[k]
         shapes.append(s)
-        strides.append(rstride[k] if d > 0 else -rstride[k])
-        nxt = s * (d if d > 0 else -d)
+        strides.append(rstride[k])
+        nxt = s * d
     if not shapes:
         return Layout._make(1, 0)
     if len(shapes) == 1:
@@ -1403,11 +1501,15 @@ def left_inverse(layout: Any) -> Any: ...
 def left_inverse(layout: Any) -> Any:
     """left_inverse(L) -> R with R(L(i)) == i for all i < size(L) when L is injective.
 
-    In general R is CuTe's *quasi-inverse*: ``L(R(L(i))) == L(i)``. Current CuTe's construction:
-    sort the modes of ``coalesce(L)`` by stride ``d_0 < d_1 < ...``; R reads an offset as the mixed
-    radix ``(d_0, d_1/d_0, d_2/d_1, ..., s_last)`` and sends digit k to the index stride of the mode
-    with stride ``d_k`` (the first digit, below the smallest stride, is ignored). Precondition: each
-    sorted stride divides the next (CuTe's left-inverse divisibility condition).
+    With stride-0 (broadcast) modes R is a *quasi-inverse*: ``L(R(L(i))) == L(i)`` (R picks the
+    preimage whose broadcast coordinates are 0). Current CuTe's construction: sort the modes of
+    ``coalesce(L)`` by stride ``d_0 < d_1 < ...``; R reads an offset as the mixed radix ``(d_0,
+    d_1/d_0, d_2/d_1, ..., s_last)`` and sends digit k to the index stride of the mode with stride
+    ``d_k`` (the first digit, below the smallest stride, is ignored). Preconditions: each sorted
+    stride divides the next (CuTe's left-inverse divisibility condition) and is at least the extent
+    ``d_k * s_k`` of the mode below it (the modes of non-zero stride are injective; CuTe returns a
+    layout that is no quasi-inverse there), and a negative stride only in a layout of one mode (R
+    is then evaluated below 0, as CuTe evaluates it). LayoutError otherwise.
 
     >>> str(left_inverse(Layout((2, 4), (4, 1))))
     '(4,2):(2,1)'
@@ -1429,7 +1531,8 @@ def left_inverse(layout: Any) -> Any:
         return Layout._make(1, 0, True)
     if any(d < 0 for d in D):
         if len(S) == 1:
-            # x = d*i with d < 0: split x by |d| (C truncation) and negate the quotient
+            # x = d*i with d < 0: R(x) = -R'(-x) (CuTe splits a negative index with truncating division),
+            # R' the left inverse of s:|d|
             s, d = S[0], D[0]
             return _from_flat(*_coalesce_flat_int([-d, s], [0, -1]), True)
         raise LayoutError(f"left_inverse: layout {layout} mixes negative strides with other modes")
@@ -1440,6 +1543,7 @@ def left_inverse(layout: Any) -> Any:
     shapes: list = []
     strides: list = [0]
     size = 1
+    ext = 1
     for k in order:
         d = D[k]
         if d == 0:
@@ -1449,6 +1553,13 @@ def left_inverse(layout: Any) -> Any:
                 f"left_inverse: stride {d} of {layout} is not a multiple of the stride {size} below it "
                 "(left inverse divisibility condition)"
             )
+        if d < ext:
+            raise LayoutError(
+                f"left_inverse: layout {layout} is not injective on its modes of non-zero stride (stride {d} is "
+                f"below the extent {ext} of the modes below it): no R has L(R(L(i))) == L(i) for every i "
+                "(CuTe returns one that does not)"
+            )
+        ext = d * S[k]
         shapes.append(d // size)
         strides.append(pre[k])
         size = d
@@ -1496,6 +1607,8 @@ def logical_divide(A: Any, B: Any) -> Any:
     >>> str(logical_divide(Layout((4, 2, 3), (2, 1, 8)), Layout(4, 2)))
     '((2,2),(2,3)):((4,1),(2,8))'
     """
+    if type(A) is Layout and B is not None and type(B) is not tuple and _no_modes(A):
+        A = _UNIT  # a rank-0 layout is 1:0 (a tuple tiler divides its modes)
     if type(A) is Layout and type(B) is Layout and _FAST:
         fa = A._flat if A._static else None  # (a layout built from int tuples has both)
         if fa is None:
@@ -1856,6 +1969,26 @@ def max_common_vector(a: Any, b: Any) -> Any:
     return 1
 
 
+def _small_modes_upcast(small: list, n: int) -> bool:
+    """Whether the modes ``(d, s)`` of strides ``0 < |d| < n`` upcast mode by mode: the vectors their
+    offsets ``w`` touch, ``{floor(w / n)}``, are ``[-sum_neg(ceil(s*|d|/n) - 1), sum_pos(ceil(s*d/n) - 1)]``,
+    which the upcast modes (strides +1 and -1) give. True when the strides are positive and chain
+    (sorted, ``d_{k+1} == d_k * s_k``) or stay in vector 0, or by enumeration (up to 2**16 offsets)."""
+    if small[0][0] > 0:
+        if all(d0 * s0 == d1 for (d0, s0), (d1, _) in zip(small, small[1:])):
+            return True
+        if sum((s - 1) * d for d, s in small) < n:
+            return True
+    if _prod(s for _, s in small) > 1 << 16:
+        return False
+    offs = {0}
+    for d, s in small:
+        offs = {w + c * d for w in offs for c in range(s)}
+    hi = sum(-(-(s * d) // n) - 1 for d, s in small if d > 0)
+    lo = sum(-(-(s * -d) // n) - 1 for d, s in small if d < 0)
+    return {w // n for w in offs} == set(range(-lo, hi + 1))
+
+
 @overload
 def upcast(layout: Layout, n: int) -> Layout: ...
 
@@ -1873,6 +2006,16 @@ def upcast(layout: Any, n: int) -> Any:
     if not isinstance(layout, Layout):
         return _dispatch("upcast", layout, n)
     n = _cast_factor(n, "upcast")
+    # the modes that shrink (0 < |stride| < N, size > 1) share the vectors: sound when they are one run
+    # of positive strides that chain (d_{k+1} == d_k * s_k once sorted), each dividing N
+    small = sorted((d, s) for s, d in zip(*layout.flat)
+                   if type(d) is int and d != 0 and -n < d < n and not _is_one(s))
+    if small and not _small_modes_upcast(small, n):
+        raise LayoutError(
+            f"upcast: the modes of {layout} with strides below the vector size {n} ({', '.join(f'{s}:{d}' for d, s in small)}) "
+            f"touch vectors that the upcast modes do not give (a reversed mode straddles the vector boundary "
+            "below 0, or the modes overlap or leave gaps across vectors)"
+        )
 
     def go(s, d):
         if type(s) is tuple:
@@ -1909,25 +2052,38 @@ def downcast(layout: Any, n: int) -> Any: ...
 def downcast(layout: Any, n: int) -> Any:
     """downcast(L, N): L in units N times smaller: stride-±1 modes grow by N, other strides multiply by N.
 
-    Precondition: some mode has stride 1 or -1 (adjacent elements).
+    Exactly one mode grows: the first of stride ±1 and size > 1 (else the first of stride ±1); every
+    other stride is multiplied by N, so ``D`` has ``size(L) * N`` elements and its offsets are
+    ``N*L(i) + r`` for ``r < N``. A stride -1 mode ``s:-1`` becomes ``(N,s):(1,-N)``. (CuTe grows
+    every mode of stride ±1, size-1 ones included, and ``s:-1`` to ``s*N:-1``; neither is ``L`` in
+    smaller units.) Precondition (CuTe's): some mode has stride 1 (adjacent elements).
 
     >>> str(downcast(Layout((4, 16), (1, 4)), 2))
     '(8,16):(1,8)'
+    >>> str(downcast(Layout((1, 2), (1, 1)), 2)), str(downcast(Layout((4, 1), (-1, 1)), 2))
+    ('(1,4):(2,1)', '((2,4),1):((1,-2),2)')
     """
     if not isinstance(layout, Layout):
         return _dispatch("downcast", layout, n)
     n = _cast_factor(n, "downcast")
-    fd = layout.flat[1]
-    if not any(d == 1 for d in fd if type(d) is int):
+    fs, fd = layout.flat
+    units = [k for k, d in enumerate(fd) if type(d) is int and d in (1, -1)]
+    if not any(fd[k] == 1 for k in units):  # CuTe's precondition: a stride +1 mode
         raise LayoutError(f"downcast: layout {layout} has no stride-1 mode (downcast requires adjacent elements)")
+    grow = next((k for k in units if not _is_one(fs[k])), units[0])
+    leaf = [0]
 
     def go(s, d):
         if type(s) is tuple:
             pairs = [go(x, y) for x, y in zip(s, d)]
             return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
-        if type(d) is int and d in (1, -1):
-            return s * n, d
-        return s, d * n
+        k = leaf[0]
+        leaf[0] += 1
+        if k != grow:
+            return s, d * n
+        if d == 1 or _is_one(s):
+            return s * n, 1
+        return (n, s), (1, -n)
 
     s, d = go(layout.shape, layout.stride)
     return Layout(s, d)
@@ -1990,6 +2146,8 @@ def nullspace(layout: Any) -> Any:
     if not isinstance(layout, Layout):
         return _dispatch("nullspace", layout)
     fs, fd = layout.flat
+    if not fs:  # a rank-0 layout is 1:0
+        fs, fd = (1,), (0,)
     pp = flatten(it.compact_major(tuple(fs))) if len(fs) > 1 else (it.compact_major(fs[0]),)
     shapes = [s for s, d in zip(fs, fd) if type(d) is int and d == 0]  # CuTe: static-0 strides only
     strides = [p for p, d in zip(pp, fd) if type(d) is int and d == 0]

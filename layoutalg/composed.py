@@ -278,7 +278,54 @@ def make_composed_layout(outer: Any, offset: Any, inner: Any) -> ComposedLayout:
 # ---------------------------------------------------------------------------------------
 
 
+_CHECK_LIMIT = 1 << 22  # the largest composed layout whose inverse or recast is checked by enumeration
+
+
+def _check_result(C: ComposedLayout, R: Any, what: str, n: int = 1) -> Any:
+    """R if it is what ``what`` promises for the static composed layout C (checked by enumeration),
+    else LayoutError. CuTe's formulas evaluate the outer past its size or below 0, where they fail."""
+    size = int(C.size())
+    rsize = int(R.size())
+    if size > _CHECK_LIMIT or rsize > _CHECK_LIMIT:
+        raise LayoutError(f"{what}: {C} is too large to check the result {R} by enumeration")
+    t = C.table()
+    if what == "right_inverse":
+        r = np.asarray(R(np.arange(rsize, dtype=np.int64)), dtype=np.int64)
+        ok = bool(((r >= 0) & (r < size)).all()) and bool((t[np.clip(r, 0, size - 1)] == np.arange(rsize)).all())
+    elif what == "left_inverse":
+        back = np.asarray(R(t), dtype=np.int64)
+        if np.unique(t).size == size:
+            ok = bool((back == np.arange(size)).all())
+        else:  # a quasi-inverse
+            ok = bool(((back >= 0) & (back < size)).all()) and bool((t[np.clip(back, 0, size - 1)] == t).all())
+    else:
+        got = set(np.unique(R.table()).tolist())
+        tl = t.tolist()
+        want = {x // n for x in tl} if what == "upcast" else {x * n + r for x in tl for r in range(n)}
+        ok = got == want and (what == "upcast" or rsize == n * size)
+    if not ok:
+        raise LayoutError(
+            f"{what}: CuTe's formula gives {R} for {C}, which is not its {what.replace('_', ' ')} "
+            "(the formula evaluates the outer past its size or below 0)"
+        )
+    return R
+
+
 def _inverse(C: ComposedLayout, which: str) -> Any:
+    """right/left inverse of A o O o B as inv(B) o (-O) o inv(A), CuTe's formula; checked by enumeration
+    (LayoutError where the formula is not the inverse) unless the outer is a swizzle, the offset 0 and
+    the inner's strides non-negative."""
+    R = _inverse_formula(C, which)
+    if not C.is_static or (isinstance(C.outer, Swizzle) and C.offset == 0 and _nonnegative(C.inner)):
+        return R  # a swizzle of non-negative offsets permutes its blocks: the formula holds
+    return _check_result(C, R, which + "_inverse")
+
+
+def _nonnegative(L: Any) -> bool:
+    return isinstance(L, Layout) and all(type(d) is int and d >= 0 for d in L.flat[1])
+
+
+def _inverse_formula(C: ComposedLayout, which: str) -> Any:
     """right/left inverse of A o O o B as inv(B) o (-O) o inv(A), CuTe's formula.
 
     For a right inverse R: C(R(i)) = i for i < size(R); for a left inverse L: L(C(c)) = c for
@@ -307,7 +354,11 @@ def _inverse(C: ComposedLayout, which: str) -> Any:
         ok = (vals >= 0) & (vals < inner_inv.size())
         bad = np.flatnonzero(~ok)
         n = int(bad[0]) if bad.size else n_try
-        n = max(n, 1)
+        if n == 0:
+            raise LayoutError(
+                f"right_inverse: 0 is not in the image of {C} (its offset {C.offset} shifts it), so no R has "
+                "C(R(0)) == 0"
+            )
     else:
         n = n_try
     if isinstance(first, ComposedLayout):
@@ -342,6 +393,13 @@ def _simplify(C: ComposedLayout) -> Any:
 
 def _recast(C: ComposedLayout, opname: str, n: Any) -> ComposedLayout:
     fn = getattr(alg, opname)
+    sw = C.outer
+    if opname == "upcast" and isinstance(sw, Swizzle) and not sw.is_identity and type(n) is int and n > (1 << sw.M):
+        raise LayoutError(
+            f"upcast: {C} keeps only 2**M = {1 << sw.M} elements together, fewer than the vector size {n}: the "
+            f"swizzle moves parts of a vector apart (CuTe's upcast drops the low swizzle bits and returns "
+            f"{sw.upcast(n)})"
+        )
     outer = getattr(C.outer, opname)(n) if isinstance(C.outer, Swizzle) else fn(C.outer, n)
     off = C.offset
     if opname == "upcast":
@@ -350,7 +408,12 @@ def _recast(C: ComposedLayout, opname: str, n: Any) -> ComposedLayout:
         off = off // n if type(off) is int else off / n
     else:
         off = off * n
-    return ComposedLayout(outer, off, fn(C.inner, n))
+    R = ComposedLayout(outer, off, fn(C.inner, n))
+    if isinstance(C.outer, Swizzle):
+        return R
+    if not C.is_static:
+        raise LayoutError(f"{opname}: cannot check {opname} of {C}, a symbolic composed layout with a layout outer")
+    return _check_result(C, R, opname, n)
 
 
 def _recast_layout(C: ComposedLayout, old_bits: Any, new_bits: Any) -> ComposedLayout:
@@ -364,16 +427,32 @@ def _recast_layout(C: ComposedLayout, old_bits: Any, new_bits: Any) -> ComposedL
     raise LayoutError(f"recast_layout: cannot recast {C} from {old_bits}-bit to {new_bits}-bit elements")
 
 
+def _swizzle_cap(C: ComposedLayout) -> int:
+    """The longest vector ``Sw o offset`` keeps contiguous: 2**M (the untouched low bits) and the largest
+    power of two dividing the offset (a vector starting off a 2**M boundary is cut by the swizzle)."""
+    sw = C.outer
+    assert isinstance(sw, Swizzle)
+    if sw.is_identity:
+        return 1 << 62
+    off = C.offset
+    if type(off) is not int:
+        return 1
+    align = (off & -off) if off else 1 << 62
+    return min(1 << sw.M, align)
+
+
 def _max_common_vector(C: ComposedLayout, other: Any) -> Any:
-    """CuTe: with a swizzle outer, the inner's common vector capped at 2**M (the untouched low bits)."""
+    """CuTe: with a swizzle outer, the inner's common vector capped at 2**M (the untouched low bits);
+    layoutalg also caps it at the offset's alignment (CuTe does not: ``Sw<1,1,-2> o _1 o 2:1`` with
+    ``2:1`` is 2 in CuTe, yet its second element lands at offset 10)."""
     if not isinstance(C.outer, Swizzle):
         return NotImplemented
     if isinstance(other, ComposedLayout) and isinstance(other.outer, Swizzle):
         v = alg.max_common_vector(C.inner, other.inner)
-        if C.outer == other.outer:
+        if C.outer == other.outer and C.offset == other.offset:
             return v
-        return min(v, 1 << C.outer.M, 1 << other.outer.M)
-    return min(alg.max_common_vector(C.inner, other), 1 << C.outer.M)
+        return max(1, min(v, _swizzle_cap(C), _swizzle_cap(other)))
+    return max(1, min(alg.max_common_vector(C.inner, other), _swizzle_cap(C)))
 
 
 # ---------------------------------------------------------------------------------------

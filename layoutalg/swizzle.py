@@ -252,8 +252,17 @@ class Swizzle:
             return service("compose_swizzle")(self, rhs)
         if opname in ("right_inverse", "left_inverse") and not args:
             return self
-        if opname in ("upcast", "downcast") and len(args) == 1:
-            return getattr(self, opname)(args[0])
+        if opname == "upcast" and len(args) == 1:
+            n = args[0]
+            if not self.is_identity and type(n) is int and n > (1 << self.M):
+                raise LayoutError(
+                    f"upcast: {self} keeps only 2**M = {1 << self.M} elements together, fewer than the vector size "
+                    f"{n}: it permutes elements inside a vector (CuTe's upcast returns {self.upcast(n)}; "
+                    "Swizzle.upcast gives that too)"
+                )
+            return self.upcast(n)
+        if opname == "downcast" and len(args) == 1:
+            return self.downcast(args[0])
         if opname in ("size", "cosize"):
             return self.period
         return NotImplemented

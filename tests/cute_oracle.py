@@ -374,3 +374,111 @@ def swizzle_cases(seed: int = 7, n: int = 120) -> list[Case]:
         i = r.randrange(L.size())
         cases.append(_case("composed/eval", (C2, i), _print(f"{cpp(C2)}({i})"), lambda C=C2, i=i: C(i)))
     return cases
+
+
+# ---------------------------------------------------------------------------------------------
+# named differences: where CuTe answers and layoutalg answers differently or refuses, CuTe's answer
+# is shown wrong by evaluating the operation's defining property on it (docs/model.md, "Negative
+# strides and the edges of the domain", lists each difference)
+# ---------------------------------------------------------------------------------------------
+
+
+def _offsets(L: Any) -> list[int]:
+    return [L(i) for i in range(L.size())]
+
+
+def _wrong_complement(A: Layout, cot: Any, C: Any) -> str | None:
+    """Why CuTe's complement C of A is not one: (filter(A), C) not injective, or not reaching the cotarget."""
+    fa = la.filter(A)
+    m = _prod(list(flatten(cot))) if type(cot) is tuple else (fa.cosize() if cot is None else cot)
+    n = fa.size() * C.size()
+    img = {fa(i) + C(j) for i in range(fa.size()) for j in range(C.size())}
+    if len(img) < n:
+        return f"(filter(A), C) is not injective: {n} indices, {len(img)} offsets"
+    if max(img) + 1 < m:
+        return f"(filter(A), C) reaches {max(img) + 1} < {m}"
+    return None
+
+
+def _wrong_upcast(L: Layout, n: int, U: Any) -> str | None:
+    want = {x // n for x in _offsets(L)}
+    got = set(_offsets(U))
+    return None if got == want else f"its offsets {sorted(got)[:8]}... are not L's vectors {sorted(want)[:8]}..."
+
+
+def _wrong_downcast(L: Layout, n: int, D: Any) -> str | None:
+    if D.size() != n * L.size():
+        return f"size {D.size()} is not {n} * size(L) = {n * L.size()}"
+    want = {n * x + r for x in _offsets(L) for r in range(n)}
+    return None if set(_offsets(D)) == want else "its offsets are not L's elements split in " + str(n)
+
+
+def _wrong_left_inverse(L: Layout, R: Any) -> str | None:
+    for i in range(L.size()):
+        if L(R(L(i))) != L(i):
+            return f"L(R(L({i}))) = {L(R(L(i)))} != L({i}) = {L(i)}"
+    return None
+
+
+def named_difference(c: Case, cute: Any) -> str | None:
+    """The documented difference a case falls under, when CuTe's answer ``cute`` is shown wrong by direct
+    evaluation of the operation's defining property; None otherwise (then the difference is a failure)."""
+    op = c.op
+    if not isinstance(cute, (Layout, ComposedLayout)):
+        return None
+    why: str | None = None
+    if op == "complement":
+        A, cot = c.inputs
+        why = _wrong_complement(A, cot, cute)
+        name = "complement: a shape cotarget folded short" if type(cot) is tuple else \
+            "complement: an inexact gap, CuTe's rest short of the cotarget"
+    elif op == "upcast":
+        why = _wrong_upcast(c.inputs[0], c.inputs[1], cute)
+        name = "upcast: sub-vector modes that are not a layout of vectors"
+    elif op == "downcast":
+        why = _wrong_downcast(c.inputs[0], c.inputs[1], cute)
+        name = "downcast: CuTe grows every unit-stride mode"
+    elif op == "recast_layout":
+        L, old, new = c.inputs
+        if new > old:
+            why, name = _wrong_upcast(L, new // old, cute), "recast_layout: upcast's refusals"
+        else:
+            why, name = _wrong_downcast(L, old // new, cute), "recast_layout: downcast's one growing mode"
+    elif op == "left_inverse":
+        why = _wrong_left_inverse(c.inputs[0], cute)
+        name = "left_inverse: overlapping modes have no quasi-inverse"
+    elif op == "right_inverse":
+        L = c.inputs[0]
+        bad = [i for i in range(cute.size()) if not (0 <= cute(i) < L.size() and L(cute(i)) == i)]
+        why = f"L(R({bad[0]})) != {bad[0]} or R({bad[0]}) outside L's domain" if bad else None
+        name = "right_inverse: negative strides"
+    else:
+        return None
+    return f"{name} (CuTe: {why})" if why else None
+
+
+def named_cases() -> list[Case]:
+    """Issue 23's cases, hand-picked: each is either identical to CuTe or a named difference."""
+    P = la.parse
+    out = [
+        _case("complement", (P("3:1"), (2, 4)), _print(f"complement({cpp(P('3:1'))}, {_tuple_cpp((2, 4))})"),
+              lambda: la.complement(P("3:1"), (2, 4))),
+    ]
+    for a, m in (("(2,2):(1,3)", 6), ("(2,2):(3,8)", 16)):
+        out.append(_case("complement", (P(a), m), _print(f"complement({cpp(P(a))}, {_int(m)})"),
+                         lambda a=a, m=m: la.complement(P(a), m)))
+    for a in ("(2,3):(2,1)", "(2,(4,3,6)):(4,(0,4,2))"):
+        out.append(_case("left_inverse", (P(a),), _print(f"left_inverse({cpp(P(a))})"), lambda a=a: la.left_inverse(P(a))))
+    for a in ("(4,2):(-1,4)", "(2,3):(-3,1)", "(4,2):(2,-1)", "(3,4):(4,-1)", "2:-1"):
+        out.append(_case("right_inverse", (P(a),), _print(f"right_inverse({cpp(P(a))})"), lambda a=a: la.right_inverse(P(a))))
+    for a, n in (("2:-1", 2), ("8:-1", 4)):
+        out.append(_case("upcast", (P(a), n), _print(f"upcast<{n}>({cpp(P(a))})"), lambda a=a, n=n: la.upcast(P(a), n)))
+    out.append(_case("downcast", (P("(1,2):(1,1)"), 2), _print(f"downcast<2>({cpp(P('(1,2):(1,1)'))})"),
+                     lambda: la.downcast(P("(1,2):(1,1)"), 2)))
+    for a, b in (("(2,2):(1,3)", "(2,2):(-1,2)"), ("(4,4):(4,1)", "(2,2):(-2,4)")):
+        out.append(_case("composition", (P(a), P(b)), _print(f"composition({cpp(P(a))}, {cpp(P(b))})"),
+                         lambda a=a, b=b: la.composition(P(a), P(b)), _composition_check(P(a), P(b))))
+    for op in ("max_common_vector", "max_common_layout"):
+        out.append(_case(op, (P("2:-1"), P("2:-1")), _print(f"{op}({cpp(P('2:-1'))}, {cpp(P('2:-1'))})"),
+                         lambda op=op: getattr(la, op)(P("2:-1"), P("2:-1"))))
+    return out

@@ -75,3 +75,116 @@ def compact_layouts(draw, max_leaves: int = 4, max_size: int = 4096, leaf=SMALL_
         strides[k] = p
         p *= fs[k]
     return Layout(shape, unflatten(strides, shape))
+
+
+# ---------------------------------------------------------------------------------------------
+# the whole domain: negative, zero and huge strides, size-1 modes, empty and scalar layouts,
+# deep nesting, swizzled and composed layouts (tests/test_properties.py)
+# ---------------------------------------------------------------------------------------------
+
+#: shape leaves, size 1 frequent
+ANY_SHAPES = st.sampled_from([1, 1, 1, 2, 2, 2, 3, 4, 4, 5, 6, 8])
+#: small strides of both signs, zero frequent
+SIGNED_STRIDES = st.sampled_from([0, 0, 1, 1, 1, -1, 2, 2, -2, 3, -3, 4, 4, -4, 6, 8, -8, 12, 16, 24, 32, 64])
+#: strides near 2**31 .. 2**62 (beyond int32 / int64 products)
+HUGE_STRIDES = st.sampled_from([2**31, -(2**31), 2**32, 3 * 2**31, 2**40, 2**61, 2**62, -(2**62), 2**62 + 2])
+EMPTY_SHAPES = [(), ((), ()), ((),), (((),),), ((), ((), ()))]
+
+
+def _deep_nest(draw, leaves: list):
+    """Nest ``leaves`` in a random tree, up to about log2(len) + 2 levels, with 1-tuples now and then."""
+    if len(leaves) == 1:
+        x = leaves[0]
+        k = draw(st.integers(0, 7))
+        return (x,) if k == 0 else ((x,),) if k == 1 else x
+    cut = draw(st.integers(1, len(leaves) - 1))
+    left, right = leaves[:cut], leaves[cut:]
+    parts = []
+    for part in (left, right):
+        sub = _deep_nest(draw, part)
+        if type(sub) is tuple and draw(st.booleans()):
+            parts.extend(sub)  # splice: wider, shallower tuples
+        else:
+            parts.append(sub)
+    return tuple(parts)
+
+
+@st.composite
+def any_shapes(draw, max_leaves: int = 5, max_size: int = 256):
+    """Shapes of every kind: empty ``()`` and nested empties, scalars, flat and deeply nested tuples."""
+    k = draw(st.integers(0, 19))
+    if k == 0:
+        return draw(st.sampled_from(EMPTY_SHAPES))
+    n = draw(st.integers(1, max_leaves))
+    leaves = [draw(ANY_SHAPES) for _ in range(n)]
+    while _prod(leaves) > max_size:
+        leaves.pop()
+    if not leaves:
+        leaves = [draw(ANY_SHAPES)]
+    if k <= 3 and len(leaves) == 1:
+        return leaves[0]  # a scalar layout
+    if k <= 3:
+        return leaves[0]
+    return _deep_nest(draw, leaves)
+
+
+@st.composite
+def any_layouts(draw, max_leaves: int = 5, max_size: int = 256, huge: bool = True):
+    """Layouts over the whole domain: signed, zero and (with ``huge``) strides near 2**31..2**62."""
+    shape = draw(any_shapes(max_leaves, max_size))
+    leaf = st.one_of(SIGNED_STRIDES, HUGE_STRIDES) if huge and draw(st.integers(0, 5)) == 0 else SIGNED_STRIDES
+    return Layout(shape, _strides_like(draw, shape, leaf))
+
+
+@st.composite
+def injective_layouts(draw, max_leaves: int = 5, max_size: int = 256, signed: bool = True, huge: bool = True):
+    """Injective layouts of every nesting: a permuted compact layout with gaps, some strides negated,
+    all strides scaled (by up to 2**40 with ``huge``)."""
+    shape = draw(any_shapes(max_leaves, max_size))
+    from layoutalg.inttuple import flatten, unflatten
+
+    fs = list(flatten(shape))
+    if not fs:
+        return Layout(shape, shape)
+    order = draw(st.permutations(list(range(len(fs)))))
+    gaps = [draw(st.sampled_from([1, 1, 1, 2, 3])) for _ in fs]
+    strides = [0] * len(fs)
+    p = 1
+    for k in order:
+        p *= gaps[k]
+        strides[k] = p
+        p *= fs[k]
+    scale = draw(st.sampled_from([1, 1, 1, 1, 2, 4] + ([2**31, 2**40] if huge else [])))
+    strides = [d * scale for d in strides]
+    if signed:
+        strides = [-d if draw(st.integers(0, 5)) == 0 else d for d in strides]
+    return Layout(shape, unflatten(strides, shape) if type(shape) is tuple else strides[0])
+
+
+@st.composite
+def tilers(draw, max_size: int = 64):
+    """Right-hand layouts for composition/divide/product: mostly injective with small strides, sometimes
+    anything (negative, zero, overlapping)."""
+    k = draw(st.integers(0, 3))
+    if k == 0:
+        return draw(any_layouts(max_leaves=3, max_size=max_size, huge=False))
+    return draw(injective_layouts(max_leaves=3, max_size=max_size, huge=False, signed=k == 1))
+
+
+SWIZZLES = st.builds(
+    lambda b, m, s, neg: __import__("layoutalg").Swizzle(b, m, -s if neg else s),
+    st.integers(0, 3), st.integers(0, 3), st.integers(3, 4), st.booleans(),
+)
+
+
+@st.composite
+def composed_layouts(draw, max_size: int = 256):
+    """``Sw<B,M,S> o offset o L`` (now and then a layout in place of the swizzle) with L injective
+    (non-negative strides) or anything, any offset."""
+    from layoutalg import ComposedLayout
+
+    sw = draw(SWIZZLES) if draw(st.integers(0, 4)) else draw(injective_layouts(max_leaves=3, max_size=64, huge=False))
+    inner = draw(st.one_of(injective_layouts(max_leaves=3, max_size=max_size, signed=False, huge=False),
+                           any_layouts(max_leaves=3, max_size=max_size, huge=False)))
+    off = draw(st.sampled_from([0, 0, 0, 1, 2, 4, 8, 16, 3]))
+    return ComposedLayout(sw, off, inner)

@@ -64,7 +64,7 @@ REFUSED_BY_CUTE = {
 @pytest.fixture(scope="module")
 def results():
     """Every case of this module, run through CuTe in one batch: ({op: [(case, answer)]}, hand-picked answers)."""
-    cases = co.algebra_cases() + co.swizzle_cases()
+    cases = co.algebra_cases() + co.swizzle_cases() + co.named_cases()
     picked = list(REFUSED_BY_CUTE.values())
     # the accepted cases in big programs; the refused ones (each failure costs a rebuild) in small ones
     snippets = [c.cpp for c in cases] + [p[0] for p in picked]
@@ -92,7 +92,9 @@ def _same_function(ours, theirs) -> bool:
     return bool(np.array_equal(ours.table(), theirs.table()))
 
 
-OPS = sorted({c.op for c in co.algebra_cases() + co.swizzle_cases()})
+OPS = sorted({c.op for c in co.algebra_cases() + co.swizzle_cases() + co.named_cases()})
+#: named differences met in this run: {name: count}
+NAMED: collections.Counter = collections.Counter()
 
 
 def test_cute_version_and_case_count(results):
@@ -114,7 +116,11 @@ def test_identical_text_and_function(results, op):
         if isinstance(o, cutecpp.CompileFailure):
             bad.append(f"{op}{tuple(str(x) for x in c.inputs)}: CuTe refuses ({o.message}) but layoutalg gives {c.ours}")
         elif co.normalize(o) != co.ours_text(c.ours):
-            bad.append(f"{op}{tuple(str(x) for x in c.inputs)}: CuTe {o} vs layoutalg {c.ours}")
+            name = co.named_difference(c, _cute_value(o))
+            if name is None:
+                bad.append(f"{op}{tuple(str(x) for x in c.inputs)}: CuTe {o} vs layoutalg {c.ours}")
+            else:
+                NAMED[name.split(" (CuTe:")[0]] += 1
         elif not _same_function(c.ours, _cute_value(o)):
             bad.append(f"{op}{tuple(str(x) for x in c.inputs)}: same text {o} but a different function")
     assert not bad, f"{len(bad)} of {len(answered)} differ:\n" + "\n".join(bad[:10])
@@ -143,7 +149,11 @@ def test_refusals_are_cute_refusals_or_cute_is_wrong(results):
                 continue
             e = c.ours
             if not isinstance(e, CompositionError):
-                problems.append(f"{c.op}{tuple(map(str, c.inputs))}: layoutalg refuses ({e}) but CuTe gives {o}")
+                name = co.named_difference(c, _cute_value(o))
+                if name is None:
+                    problems.append(f"{c.op}{tuple(map(str, c.inputs))}: layoutalg refuses ({e}) but CuTe gives {o}")
+                else:
+                    NAMED[name.split(" (CuTe:")[0]] += 1
                 continue
             replay = _replay(c)
             if co.ours_text(replay) != co.normalize(o):
@@ -172,3 +182,34 @@ def test_composed_layouts_evaluate_as_cute(results):
         C, i = c.inputs
         assert int(co.normalize(o)) == C(i) == c.ours, (str(C), i, o)
         assert isinstance(C, (Layout, ComposedLayout))
+
+
+def test_named_differences(results):
+    """Issue 23's cases through CuTe: each identical to CuTe or a named difference with CuTe shown wrong."""
+    by_op, _ = results
+    named = {id(c) for c in co.named_cases()}  # fresh objects: match on text instead
+    picked = [(c, o) for pairs in by_op.values() for c, o in pairs
+              if any(c.op == n.op and tuple(map(str, c.inputs)) == tuple(map(str, n.inputs)) for n in co.named_cases())]
+    assert len(picked) >= len(co.named_cases())
+    seen = collections.Counter()
+    for c, o in picked:
+        if isinstance(o, cutecpp.CompileFailure):
+            assert c.refused, f"CuTe refuses {c.op}{tuple(map(str, c.inputs))} but layoutalg gives {c.ours}"
+            seen["refused by both"] += 1
+            continue
+        if not c.refused and co.normalize(o) == co.ours_text(c.ours):
+            seen["identical"] += 1
+            continue
+        if isinstance(c.ours, CompositionError):
+            assert c.check is not None and "correct" not in c.check(_cute_value(o))
+            seen["composition: CuTe's construction is not the composition"] += 1
+            continue
+        name = co.named_difference(c, _cute_value(o))
+        assert name is not None, f"{c.op}{tuple(map(str, c.inputs))}: CuTe {o}, layoutalg {c.ours}"
+        seen[name.split(" (CuTe:")[0]] += 1
+    del named
+    print("\nissue 23 cases:", dict(seen), "\nnamed differences in the random cases:", dict(NAMED))
+    for want in ("complement: a shape cotarget folded short", "complement: an inexact gap, CuTe's rest short of the cotarget",
+                 "left_inverse: overlapping modes have no quasi-inverse", "upcast: sub-vector modes that are not a layout of vectors",
+                 "downcast: CuTe grows every unit-stride mode"):
+        assert seen[want] >= 1, want

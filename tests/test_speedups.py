@@ -201,6 +201,16 @@ def test_kernels_match_the_reference(L: Layout) -> None:
             assert fast == _outcome(f, L)
 
 
+@built
+@settings(max_examples=1000)
+@given(wide_layouts(), st.sampled_from([1, 2, 7, 64, 1000, 1 << 40, 1 << 62, (1 << 63) + 5]))
+def test_complement_kernel_matches_the_reference(L: Layout, m: int) -> None:
+    for f in (lambda x: la.complement(x, m), la.complement):
+        fast = _outcome(f, L)
+        with algebra._reference_only():
+            assert fast == _outcome(f, L)
+
+
 def _outcome2(f: Any, A: Layout, B: Layout) -> tuple:
     try:
         r = f(A, B)
@@ -237,6 +247,11 @@ def test_kernels_hand_over() -> None:
     assert sp.compose(A, Layout(4, 1 << 62)) == Layout(4, 1 << 60) and sp.compose(A, Layout(4, 1 << 63)) is None
     assert sp.compose(A, Layout((2, 2), (4, 1))) is None  # B's leaves do not chain: Python checks the function
     assert sp.compose(A, Layout(3, 2)) is None  # 3 elements at stride 2 of the extent 4: the reference refuses
+    assert sp.complement(Layout((4, 2), (1, 16)), 128) == Layout((4, 4), (4, 32))
+    assert sp.complement(Layout((2, 2), (1, 3)), 6) is None  # an inexact gap: the reference words the error
+    assert sp.complement(Layout(4, -1), 8) is None and sp.complement(Layout(4, 1), (2, 4)) is None
+    assert sp.complement(Layout(4, 1), 1 << 64) is None and sp.complement(Layout(4, 1), 0) is None
+    assert sp.complement(Layout((), ()), 8) == Layout(8, 1) and sp.complement(Layout(4, 0), 1) == Layout(1, 0)
 
 
 def test_pure_python_build() -> None:
