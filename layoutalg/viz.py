@@ -1227,8 +1227,9 @@ def tv_scene(layout: Any, tile: Any, *, max_rows: int = 64, max_cols: int = 64, 
     return scene
 
 
-def register_scene(cls: type, draw: Any) -> None:
-    """Make ``draw(obj, **kwargs) -> Scene`` the picture :func:`scene_of` (and :func:`save`) gives ``cls``."""
+def register_scene(cls: type | str, draw: Any) -> None:
+    """Make ``draw(obj, **kwargs) -> Scene`` the picture :func:`scene_of` (and :func:`save`) gives ``cls`` (a
+    class, or its ``"module.QualName"`` when the provider should not import the class's module)."""
     _SCENES[cls] = draw
 
 
@@ -1246,7 +1247,7 @@ def scene_of(obj: Any, **kwargs: Any) -> Scene:
         if tile is not None:
             return tv_scene(obj, tile, **kwargs)
     for klass in type(obj).__mro__:  # pictures of higher layers (layoutalg.viz_tiled registers its own)
-        draw = _SCENES.get(klass)
+        draw = _SCENES.get(klass) or _SCENES.get(f"{klass.__module__}.{klass.__qualname__}")
         if draw is not None:
             return draw(obj, **kwargs)
     if isinstance(obj, BankReport):

@@ -48,8 +48,6 @@ import numpy as np
 from .errors import LayoutError
 from .hooks import register_svg
 from .layout import Layout
-from .nvidia.tmem_accum import dp, epilogue_tv, make_tmem_copy, umma_accumulator
-from .nvidia.tmem_copy import TmemCopyOp, tmem_copy_op
 from .viz import Scene, register_scene
 from .viz_tiled import WARP_COLORS, thread_color
 
@@ -86,6 +84,8 @@ def _first_owner(lane: np.ndarray, col: np.ndarray, lanes: int, cols: int) -> tu
 
 def _cells_of(addr: np.ndarray, bits: int, what: str) -> tuple[np.ndarray, np.ndarray]:
     """TMEM addresses in units of ``bits``-bit values -> (lane, 32-bit column)."""
+    from .nvidia.tmem_accum import dp
+
     lane_stride = dp(bits)
     lane = addr // lane_stride
     col = ((addr % lane_stride) * bits) // 32
@@ -105,7 +105,7 @@ def _tv_grid(tv_addr: np.ndarray, T: int, V: int, bits: int, what: str) -> tuple
     return thr, val, cols
 
 
-def _op_grid(op: TmemCopyOp, warps: int) -> TmemGrid:
+def _op_grid(op: Any, warps: int) -> TmemGrid:
     if op.kind == "cp":
         raise LayoutError(f"tmem picture: {op.name} is a tcgen05.cp (one issuing thread, from shared memory); "
                           "draw tcgen05.ld / tcgen05.st atoms")
@@ -127,6 +127,8 @@ def _op_grid(op: TmemCopyOp, warps: int) -> TmemGrid:
 
 def _accumulator(obj: Any, tile: Any, value_type: Any) -> tuple[Layout, Any, str, str]:
     """(accumulator (M, N) -> TMEM address, its value type, title, note) of a UMMA atom or a Layout."""
+    from .nvidia.tmem_accum import umma_accumulator
+
     from .nvidia.umma import UMMAAtom
 
     if isinstance(obj, UMMAAtom):
@@ -197,6 +199,9 @@ def tmem_grid(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any =
     >>> g.lanes, g.cols, int(g.thr[70, 1]), int(g.val[70, 1])
     (128, 2, 70, 1)
     """
+    from .nvidia.tmem_accum import epilogue_tv, make_tmem_copy
+    from .nvidia.tmem_copy import TmemCopyOp, tmem_copy_op
+
     if operand not in ("C", "D", "A"):
         raise LayoutError(f"tmem picture: operand {operand!r} is C (D, the accumulator) or A (a _TS atom's TMEM A)")
     if operand == "A":
@@ -354,9 +359,11 @@ def tmem_scene(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any 
 
 def tmem_svg(obj: Any, **kwargs: Any) -> str:
     """tmem_svg(obj) = tmem_scene(obj).to_svg()."""
+
     return tmem_scene(obj, **kwargs).to_svg()
 
 
 # a TMEM copy atom's picture: viz.save / scene_of, and notebooks' _repr_svg_ (layoutalg.hooks)
-register_scene(TmemCopyOp, tmem_scene)
-register_svg(TmemCopyOp, tmem_svg)
+# registered by name: importing this module (import layoutalg does) must not import the NVIDIA catalog
+register_scene("layoutalg.nvidia.tmem_copy.TmemCopyOp", tmem_scene)
+register_svg("layoutalg.nvidia.tmem_copy.TmemCopyOp", tmem_svg)

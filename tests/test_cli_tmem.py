@@ -13,6 +13,7 @@ import re
 import pytest
 
 import cute_tmem_cases as C
+from layoutalg import viz
 from layoutalg.cli import main
 
 ACC = "SM100_MMA_F16BF16_SS<bf16,bf16,float,128,64,K,K>"
@@ -93,7 +94,7 @@ def test_picture_one_line_and_verbose(capsys, tmp_path):
     code, out, _ = run(capsys, "tmem", "SM100_TMEM_LOAD_16dp256b1x", "--acc", ACC2, "-o", p, "-v", "--window", "0:8,0:8")
     assert code == 0 and "rules       :" in out and out.splitlines()[-1].startswith(f"wrote {p}")
     with open(p) as fh:
-        assert fh.read().count('class="cell"') == 64
+        assert len(viz.svg_cells(fh.read())) == 64
     code, out, _ = run(capsys, "tmem", "SM100_TMEM_LOAD_16dp64b1x", "--warps", "1", "-o", p, "--mode", "cells")
     assert code == 0 and len(out.splitlines()) == 1
 

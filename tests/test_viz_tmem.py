@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -132,8 +131,10 @@ def test_epilogue_picture_is_cutes_partition(case):
 
 
 def cells(svg: str) -> dict:
-    root = ET.fromstring(svg)
-    return {e.get("id"): [x.text for x in e.iter(SVG + "text")] for e in root.iter(SVG + "g") if e.get("class") == "cell"}
+    """The picture's cells read back from the SVG alone (viz.svg_cells), keyed by (row, column) of the grid."""
+    cs = viz.svg_cells(svg)
+    xs, ys = sorted({c[0] for c in cs}), sorted({c[1] for c in cs})
+    return {(ys.index(c[1]), xs.index(c[0])): c[5] for c in cs}
 
 
 def test_svg_is_compact_and_readable():
@@ -142,11 +143,11 @@ def test_svg_is_compact_and_readable():
         svg = tmem_svg(a, **kw)
         assert len(svg) < 120_000, (kw, len(svg))  # 128 lanes x 256 columns, aggregated
         c = cells(svg)
-        assert 200 <= len(c) <= 300 and all(k.startswith("TMEM-blk-") for k in c)
+        assert 200 <= len(c) <= 300 and max(c) == (15, 15)  # 16 x 16 blocks of 8 lanes x 16 columns
     c = cells(tmem_svg(a, load="SM100_TMEM_LOAD_32dp32b32x"))
-    assert c["TMEM-blk-40-16"] == ["T40-47", "V16-31"]  # .32x32b: lane = thread, column = value
+    assert c[(5, 1)] == ["T40-47", "V16-31"]  # lanes 40-47, columns 16-31 -- .32x32b: lane = thread, column = value
     z = cells(tmem_svg(a, load="SM100_TMEM_LOAD_32dp32b32x", window=((36, 40), (3, 5))))
-    assert z["TMEM-37-4"] == ["T37", "V4"] and len(z) == 8
+    assert z[(1, 1)] == ["T37", "V4"] and len(z) == 8  # lane 37, column 4
 
 
 def test_registered_for_save_and_notebooks(tmp_path):
