@@ -51,10 +51,12 @@ from .. import inttuple as it
 from ..algebra import coalesce, composition, filter as cute_filter, left_inverse, make_layout, tiled_product, upcast
 from ..errors import LayoutError
 from ..layout import Layout
+from ..tensor import compact_col_major
 from ..tiled import TiledCopy
 from .tmem_copy import tmem_copy_op
 
-__all__ = ["tmem_frg", "accumulator_layout", "umma_accumulator", "umma_tmem_a", "make_tmem_copy", "make_cotiled_copy",
+__all__ = ["tmem_frg", "tmem_frg_ws", "tmem_sf_frg", "tmem_e_frg", "tmem_e_frg_ws",
+           "accumulator_layout", "umma_accumulator", "umma_tmem_a", "make_tmem_copy", "make_cotiled_copy",
            "make_utccp_copy", "epilogue_tv", "dp"]
 
 ALLOC_MODES = ("Interleaved", "NonInterleaved", "Duplicated")
@@ -70,20 +72,6 @@ def dp(value_bits: int) -> int:
         raise LayoutError(f"TMEM::DP: a {value_bits}-bit value type is not a TMEM element")
     ratio = 32 // value_bits if value_bits != 6 else 4
     return (1 << 16) << (ratio.bit_length() - 1)
-
-
-def _compact_col_major(shape: Any, start: int) -> Any:
-    acc = start
-
-    def go(s: Any) -> Any:
-        nonlocal acc
-        if isinstance(s, tuple):
-            return tuple(go(x) for x in s)
-        d = acc if s != 1 else 0  # CuTe's compact_major: a size-1 mode has stride 0
-        acc *= s
-        return d
-
-    return go(shape)
 
 
 def tmem_frg(tmem_shape: Any, value_bits: int = 32, storage_bits: int = 32, n_sm: int = 1,
@@ -115,7 +103,7 @@ def tmem_frg(tmem_shape: Any, value_bits: int = 32, storage_bits: int = 32, n_sm
         if M == 64:
             atom = Layout(((16, 4), N), ((1, 32), 128))
             stride = 1 if alloc == "Interleaved" else 2
-            rest_layout = Layout(rest, _compact_col_major(rest, stride)) if rest else Layout(1, 0)
+            rest_layout = Layout(rest, compact_col_major(rest, stride)) if rest else Layout(1, 0)
         elif M == 128:
             atom = Layout((128, N), (1, 128))
         else:
@@ -272,3 +260,201 @@ def make_utccp_copy(op: str, tmem: Layout, value_type: Any = "u32") -> TiledCopy
     atom_t = Layout(cop.cta_group, 0)
     atom_v = coalesce(upcast(cop.val_id, bits))
     return make_cotiled_copy(atom, make_layout(atom_t, atom_v), tmem)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The other TMEM fragments of mma_traits_sm100.hpp: the .ws accumulator, scale factors, sparse metadata.
+# Each writes CuTe's make() line for line: an atom in "virtual" TMEM addressing (lane stride 1, column stride
+# 128), tiled over the MMA's repeats, then composed with the restride to CuTe's TMEM addresses.
+
+TMEM_BITS = 128 * 512 * 32
+SF_ALLOC_MODES = ("ScaleFactorDuplicated4by1", "ScaleFactorDuplicated2by2")
+
+
+def _mma_mode(op: str, tmem_shape: Any) -> tuple[Any, Any, tuple]:
+    if not isinstance(tmem_shape, tuple) or not tmem_shape or not isinstance(tmem_shape[0], tuple) \
+            or len(tmem_shape[0]) != 2:
+        raise LayoutError(f"{op}: expected a partitioned shape ((M_MMA,N_MMA),...), got {tmem_shape!r} "
+                          "(CuTe: \"Expected post-partitioned shape ((M_MMA,N_MMA),...).\")")
+    return tmem_shape[0][0], tmem_shape[0][1], tuple(tmem_shape[1:])
+
+
+def _tile(op: str, atom: Layout, rest: tuple, strides: Any = None) -> Layout:
+    """CuTe's ``tiled_product(atom, make_layout(take<1,R>(tmem_shape)[, strides]))``."""
+    if not rest:
+        raise LayoutError(f"{op}: a shape ((M_MMA,N_MMA),) without MMA repeat modes; pass ((M_MMA,N_MMA), 1, 1) "
+                          "(CuTe does not compile it: make_layout() of the empty take<1,1>)")
+    return tiled_product(atom, Layout(rest, strides) if strides is not None else Layout(rest))
+
+
+def tmem_frg_ws(tmem_shape: Any, value_bits: int = 32, storage_bits: int = 32, n_sm: int = 1) -> Layout:
+    """CuTe's ``UMMA::tmem_frg_ws<T, Storage, n_sm>::make(tmem_shape)``: D of a weight-stationary (``.ws``) UMMA.
+
+    The ``.ws`` data paths of the PTX ISA (``cta_group::1`` only): M = 128 fills all 128 lanes (lane
+    ``m``, column ``n``); M = 64 is the "2x2" path -- lanes 0..63 hold columns ``0 .. N/2-1`` and lanes
+    64..127 the rest (lane ``m + 64 * (n // (N/2))``, column ``n % (N/2)``); M = 32 the "1x4" path --
+    lane ``m + 32 * (n // (N/4))``, column ``n % (N/4)``. Repeats of the MMA go along the columns for
+    M = 128 and lanes-first (column-major, compact) for M = 32 and 64. N must be 64, 128 or 256.
+
+    >>> str(tmem_frg_ws(((64, 128), 1, 2)))
+    '((64,(64,2)),1,2):((65536,(1,4194304)),0,64)'
+    >>> L = tmem_frg_ws(((32, 64), 1, 1))
+    >>> [(L((m, n), 0, 0) >> 16, L((m, n), 0, 0) & 0xFFFF) for m, n in ((5, 0), (5, 17), (5, 63))]
+    [(5, 0), (37, 1), (101, 15)]
+    >>> tmem_frg_ws(((64, 32), 1, 1))
+    Traceback (most recent call last):
+    ...
+    layoutalg.errors.LayoutError: tmem_frg_ws: N_MMA = 32; dense weight-stationary UMMA_1SM N is 64, 128 or 256 (CuTe's static_assert)
+
+    Checked against CuTe C++ 4.2's ``make_tensor<UMMA::tmem_frg_ws_1sm<T, S>>(shape)`` compiled on the
+    host (``tests/data/cute/tmem_frags.json``); none of it ran on sm_100 hardware.
+    """
+    op = "tmem_frg_ws"
+    if storage_bits < value_bits or storage_bits % value_bits:
+        raise LayoutError(f"{op}: storage of {storage_bits} bits does not hold {value_bits}-bit values "
+                          "(CuTe: \"TMEM MMA allocations require StorageType big enough for ValueType.\")")
+    if isinstance(tmem_shape, tuple) and it.product(tmem_shape) * storage_bits > TMEM_BITS:
+        raise LayoutError(f"{op}: {tmem_shape} of {storage_bits}-bit cells needs more than the 128 x 512 x 32 bits "
+                          "of TMEM (CuTe: \"Requesting more TMEM than is available.\")")
+    m, n, rest = _mma_mode(op, tmem_shape)
+    if n_sm != 1:
+        raise LayoutError(f"{op}: N_SM = {n_sm}; UMMA.WS is cta_group::1 only (CuTe: \"UMMA.WS expects N_SM == 1\")")
+    M, N = it.product(m), it.product(n)
+    if M not in (32, 64, 128):
+        raise LayoutError(f"{op}: M_MMA = {M}; weight-stationary UMMA_1SM M is 32, 64 or 128 (CuTe's static_assert)")
+    if N not in (64, 128, 256):
+        raise LayoutError(f"{op}: N_MMA = {N}; dense weight-stationary UMMA_1SM N is 64, 128 or 256 "
+                          "(CuTe's static_assert)")
+    restride = Layout((128, 16384), (dp(value_bits), storage_bits // value_bits))
+    if M == 128:
+        logical = _tile(op, Layout((128, N), (1, 128)), rest)
+    else:
+        k = 128 // M  # 1x4 (M = 32) or 2x2 (M = 64): column blocks of N/k stacked down the lanes
+        logical = _tile(op, Layout((M, (N // k, k)), (1, (128, M))), rest, compact_col_major(rest, 1))
+    return composition(restride, logical)
+
+
+def tmem_sf_frg(tmem_shape: Any, sf_bits: int = 8, n_sm: int = 1, operand: str = "A",
+                alloc: str = "ScaleFactorDuplicated4by1", sf_vec: int | None = None) -> Layout:
+    """CuTe's ``UMMA::tmem_sf_frg<SF, SFVecSize, n_sm, Is_SFA, alloc>::make(tmem_shape)``: block-scale factors in TMEM.
+
+    ``tmem_shape`` is an MMA-SF partitioned shape ``((MN, (VS, NSF)), MMA_MN, MMA_K, ...)`` -- as
+    CUTLASS passes it, the shape of the shared-memory SF layout
+    (:func:`layoutalg.nvidia.blockscale.smem_sf_layout`): ``VS`` is the SF vector (16 or 32 K
+    elements per factor, stride 0: one factor serves them all), ``NSF`` the factors per MMA K. The SF
+    are compact (``sf_bits``-bit cells, column address = value index) and *duplicated*: with the
+    "4x1" allocation (SFA always; SFB of the M = 256 pair and the 1SM atoms) rows ``32 j .. 32 j + 31``
+    of each 128-row block sit in all four lane quarters (lane ``r % 32 + 32 q`` for q = 0..3, the
+    replica mode ``4:32``), row block ``r // 32`` at column ``4 (r // 32)`` (``512`` in the virtual
+    addressing), factor ``s`` at column ``s``; with "2x2" (SFB of the ``2x1SM`` atoms of M = 128)
+    the N rows split in halves across lanes 0..63 and 64..127, each duplicated twice.
+
+    >>> str(tmem_sf_frg(((128, (32, 4)), 1, 1)))
+    '((((32,4),4),(32,4)),1,1):((((262144,4),8388608),(0,1)),0,0)'
+    >>> str(tmem_sf_frg(((256, (16, 4)), 1, 1), operand="B", n_sm=2, alloc="ScaleFactorDuplicated2by2"))
+    '((((32,4),2,2),(16,4)),1,1):((((262144,4),16777216,8388608),(0,1)),0,0)'
+
+    Read as (row ``r``, K element ``k``) -> address: SFA row 37 (lane 5, row block 1 -> column 4)
+    and its replicas in lanes 37, 69, 101 (row coordinates 37 + 128 q); the 32 K elements of a vector
+    share one factor (stride 0)::
+
+        >>> L = tmem_sf_frg(((128, (32, 4)), 1, 1))[0]
+        >>> [(L(37 + 128 * q, (k, 0)) >> 18, L(37 + 128 * q, (k, 0)) & 0xFFFF) for q in range(4) for k in (0, 31)]
+        [(5, 4), (5, 4), (37, 4), (37, 4), (69, 4), (69, 4), (101, 4), (101, 4)]
+
+    Checked against CuTe C++ 4.2's ``make_tensor<UMMA::tmem_sf_frg<...>>(shape)`` compiled on the
+    host (``tests/data/cute/tmem_frags.json``); none of it ran on sm_100 hardware.
+    """
+    op = "tmem_sf_frg"
+    mn, k, rest = _mma_mode(op, tmem_shape)
+    if not isinstance(k, tuple) or len(k) != 2:
+        raise LayoutError(f"{op}: the K mode {k!r} of {tmem_shape!r} must be (VecSize, NSF) "
+                          "(CuTe: \"Expected an MMA-SF partitioned tensor\")")
+    if len(rest) < 2:
+        raise LayoutError(f"{op}: {tmem_shape!r} has rank {1 + len(rest)}; expected ((MMA), num_MMA_MN, num_MMA_K, ...) "
+                          "(CuTe: \"Expected an MMA partitioned tensor\")")
+    if operand not in ("A", "B"):
+        raise LayoutError(f"{op}: operand {operand!r} is 'A' (SFA) or 'B' (SFB)")
+    if alloc not in SF_ALLOC_MODES:
+        raise LayoutError(f"{op}: TmemAllocMode {alloc!r}; scale factors are allocated {SF_ALLOC_MODES}")
+    if n_sm not in (1, 2):
+        raise LayoutError(f"{op}: N_SM {n_sm} must be 1 or 2")
+    MN, VS, NSF = it.product(mn), it.product(k[0]), it.product(k[1])
+    if sf_vec is not None and (sf_vec not in (16, 32) or sf_vec != VS):
+        raise LayoutError(f"{op}: SFVecSize {sf_vec} must be 16 or 32 and equal the shape's VecSize {VS}")
+    restride = Layout((128, 16384), (dp(sf_bits), 1))
+    if operand == "A" or alloc == "ScaleFactorDuplicated4by1":
+        if MN % 32:
+            raise LayoutError(f"{op}: MN = {MN} is not a multiple of the 32 lanes of a subpartition "
+                              "(CuTe would truncate Int<MN/32> and build a layout that misses rows)")
+        atom = Layout((((32, MN // 32), 4), (VS, NSF)), (((1, 512), 32), (0, 128)))
+    else:
+        if n_sm != 2:
+            raise LayoutError(f"{op}: the 2x2 SFB data path needs N_SM == 2, not {n_sm} "
+                              "(CuTe: \"Should be 2x2 Datapath\")")
+        if MN % 64:
+            raise LayoutError(f"{op}: MN = {MN} is not a multiple of 64 (two halves of 32-lane subpartitions) "
+                              "(CuTe would truncate Int<MN/2/32> and build a layout that misses rows)")
+        atom = Layout((((32, MN // 64), 2, 2), (VS, NSF)), (((1, 512), 64, 32), (0, 128)))
+    return composition(restride, _tile(op, atom, rest))
+
+
+_E_ELEM = {32: 4, 16: 8, 8: 8, 4: 16}  # CuTe's sparse_elem<S, uint8_t> of the metadata pointer
+
+
+def tmem_e_frg(tmem_shape: Any, value_bits: int, ws: bool = False) -> Layout:
+    """CuTe's ``UMMA::tmem_e_frg<T>::make`` (``ws=True``: ``tmem_e_frg_ws<T>``): sparse metadata E in TMEM.
+
+    ``value_bits`` is the A type's width (32 TF32, 16 F16/BF16, 8 S8/F8/mixed F8F6F4, 4 F4); the
+    atom covers M_MMA x K_MMA of A (128 x 16, 32, 64, 128; ``.ws`` also M = 64 and 32 -- those
+    atoms carry an extra replica mode 2 or 4 (one per 32/64-lane slice) as CuTe writes them). The
+    addresses are in CuTe's bit-granular TMEM addressing (lane stride ``TMEM::DP_b = 1 << 21``; TF32
+    halves it with ``upcast<2>``, F4 doubles it); the elements are CuTe's ``sparse_elem<S, uint8_t>``
+    (S = 4 for TF32, 16 for F4, else 8).
+
+    >>> str(tmem_e_frg(((128, 32), 1, 2), 16))
+    '(((8,2,8),(16,2)),1,2):(((2097152,16,33554432),(1,16777216)),0,32)'
+    >>> tmem_e_frg(((64, 32), 1, 1), 16)
+    Traceback (most recent call last):
+    ...
+    layoutalg.errors.LayoutError: tmem_e_frg: M_MMA = 64; the sparse metadata atom is M = 128 only (CuTe: "Only 128 implemented right now.")
+
+    Checked against CuTe C++ 4.2 compiled on the host (``tests/data/cute/tmem_frags.json``); none of
+    it ran on sm_100 hardware.
+    """
+    op = "tmem_e_frg_ws" if ws else "tmem_e_frg"
+    m, n, rest = _mma_mode(op, tmem_shape)
+    M, N = it.product(m), it.product(n)
+    if ws and M not in (32, 64, 128):
+        raise LayoutError(f"{op}: M_MMA = {M}; weight-stationary UMMA_1SM M is 32, 64 or 128 (CuTe's static_assert)")
+    if not ws and M != 128:
+        raise LayoutError(f"{op}: M_MMA = {M}; the sparse metadata atom is M = 128 only "
+                          "(CuTe: \"Only 128 implemented right now.\")")
+    widths = (32, 16, 8) if ws else (32, 16, 8, 4)
+    if value_bits not in widths:
+        raise LayoutError(f"{op}: a {value_bits}-bit A type has no metadata layout (CuTe: {widths} bits)")
+    want_n = {32: 16, 16: 32, 8: 64, 4: 128}[value_bits]
+    if N != want_n:
+        raise LayoutError(f"{op}: N_MMA (the K of A) = {N}; a {value_bits}-bit A needs {want_n} (CuTe's static_assert)")
+    restride = Layout((128, 16384), (1 << 21, 1))
+    if value_bits in (32, 16):
+        r = M // 16  # the (8, 2, r) row mode: r = 8 for M = 128
+        kk = 8 if value_bits == 32 else 16
+        row = ((8, 2, r), (1, 1024 if value_bits == 32 else 2048, 16))
+        if M == 128:
+            atom = Layout((row[0], (kk, 2)), (row[1], (128, 8)))
+        else:
+            atom = Layout((row[0], (kk, 2), 128 // M), (row[1], (128, 8), M))
+        if value_bits == 32:
+            restride = upcast(restride, 2)
+    elif value_bits == 8:
+        atom = Layout((128, 64), (1, 128)) if M == 128 else Layout((M, (64, 128 // M)), (1, (128, M)))
+    else:
+        atom = Layout((128, 128), (1, 128))
+        restride = Layout((128, 32768), (1 << 22, 1))
+    return composition(restride, _tile(op, atom, rest))
+
+
+def tmem_e_frg_ws(tmem_shape: Any, value_bits: int) -> Layout:
+    """CuTe's ``UMMA::tmem_e_frg_ws<T>::make(tmem_shape)``: :func:`tmem_e_frg` with ``ws=True``."""
+    return tmem_e_frg(tmem_shape, value_bits, ws=True)
