@@ -130,6 +130,36 @@ def parse(text: str) -> dict:
     return out
 
 
+# --- the FrgTypeSFA / FrgTypeSFB of block-scaled UMMA atoms over CTA tiles, as CUTLASS's collective makes them
+ATOM_HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_traits_sm100.hpp",
+                "cutlass/detail/sm100_blockscaled_layout.hpp", "cutlass/version.h")
+
+
+def atom_cases() -> list[tuple[str, tuple]]:
+    """(block-scaled atom: MXF8F6F4 / MXF4 (sf_vec 32) / MXF4NVF4 (sf_vec 16), 1SM and 2x1SM; CTA tile (M, N, K))."""
+    from cute_blockscale_cases import smem_cases
+
+    return smem_cases(48, seed=7)
+
+
+def atom_snippet(case: tuple) -> str:
+    from cute_blockscale_cases import smem_snippet
+    from layoutalg.nvidia.umma import umma_atom
+
+    a = umma_atom(case[0])
+    lines = smem_snippet(case).splitlines()[:3]  # the tiled MMA, the config, the tile shape
+    return "\n".join(lines + [
+        f"using Tr = MMA_Traits<{a.cute_cpp}>;",
+        "auto sfa = make_tensor<typename Tr::FrgTypeSFA>(shape(Cfg::deduce_smem_layoutSFA(mma, ts)));",
+        "auto sfb = make_tensor<typename Tr::FrgTypeSFB>(shape(Cfg::deduce_smem_layoutSFB(mma, ts)));",
+        'printf("SFA="); print(sfa.layout()); printf("\\n");',
+        'printf("SFB="); print(sfb.layout()); printf("\\n");'])
+
+
+def atom_key(case: tuple) -> str:
+    return "{}|{}x{}x{}".format(case[0], *case[1])
+
+
 def record(path: str = RECORDING) -> dict:
     import datetime
     import json
@@ -155,6 +185,16 @@ def record(path: str = RECORDING) -> dict:
         else:
             entry["refused"] = o.message[-400:]
         data["cases"][key(c)] = entry
+    acs = atom_cases()
+    asnips = [atom_snippet(c) for c in acs]
+    data["atom_cases"] = {}
+    for c, s, o in zip(acs, asnips, run_snippets(asnips, headers=ATOM_HEADERS, chunk=50, jobs=1)):
+        entry = {"sha1": sha(s)}
+        if isinstance(o, str):
+            entry.update(parse(o))
+        else:
+            entry["refused"] = o.message[-400:]
+        data["atom_cases"][atom_key(c)] = entry
     with open(path, "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=True)
         fh.write("\n")

@@ -172,3 +172,27 @@ def test_e_by_hand():
 def test_named_errors(call, rule):
     with pytest.raises(LayoutError, match=rule):
         call()
+
+
+ATOM_CASES = C.atom_cases()
+
+
+@needs
+def test_block_scaled_atoms_sf_as_cute():
+    """FrgTypeSFA/SFB of MXF8F6F4, MXF4 and MXF4NVF4 atoms (1SM, 2x1SM) over CTA tiles: CUTLASS's make_tensor."""
+    from layoutalg.nvidia.tmem_accum import umma_tmem_sf
+    from layoutalg.nvidia.umma import umma_atom
+
+    assert sorted(REC["atom_cases"]) == sorted(C.atom_key(c) for c in ATOM_CASES)
+    fams = set()
+    for case in ATOM_CASES:
+        rec = REC["atom_cases"][C.atom_key(case)]
+        assert rec["sha1"] == C.sha(C.atom_snippet(case))
+        a = umma_atom(case[0])
+        fams.add((a.family, a.vector_size, a.cta_group == 2 and a.M == 128))
+        for op in ("A", "B"):
+            assert str(umma_tmem_sf(a, op, case[1])) == C.norm(rec["SF" + op]), (case, op)
+    assert {("MXF8F6F4_SS", 32, False), ("MXF8F6F4_2x1SM_SS", 32, False), ("MXF4_SS", 32, False),
+            ("MXF4_SS", 16, False), ("MXF4_2x1SM_SS", 16, True), ("MXF4_2x1SM_SS", 32, True)} <= fams
+    with pytest.raises(LayoutError, match="not a block-scaled"):
+        umma_tmem_sf(umma_atom("SM100_MMA_F16BF16_SS<f16,f16,float,128,64,K,K>"), "A", (128, 64, 64))

@@ -55,7 +55,7 @@ from ..tensor import compact_col_major
 from ..tiled import TiledCopy
 from .tmem_copy import tmem_copy_op
 
-__all__ = ["tmem_frg", "tmem_frg_ws", "tmem_sf_frg", "tmem_e_frg", "tmem_e_frg_ws",
+__all__ = ["tmem_frg", "tmem_frg_ws", "tmem_sf_frg", "tmem_e_frg", "tmem_e_frg_ws", "umma_tmem_sf",
            "accumulator_layout", "umma_accumulator", "umma_tmem_a", "make_tmem_copy", "make_cotiled_copy",
            "make_utccp_copy", "epilogue_tv", "dp"]
 
@@ -458,3 +458,28 @@ def tmem_e_frg(tmem_shape: Any, value_bits: int, ws: bool = False) -> Layout:
 def tmem_e_frg_ws(tmem_shape: Any, value_bits: int) -> Layout:
     """CuTe's ``UMMA::tmem_e_frg_ws<T>::make(tmem_shape)``: :func:`tmem_e_frg` with ``ws=True``."""
     return tmem_e_frg(tmem_shape, value_bits, ws=True)
+
+
+def umma_tmem_sf(atom: Any, operand: str, tile_mnk: Sequence[int]) -> Layout:
+    """A block-scaled UMMA atom's ``FrgTypeSFA`` / ``FrgTypeSFB`` over a CTA tile, as CUTLASS's collective makes it.
+
+    CUTLASS (``sm100_blockscaled_mma_warpspecialized.hpp``): ``make_tensor<FrgTypeSFA>(shape(SmemLayoutAtomSFA))``
+    -- :func:`tmem_sf_frg` over the shape of the shared-memory SF layout
+    (:func:`layoutalg.nvidia.blockscale.smem_sf_layout`, CuTe's ``deduce_smem_layoutSFA/SFB``). The
+    ``2x1SM`` atoms of M = 128 allocate ``ScaleFactorDuplicated2by2``, every other atom
+    ``ScaleFactorDuplicated4by1`` (CuTe's ``MMA_Traits``).
+
+    >>> from layoutalg.nvidia.umma import umma_atom
+    >>> a = umma_atom("SM100_MMA_MXF8F6F4_SS<e4m3,e4m3,float,ue8m0,128,128,K,K>")
+    >>> str(umma_tmem_sf(a, "A", (128, 128, 128)))
+    '((((32,4),4),(32,1)),1,(4,1)):((((262144,4),8388608),(0,1)),0,(1,0))'
+    """
+    from .blockscale import smem_sf_layout
+
+    if not getattr(atom, "block_scaled", False):
+        raise LayoutError(f"umma_tmem_sf: {atom.name} is not a block-scaled atom (no scale factors in TMEM)")
+    if operand not in ("A", "B"):
+        raise LayoutError(f"umma_tmem_sf: operand {operand!r} is 'A' (SFA) or 'B' (SFB)")
+    smem = smem_sf_layout(operand, atom.vector_size, atom.K, tile_mnk, atom.cta_group)
+    alloc = "ScaleFactorDuplicated2by2" if atom.cta_group == 2 and atom.M == 128 else "ScaleFactorDuplicated4by1"
+    return tmem_sf_frg(smem.shape, _bits(atom.sf_type), atom.cta_group, operand, alloc, sf_vec=atom.vector_size)
