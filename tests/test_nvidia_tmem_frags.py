@@ -196,3 +196,41 @@ def test_block_scaled_atoms_sf_as_cute():
             ("MXF4_SS", 16, False), ("MXF4_2x1SM_SS", 16, True), ("MXF4_2x1SM_SS", 32, True)} <= fams
     with pytest.raises(LayoutError, match="not a block-scaled"):
         umma_tmem_sf(umma_atom("SM100_MMA_F16BF16_SS<f16,f16,float,128,64,K,K>"), "A", (128, 64, 64))
+
+
+def test_accumulator_layout_ws_is_the_atom_of_tmem_frg_ws():
+    from layoutalg.nvidia.tmem_accum import accumulator_layout
+
+    for M in (32, 64, 128):
+        for N in (64, 128, 256):
+            assert accumulator_layout(M, N, ws=True) == tmem_frg_ws(((M, N), 1, 1))[0]
+            assert accumulator_layout(M, N, ws=True, value_bits=16, rest=(2, 1)) == tmem_frg_ws(((M, N), 2, 1), 16)
+    with pytest.raises(LayoutError, match="cta_group::1 only"):
+        accumulator_layout(128, 64, cta_group=2, ws=True)
+
+
+_WS = [((M, N), r) for M in (32, 64, 128) for N in (64, 128, 256)
+       for r in [(1, 1), (2, 1), (1, 2), (2, 2), (4, 1), (1, 4), (3, 1), (1, 1, 2), (2, 2, 2)]]
+
+
+@pytest.mark.parametrize("bits", [32, 16])
+def test_ws_fragments_are_one_to_one_inside_tmem(bits):
+    """Every element of every MMA repeat its own TMEM cell, within 128 lanes x 512 columns, for all legal shapes."""
+    import numpy as np
+
+    n = 0
+    for mn, r in _WS:
+        shape = (mn,) + r
+        size = mn[0] * mn[1] * int(np.prod(r))
+        if size * 32 > 128 * 512 * 32:
+            with pytest.raises(LayoutError, match="more than"):
+                tmem_frg_ws(shape, bits, 32)
+            continue
+        L = tmem_frg_ws(shape, bits, 32)
+        addr = np.array([int(L(i)) for i in range(size)])
+        sh = 16 + (32 // bits).bit_length() - 1
+        lanes, cols = addr >> sh, addr & ((1 << sh) - 1)
+        assert len(set(addr.tolist())) == size and lanes.max() < 128 and (cols >> (sh - 16)).max() < 512
+        assert not (cols & ((1 << (sh - 16)) - 1)).any()  # one value per 32-bit cell (storage 32 bits)
+        n += 1
+    assert n >= 60

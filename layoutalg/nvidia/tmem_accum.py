@@ -127,13 +127,22 @@ def tmem_frg(tmem_shape: Any, value_bits: int = 32, storage_bits: int = 32, n_sm
     return composition(restride, logical)
 
 
-def accumulator_layout(M: int, N: int, *, cta_group: int = 1, value_bits: int = 32, rest: Sequence[int] = ()) -> Layout:
+def accumulator_layout(M: int, N: int, *, cta_group: int = 1, value_bits: int = 32, rest: Sequence[int] = (),
+                       ws: bool = False) -> Layout:
     """The TMEM accumulator of one ``M x N`` tcgen05.mma per CTA (``M`` per CTA), as a plain (M, N) layout.
+
+    ``ws=True``: the weight-stationary (``.ws``) data paths, :func:`tmem_frg_ws` (``cta_group::1``;
+    M 32, 64 or 128; N 64, 128 or 256).
 
     >>> str(accumulator_layout(128, 64))
     '(128,64):(65536,1)'
+    >>> str(accumulator_layout(64, 64, ws=True))
+    '(64,(32,2)):(65536,(1,4194304))'
     """
-    L = tmem_frg(((M, N),) + tuple(rest), value_bits, 32, cta_group)
+    if ws:
+        L = tmem_frg_ws(((M, N),) + (tuple(rest) or (1,)), value_bits, 32, cta_group)
+    else:
+        L = tmem_frg(((M, N),) + tuple(rest), value_bits, 32, cta_group)
     return L[0] if not rest else L
 
 
