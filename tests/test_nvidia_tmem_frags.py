@@ -234,3 +234,28 @@ def test_ws_fragments_are_one_to_one_inside_tmem(bits):
         assert not (cols & ((1 << (sh - 16)) - 1)).any()  # one value per 32-bit cell (storage 32 bits)
         n += 1
     assert n >= 60
+
+
+@needs
+def test_sf_fragments_are_sound():
+    """Every SF fragment CuTe builds (recorded sweep and atoms): the VecSize mode has stride 0 (one factor per
+    vector), and with it fixed, distinct (row or replica, factor, repeat) coordinates are distinct cells inside TMEM."""
+    from layoutalg import inttuple as it
+    from layoutalg.layout import Layout
+    from layoutalg.nvidia.tmem_accum import umma_tmem_sf
+    from layoutalg.nvidia.umma import umma_atom
+
+    frags = [tmem_sf_frg(c[2], C.CPP[c[1][0]][1], c[1][2], "A" if c[1][3] else "B", c[1][4]) for c in CASES
+             if c[0] == "sf" and "refused" not in REC["cases"][C.key(c)] and not _truncated(c)]
+    frags += [umma_tmem_sf(umma_atom(c[0]), op, c[1]) for c in ATOM_CASES for op in "AB"]
+    for L in frags:
+        vs_shape, vs_stride = L.shape[0][1][0], L.stride[0][1][0]
+        assert it.product(vs_shape) > 1 and all(d == 0 for d in it.flatten(vs_stride))
+        rows, nsf = L[0][0], L[0][1][1]
+        rest = [L[i] for i in range(1, len(L.shape))]
+        K = Layout((rows.shape, nsf.shape) + tuple(r.shape for r in rest),
+                   (rows.stride, nsf.stride) + tuple(r.stride for r in rest))
+        addr = [int(K(i)) for i in range(int(K.size()))]
+        assert len(set(addr)) == len(addr)
+        assert max(a >> 18 for a in addr) < 128 and max(a & 0x3FFFF for a in addr) < 512 * 4
+    assert len(frags) >= 100
