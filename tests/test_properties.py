@@ -31,11 +31,15 @@ _CI = settings(deadline=None, derandomize=True, database=None, print_blob=True,
 _EXHAUSTIVE = settings(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
+#: the share of each property's ``n`` the default (CI) run draws: ~20,000 derandomized examples in all
+CI_SHARE = 0.7
+
+
 def prop(n: int, *strategies: Any) -> Callable:
-    """Two tests of one property: ``n`` derandomized examples (CI) and ``20 n`` random ones (exhaustive)."""
+    """Two tests of one property: ``CI_SHARE * n`` derandomized examples (CI) and ``20 n`` random ones (exhaustive)."""
 
     def deco(body: Callable) -> tuple[Callable, Callable]:
-        ci = settings(_CI, max_examples=n)(given(*strategies)(body))
+        ci = settings(_CI, max_examples=max(1, round(CI_SHARE * n)))(given(*strategies)(body))
         sweep = settings(_EXHAUSTIVE, max_examples=20 * n)(given(*strategies)(body))
 
         @pytest.mark.exhaustive

@@ -220,7 +220,9 @@ def _outcome2(f: Any, A: Layout, B: Layout) -> tuple:
 
 
 @built
-@settings(max_examples=1000)
+# 300: past that the derandomized draw reaches B of 2**21 elements with strides past 64 bits, whose functional check
+# enumerates B's domain in Python ints (seconds per example: 50 s of CI for the same comparison)
+@settings(max_examples=300)
 @given(wide_layouts(), st.one_of(wide_layouts(), st.builds(Layout, st.sampled_from([1, 2, 4, (2, 2), (4, (2, 2))]))))
 def test_composition_kernel_matches_the_reference(A: Layout, B: Layout) -> None:
     for f in (la.composition, la.logical_divide):
