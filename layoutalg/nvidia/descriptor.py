@@ -42,11 +42,12 @@ Every field is range- and alignment-checked at construction; a violation raises
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from ..errors import LayoutError
 
 __all__ = [
+    "DerivedDescriptor",
     "MatrixDescriptor",
     "Tcgen05Descriptor",
     "matrix_descriptor_encode",
@@ -348,3 +349,24 @@ class Tcgen05Descriptor(MatrixDescriptor):
             swizzle=cast(int, _SM100_SWIZZLE_FROM_CODE[code]),  # or the one str mode, '128B_base32B'
             lbo_mode=(word >> 52) & 1,
         )
+
+
+class DerivedDescriptor:
+    """What a derivation of a descriptor from a layout (``wgmma.DescriptorDerivation``,
+    ``umma_smem.UMMADescriptorDerivation``) answers through its ``descriptor``: the word and the encoded strides."""
+
+    descriptor: Any
+
+    def encode(self, start_address: int | None = None) -> int:
+        """The 64-bit descriptor word (see :meth:`MatrixDescriptor.encode`)."""
+        return cast(int, self.descriptor.encode(start_address))
+
+    @property
+    def lbo_encoded(self) -> int:
+        """Descriptor bits 16-29: LBO bytes >> 4."""
+        return cast(int, self.descriptor.lbo_encoded)
+
+    @property
+    def sbo_encoded(self) -> int:
+        """Descriptor bits 32-45: SBO bytes >> 4."""
+        return cast(int, self.descriptor.sbo_encoded)

@@ -54,7 +54,7 @@ from ..layout import Layout, make_layout
 from ..parse import parse_composed
 from ..swizzle import Swizzle
 from . import wgmma as _wg
-from .descriptor import Tcgen05Descriptor, base_offset_for
+from .descriptor import DerivedDescriptor, Tcgen05Descriptor, base_offset_for
 
 __all__ = [
     "SMEM_ATOM_NAMES",
@@ -239,7 +239,7 @@ def tile_to_mma_shape(atom: Any, mma_tile_shape: Any, order: Any = None) -> Any:
 # descriptors
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class UMMADescriptorDerivation:
+class UMMADescriptorDerivation(DerivedDescriptor):
     """descriptor_from_layout's answer: the tcgen05 descriptor and the solved canonical parameters.
 
     ``lbo_bytes``/``sbo_bytes`` are None where the form has no such stride or its mode has one block
@@ -257,20 +257,6 @@ class UMMADescriptorDerivation:
     pattern_start: int
     issues: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-
-    def encode(self, start_address: int | None = None) -> int:
-        """The 64-bit descriptor word."""
-        return self.descriptor.encode(start_address)
-
-    @property
-    def lbo_encoded(self) -> int:
-        """Descriptor bits 16-29: LBO bytes >> 4."""
-        return self.descriptor.lbo_encoded
-
-    @property
-    def sbo_encoded(self) -> int:
-        """Descriptor bits 32-45: SBO bytes >> 4."""
-        return self.descriptor.sbo_encoded
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ from ..parse import parse_composed
 from ..swizzle import Swizzle
 
 from . import dtypes as _dtypes
-from .descriptor import MatrixDescriptor, Tcgen05Descriptor, base_offset_for
+from .descriptor import DerivedDescriptor, MatrixDescriptor, Tcgen05Descriptor, base_offset_for
 
 __all__ = [
     "WGMMA_DTYPE_BITS",
@@ -379,7 +379,7 @@ class CanonicalParams:
 
 
 @dataclass(frozen=True)
-class DescriptorDerivation:
+class DescriptorDerivation(DerivedDescriptor):
     """descriptor_from_layout's answer: the descriptor, the solved canonical parameters and findings.
 
     ``issues``: reasons the layout cannot be read by the hardware as written (empty when it can);
@@ -391,20 +391,6 @@ class DescriptorDerivation:
     pattern_start: int
     issues: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-
-    def encode(self, start_address: int | None = None) -> int:
-        """The 64-bit descriptor word (see MatrixDescriptor.encode)."""
-        return self.descriptor.encode(start_address)
-
-    @property
-    def lbo_encoded(self) -> int:
-        """Descriptor bits 16-29: LBO bytes >> 4."""
-        return self.descriptor.lbo_encoded
-
-    @property
-    def sbo_encoded(self) -> int:
-        """Descriptor bits 32-45: SBO bytes >> 4."""
-        return self.descriptor.sbo_encoded
 
 
 def _split(layout: Any, dtype: str, swizzle: int | None, swizzle_unit: str) -> tuple[int, int, Layout, str]:
