@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import re
+
+from cute_oracle import norm, parse_fields as parse, recording_header  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
 
 HEADERS = ("cute/tensor.hpp", "cutlass/detail/sm100_blockscaled_layout.hpp", "cutlass/version.h")
 SMEM_HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_traits_sm100.hpp",
@@ -96,34 +97,17 @@ def key(case: tuple) -> str:
     return "V{}_M{}_N{}_K{}_L{}".format(*case)
 
 
-def parse(text: str) -> dict:
-    out = {}
-    for line in text.splitlines():
-        k, _, v = line.partition("=")
-        out[k.strip()] = v.strip()
-    return out
-
-
-def norm(text: str) -> str:
-    return re.sub(r"_(?=-?\d)", "", text.strip())
-
-
 def record(path: str = RECORDING) -> dict:
-    import datetime
     import json
-    import subprocess
 
-    from layoutalg.interop.cutecpp import compiler, cute_version, run_snippets
+    from layoutalg.interop.cutecpp import run_snippets
 
     cs = cases()
     snips = [snippet(c) for c in cs]
     res = run_snippets(snips, headers=HEADERS, chunk=50, jobs=1)
     data: dict = {
-        "cute_version": cute_version(),
-        "compiler": subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout.splitlines()[0],
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "how": "flock /tmp/cute.lock python tests/cute_blockscale_cases.py --record (g++ -std=c++17 on the host, "
-               "CUTLASS 4.2 wheel headers, cutlass/detail/sm100_blockscaled_layout.hpp; no GPU)",
+        **recording_header("flock /tmp/cute.lock python tests/cute_blockscale_cases.py --record (g++ -std=c++17 on the host, "
+               "CUTLASS 4.2 wheel headers, cutlass/detail/sm100_blockscaled_layout.hpp; no GPU)"),
         "cases": {},
     }
     for c, s, out in zip(cs, snips, res):

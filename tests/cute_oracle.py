@@ -39,6 +39,36 @@ class Case:
 _UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_(?=-?\d)")
 
 
+def norm(text: str) -> str:
+    """CuTe's printed static integers ``_8`` / ``_-16`` as plain numbers, wherever they stand (the recorders'
+    reading; :func:`normalize` leaves an underscore after a letter or digit alone)."""
+    return re.sub(r"_(?=-?\d)", "", text.strip())
+
+
+def parse_fields(text: str) -> dict:
+    """A snippet's ``key = value`` lines -> {key: value}."""
+    out = {}
+    for line in text.splitlines():
+        k, _, v = line.partition("=")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def recording_header(how: str, *, compiler_line: bool = True) -> dict:
+    """What every recording of CuTe's answers starts with: CuTe's version, the compiler, the date, how it was made."""
+    import datetime
+    import subprocess
+
+    from layoutalg.interop.cutecpp import compiler, cute_version
+
+    head = {"cute_version": cute_version()}
+    if compiler_line:
+        head["compiler"] = subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    head["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    head["how"] = how
+    return head
+
+
 def normalize(text: str) -> str:
     """CuTe text with the underscores of static integers removed (``(_2,_3):(_1,_2)`` -> ``(2,3):(1,2)``)."""
     return _UNDERSCORE.sub("", text.strip())

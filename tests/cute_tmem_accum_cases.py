@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import re
+
+from cute_oracle import norm, parse_fields as parse, recording_header  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
 
 HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/copy_atom.hpp", "cute/atom/mma_traits_sm100.hpp",
            "cute/atom/copy_traits_sm100.hpp", "cutlass/version.h")
@@ -102,35 +103,18 @@ def key(case: tuple) -> str:
     return f"{name}|{M}x{N}|{op}"
 
 
-def parse(text: str) -> dict:
-    out = {}
-    for line in text.splitlines():
-        k, _, v = line.partition("=")
-        out[k.strip()] = v.strip()
-    return out
-
-
-def norm(text: str) -> str:
-    return re.sub(r"_(?=-?\d)", "", text.strip())
-
-
 def record(path: str = RECORDING) -> dict:
-    import datetime
     import json
-    import subprocess
 
-    from layoutalg.interop.cutecpp import compiler, cute_version, run_snippets
+    from layoutalg.interop.cutecpp import run_snippets
 
     cs = cases()
     snips = [snippet(c) for c in cs]
     res = run_snippets(snips, headers=HEADERS, prelude=PRELUDE, chunk=50, jobs=1,
                        expect_refusal=[c[3] for c in cs], refusal_chunk=8)
     data: dict = {
-        "cute_version": cute_version(),
-        "compiler": subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout.splitlines()[0],
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "how": "flock /tmp/cute.lock python tests/cute_tmem_accum_cases.py --record (g++ -std=c++17 on the host, "
-               "CUTLASS 4.2 wheel headers; no GPU)",
+        **recording_header("flock /tmp/cute.lock python tests/cute_tmem_accum_cases.py --record (g++ -std=c++17 on the host, "
+               "CUTLASS 4.2 wheel headers; no GPU)"),
         "cases": {},
     }
     for c, s, out in zip(cs, snips, res):
@@ -197,18 +181,15 @@ def utccp_key(case: tuple) -> str:
 
 
 def record_utccp(path: str = UTCCP_RECORDING) -> dict:
-    import datetime
     import json
 
-    from layoutalg.interop.cutecpp import cute_version, run_snippets
+    from layoutalg.interop.cutecpp import run_snippets
 
     cs = utccp_cases()
     snips = [utccp_snippet(c) for c in cs]
     res = run_snippets(snips, headers=HEADERS, chunk=50, jobs=1)
-    data: dict = {"cute_version": cute_version(),
-                  "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                  "how": "flock /tmp/cute.lock python tests/cute_tmem_accum_cases.py --record-utccp (g++ on the "
-                         "host, CUTLASS 4.2 wheel headers; no GPU)", "cases": {}}
+    data: dict = {**recording_header("flock /tmp/cute.lock python tests/cute_tmem_accum_cases.py --record-utccp (g++ on the "
+                         "host, CUTLASS 4.2 wheel headers; no GPU)", compiler_line=False), "cases": {}}
     for c, s, out in zip(cs, snips, res):
         entry = {"sha1": sha(s)}
         if isinstance(out, str):

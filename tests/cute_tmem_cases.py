@@ -15,6 +15,8 @@ import os
 import pathlib
 import re
 
+from cute_oracle import norm, recording_header  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
+
 HEADERS = (
     "cute/tensor.hpp",
     "cute/atom/copy_atom.hpp",
@@ -71,28 +73,18 @@ def parse_output(text: str) -> dict:
     return out
 
 
-def norm(text: str) -> str:
-    """CuTe's printed static integers ``_8`` as plain numbers."""
-    return re.sub(r"_(?=-?\d)", "", text.strip())
-
-
 def record(path: str = RECORDING) -> dict:
     """Compile every TMEM copy atom of the headers (~50 per program) and write the recording."""
-    import datetime
     import json
-    import subprocess
 
-    from layoutalg.interop.cutecpp import compiler, cute_version, run_snippets
+    from layoutalg.interop.cutecpp import run_snippets
 
     names = header_atom_names()
     snips = [snippet(n) for n in names]
     res = run_snippets(snips, headers=HEADERS, chunk=50, jobs=1)
     data: dict = {
-        "cute_version": cute_version(),
-        "compiler": subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout.splitlines()[0],
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "how": "flock /tmp/cute.lock python tests/cute_tmem_cases.py --record (g++ -std=c++17 on the host, "
-               "CUTLASS 4.2 wheel headers; no GPU)",
+        **recording_header("flock /tmp/cute.lock python tests/cute_tmem_cases.py --record (g++ -std=c++17 on the host, "
+               "CUTLASS 4.2 wheel headers; no GPU)"),
         "header": "cute/atom/copy_traits_sm100.hpp",
         "atoms": {},
     }

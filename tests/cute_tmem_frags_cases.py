@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import re
 from typing import Any
+
+from cute_oracle import norm, parse_fields as parse, recording_header  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
 
 HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_traits_sm100.hpp", "cutlass/version.h")
 RECORDING = os.path.join(os.path.dirname(__file__), "data", "cute", "tmem_frags.json")
@@ -118,18 +119,6 @@ def sha(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()
 
 
-def norm(text: str) -> str:
-    return re.sub(r"_(?=-?\d)", "", text.strip())
-
-
-def parse(text: str) -> dict:
-    out = {}
-    for line in text.splitlines():
-        k, _, v = line.partition("=")
-        out[k.strip()] = v.strip()
-    return out
-
-
 # --- the FrgTypeSFA / FrgTypeSFB of block-scaled UMMA atoms over CTA tiles, as CUTLASS's collective makes them
 ATOM_HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_traits_sm100.hpp",
                 "cutlass/detail/sm100_blockscaled_layout.hpp", "cutlass/version.h")
@@ -161,21 +150,16 @@ def atom_key(case: tuple) -> str:
 
 
 def record(path: str = RECORDING) -> dict:
-    import datetime
     import json
-    import subprocess
 
-    from layoutalg.interop.cutecpp import compiler, cute_version, run_snippets
+    from layoutalg.interop.cutecpp import run_snippets
 
     cs = cases()
     snips = [snippet(c) for c in cs]
     res = run_snippets(snips, headers=HEADERS, chunk=50, jobs=1, expect_refusal=[c[3] for c in cs], refusal_chunk=6)
     data: dict = {
-        "cute_version": cute_version(),
-        "compiler": subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout.splitlines()[0],
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "how": "flock /tmp/cute.lock python tests/cute_tmem_frags_cases.py --record (g++ -std=c++17 on the host, "
-               "CUTLASS 4.2 wheel headers; no GPU): make_tensor<UMMA::tmem_*_frg*<...>>(shape).layout()",
+        **recording_header("flock /tmp/cute.lock python tests/cute_tmem_frags_cases.py --record (g++ -std=c++17 on the host, "
+               "CUTLASS 4.2 wheel headers; no GPU): make_tensor<UMMA::tmem_*_frg*<...>>(shape).layout()"),
         "cases": {},
     }
     for c, s, o in zip(cs, snips, res):

@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import importlib.util
 import json
-import os
 import pathlib
 import re
 import subprocess
-import sys
 import tempfile
 from typing import Any
 
+from gluon_oracle import load_module
+
 HERE = pathlib.Path(__file__).resolve().parent
 DATA = HERE / "data" / "gluon_idesc.json"
-_TMP = tempfile.mkdtemp(prefix="layoutalg-gluon-idesc-")
 
 SOURCE = '''
 from triton.experimental import gluon
@@ -133,20 +131,6 @@ def configurations() -> list[dict[str, Any]]:
     return out
 
 
-def _load(source: str):
-    name = "gluon_idesc_" + hashlib.sha1(source.encode()).hexdigest()[:16]
-    if name in sys.modules:
-        return sys.modules[name]
-    path = os.path.join(_TMP, name + ".py")
-    with open(path, "w") as f:
-        f.write(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def compile_ptx(kernel: str, constexprs: dict[str, Any], num_ctas: int = 1) -> str:
     """PTX of one kernel of SOURCE for cuda:100 (sm_100a), compiled on the CPU (``num_ctas``: the cluster)."""
     import triton.experimental.gluon.language as gl
@@ -156,7 +140,7 @@ def compile_ptx(kernel: str, constexprs: dict[str, Any], num_ctas: int = 1) -> s
     from triton.experimental.gluon._runtime import GluonASTSource
 
     cx = {k: (eval(v, {"gl": gl}) if isinstance(v, str) and v.startswith("gl.") else v) for k, v in constexprs.items()}  # noqa: S307 (our own table)
-    fn = getattr(_load(SOURCE), kernel)
+    fn = getattr(load_module(SOURCE), kernel)
     src = GluonASTSource(fn, signature={"out_ptr": "*fp32"}, constexprs=cx)
     target = GPUTarget("cuda", 100, 32)
     backend = make_backend(target)

@@ -56,7 +56,8 @@ def engine_bank_conflicts(reg, shared, shape, bits) -> int:
     return int(b.get_shared_bank_conflicts(reg._to_ir(b), shared._to_ir(b), list(shape), bits))
 
 
-def _load_module(source: str):
+def load_module(source: str):
+    """Import Gluon kernel source (``@gluon.jit`` needs a real file) once per distinct text."""
     name = "gluon_oracle_" + hashlib.sha1(source.encode()).hexdigest()[:16]
     if name in sys.modules:
         return sys.modules[name]
@@ -89,7 +90,7 @@ def compile_asm(source: str, name: str, signature: dict, constexprs: dict, num_w
         from triton.compiler.compiler import make_backend
         from triton.experimental.gluon._runtime import GluonASTSource
 
-        fn = getattr(_load_module(source), name)
+        fn = getattr(load_module(source), name)
         src = GluonASTSource(fn, signature=signature, constexprs=constexprs)
         target = GPUTarget("cuda", arch, 32)
         backend = make_backend(target)
