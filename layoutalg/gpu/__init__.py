@@ -60,7 +60,7 @@ def failures(recordings: dict) -> list[str]:
 def replay_all(directory: str | None = None) -> dict[str, list[str]]:
     """Replay the stored recordings against the library's current layouts: per check, what disagrees."""
     from . import bank_check, mma_check, smem_check, synth_check, tiled_check, tma_check, wgmma_check
-    from .harness import DEFAULT_DIR, load_recording
+    from .common import DEFAULT_DIR, load_recording
 
     out = {}
     for name, mod in (("mma", mma_check), ("smem", smem_check), ("wgmma", wgmma_check), ("banks", bank_check),

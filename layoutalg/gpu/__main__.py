@@ -7,7 +7,8 @@ import os
 import sys
 
 from . import failures
-from .harness import DEFAULT_DIR, run_all
+from .common import DEFAULT_DIR
+from .harness import run_all
 
 
 def main(argv=None) -> int:

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from .harness import child_env, ncu_launches, ncu_path, nvcc_cubin
+from .common import child_env, ncu_launches, ncu_path, nvcc_cubin
 
 __all__ = ["cases", "predict", "addresses", "cuda_source", "run", "replay", "ITERS", "UNROLL"]
 

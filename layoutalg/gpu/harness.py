@@ -10,191 +10,27 @@ torch, date), so that :mod:`tests.test_gpu_replay` can hold the library to it on
 
 The table, per row: check, item, status (pass / fail / error / skipped) and a detail.
 
-The pieces the checks share live here too: :func:`nvcc_cubin`, the environment of their child
-processes (:func:`child_env`), Nsight Compute (:func:`ncu_path`, :func:`ncu_launches`), the exact
-comparison of a GPU's D with the host's (:func:`compare_exact`) and the CUDA C of a warpgroup's
-``wgmma`` main loop (:func:`wgmma_mainloop`)::
+The pieces the checks share live below them, in :mod:`~layoutalg.gpu.common` (re-exported here):
+:func:`nvcc_cubin`, :func:`child_env`, :func:`ncu_path`, :func:`ncu_launches`, :func:`compare_exact`,
+:func:`wgmma_mainloop`, :func:`environment`, :func:`write_recording`, :func:`load_recording`.
 
-    >>> compare_exact(np.array([[1.0, 2.0]]), np.array([[1.0, 3.0]]))["mismatched_elements"]
-    1
-    >>> print(wgmma_mainloop(8, 16, "f16", "K", "MN", "da[s] + a_base", "db[s] + b_base").splitlines()[8])
-          "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 1;\\n}\\n"
+Speed: before the first check, :func:`run_all` starts every check's ``nvcc`` compiles at once
+(:func:`prepare`, :func:`~layoutalg.gpu.common.prefetch_cubins`) and the mma check's Triton compiles in
+child processes, so that the checks, run one after the other as before, mostly find their kernels built.
 """
 
 from __future__ import annotations
 
-import datetime
-import json
-import os
-import platform
-import subprocess
 import time
 import traceback
 from typing import Any
 
-import numpy as np
+from .common import (DEFAULT_DIR, PACKAGE_ROOT, child_env, compare_exact, environment, load_recording, ncu_launches,
+                     ncu_path, nvcc_cubin, write_recording, wgmma_mainloop)
 
-__all__ = ["environment", "run_all", "table", "write_recording", "load_recording", "DEFAULT_DIR", "PACKAGE_ROOT",
+
+__all__ = ["environment", "run_all", "prepare", "table", "write_recording", "load_recording", "DEFAULT_DIR", "PACKAGE_ROOT",
            "nvcc_cubin", "child_env", "ncu_path", "ncu_launches", "compare_exact", "wgmma_mainloop"]
-
-#: The folder that holds the ``layoutalg`` package (the repository root of a checkout).
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-#: Where the recordings live in the repository.
-DEFAULT_DIR = os.path.join(PACKAGE_ROOT, "tests", "data", "hardware")
-
-
-def nvcc_cubin(source: str, name: str, workdir: str) -> str:
-    """Compile CUDA C ``source`` for sm_90a (``nvcc -cubin -O2``) into ``workdir/name.cubin``; its path."""
-    src = os.path.join(workdir, f"{name}.cu")
-    cub = os.path.join(workdir, f"{name}.cubin")
-    with open(src, "w") as fh:
-        fh.write(source)
-    r = subprocess.run(["nvcc", "-gencode=arch=compute_90a,code=sm_90a", "-cubin", "-O2", "-o", cub, src],
-                       capture_output=True, text=True)
-    if r.returncode:
-        raise RuntimeError(f"nvcc failed: {r.stderr[-1500:]}")
-    return cub
-
-
-def child_env() -> dict:
-    """``os.environ`` with :data:`PACKAGE_ROOT` first on ``PYTHONPATH``: a check's child process
-    (``python -m layoutalg.gpu.<check> ...``, under ncu or isolated from a CUDA error) imports this
-    ``layoutalg``."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = PACKAGE_ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
-def ncu_path() -> str | None:
-    """The Nsight Compute command line (``ncu`` on PATH, else its usual install places), or None."""
-    import shutil
-
-    return shutil.which("ncu") or next((p for p in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
-                                        if os.path.exists(p)), None)
-
-
-def ncu_launches(text: str) -> dict[int, dict[str, float]] | None:
-    """``ncu --csv`` output read as {launch ID: {metric name: value}}; None when it holds no table.
-
-    The table starts at its ``"ID"`` header (ncu and the profiled program print before it); rows
-    whose ID or value is not a number are skipped.
-    """
-    import csv
-    import io
-
-    start = text.find('"ID"')
-    if start < 0:
-        return None
-    per_id: dict[int, dict[str, float]] = {}
-    for r in csv.DictReader(io.StringIO(text[start:])):
-        try:
-            per_id.setdefault(int(r["ID"]), {})[r["Metric Name"]] = float(str(r["Metric Value"]).replace(",", ""))
-        except (KeyError, ValueError):
-            continue
-    return per_id
-
-
-def compare_exact(got: np.ndarray, ref: np.ndarray, examples: int = 4) -> dict:
-    """``got`` (the GPU's D, NaN where nothing was written) against ``ref`` element for element:
-    {"ok", "max_abs_err", "mismatched_elements", "examples"} (the first ``examples`` mismatches)."""
-    err = np.abs(got - ref)
-    bad = np.argwhere(~(err == 0))
-    return {"ok": bool(len(bad) == 0), "max_abs_err": float(np.nanmax(err)) if np.isfinite(err).any() else None,
-            "mismatched_elements": int(len(bad)),
-            "examples": [{"element": [int(a), int(b)], "hw": float(got[a, b]), "ref": float(ref[a, b])}
-                         for a, b in bad[:examples]]}
-
-
-def wgmma_mainloop(n: int, k: int, dtype: str, major_a: str, major_b: str, desc_a: str, desc_b: str) -> str:
-    """CUDA C of one warpgroup's ``wgmma`` main loop: ``float d[n/2]`` zeroed, then for each k-block
-    ``s < nk`` one ``wgmma.mma_async m64n<n>k<k>.f32.<dtype>.<dtype>`` (D += A B, scale-d 0 on the
-    first block) with the descriptors ``desc_a`` / ``desc_b`` (C expressions of ``s``), committed
-    and waited for. 16-bit types carry the transpose immediates (1 for an MN-major operand).
-
-    The text runs from ``float d[...]`` to the loop's closing brace (two-space indented, no final
-    newline); the kernel around it declares ``nk`` and what the descriptor expressions name.
-    """
-    nreg = n // 2  # f32 accumulators per thread: 64*N/128
-    dlist = ", ".join(f"%{j}" for j in range(nreg))
-    tail = f", {int(major_a == 'MN')}, {int(major_b == 'MN')}" if dtype in ("f16", "bf16") else ""
-    asm = (f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nreg + 2}, 0;\\n"\n'
-           f'      "wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{dtype}.{dtype} '
-           f'{{{dlist}}}, %{nreg}, %{nreg + 1}, p, 1, 1{tail};\\n}}\\n"')
-    outs = ", ".join(f'"+f"(d[{j}])' for j in range(nreg))
-    return f"""  float d[{nreg}];
-  #pragma unroll
-  for (int j = 0; j < {nreg}; ++j) d[j] = 0.f;
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-  for (int s = 0; s < nk; ++s) {{
-    unsigned long long descA = {desc_a};
-    unsigned long long descB = {desc_b};
-    asm volatile({asm}
-      : {outs}
-      : "l"(descA), "l"(descB), "r"(s) : "memory");
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  }}"""
-
-
-def environment() -> dict:
-    """GPU name, compute capability, driver, CUDA, Triton, torch, CuPy versions, host, UTC date."""
-    env: dict[str, Any] = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "python": platform.python_version(), "host": platform.node()}
-    try:
-        import torch
-
-        env["torch"] = torch.__version__
-        env["cuda_runtime"] = torch.version.cuda
-        if torch.cuda.is_available():
-            env["gpu"] = torch.cuda.get_device_name()
-            major, minor = torch.cuda.get_device_capability()
-            env["capability"] = f"sm_{major}{minor}"
-    except Exception as e:  # noqa: BLE001
-        env["torch"] = f"unavailable: {e}"
-    try:
-        import triton
-
-        env["triton"] = triton.__version__
-    except Exception:  # noqa: BLE001
-        env["triton"] = None
-    try:
-        import cupy
-
-        env["cupy"] = cupy.__version__
-    except Exception:  # noqa: BLE001
-        env["cupy"] = None
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
-        env["driver"] = out.stdout.strip() or None
-    except Exception:  # noqa: BLE001
-        env["driver"] = None
-    try:
-        out = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=20)
-        env["nvcc"] = out.stdout.strip().splitlines()[-1] if out.stdout else None
-    except Exception:  # noqa: BLE001
-        env["nvcc"] = None
-    return env
-
-
-def write_recording(name: str, data: dict, env: dict, outdir: str) -> str:
-    """Write ``{"environment": env, **data}`` to ``outdir/name.json``; its path."""
-    os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, f"{name}.json")
-    with open(path, "w") as fh:
-        json.dump({"environment": env, **data}, fh, indent=1, sort_keys=True, default=str)
-        fh.write("\n")
-    return path
-
-
-def load_recording(name: str, directory: str = DEFAULT_DIR) -> dict | None:
-    """The recording ``directory/name.json``, or None if there is none."""
-    path = os.path.join(directory, f"{name}.json")
-    if not os.path.exists(path):
-        return None
-    with open(path) as fh:
-        return json.load(fh)
-
 
 def _rows(name: str, data: dict) -> list[tuple]:
     rows = []

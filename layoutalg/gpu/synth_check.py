@@ -26,7 +26,7 @@ from functools import cache
 
 import numpy as np
 
-from .harness import child_env, ncu_launches, ncu_path, nvcc_cubin
+from .common import child_env, ncu_launches, ncu_path, nvcc_cubin
 
 __all__ = ["cases", "cuda_source", "run", "replay", "agreement", "ldgsts_aligned", "measured", "measured_table", "OPS"]
 

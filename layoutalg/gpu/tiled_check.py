@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from .harness import DEFAULT_DIR, child_env, compare_exact, ncu_launches, ncu_path, nvcc_cubin, wgmma_mainloop
+from .common import DEFAULT_DIR, child_env, compare_exact, ncu_launches, ncu_path, nvcc_cubin, wgmma_mainloop
 
 __all__ = ["ampere_plan", "hopper_plan", "bank_cases", "emulate_ampere", "emulate_hopper", "cuda_source",
            "run", "replay", "plan_digest"]
@@ -615,7 +615,7 @@ if __name__ == "__main__":  # child process under ncu, or the whole check
     if len(sys.argv) == 3 and sys.argv[1] == "--ncu-child":
         _ncu_child(sys.argv[2])
     elif len(sys.argv) >= 2 and sys.argv[1] == "--run":
-        from .harness import environment, write_recording
+        from .common import environment, write_recording
 
         outdir = sys.argv[2] if len(sys.argv) > 2 else DEFAULT_DIR
         data = run()

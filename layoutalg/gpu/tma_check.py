@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ..nvidia.tma import SWIZZLE_MODES, TensorMap, check_wgmma, element_bytes, make_tma_copy
-from .harness import child_env, compare_exact, wgmma_mainloop
+from .common import child_env, compare_exact, wgmma_mainloop
 
 __all__ = [
     "placement_cases", "layout_cases", "refusal_cases", "cute_cases", "e2e_modes", "E2E_NEGATIVES",
@@ -1224,7 +1224,7 @@ def run(log=print, include: str | None = None) -> dict:
         include = next((d for d in cutecpp.include_dirs() if os.path.isdir(os.path.join(d, "cute"))), None)
     workdir = tempfile.mkdtemp(prefix="layoutalg_tma_")
     result: dict = {"seconds": {}}
-    from .harness import nvcc_cubin
+    from .common import nvcc_cubin
 
     cute_thread = None
     cute_holder: dict = {}
@@ -1398,7 +1398,7 @@ if __name__ == "__main__":  # child processes
     elif len(sys.argv) == 4 and sys.argv[1] == "--placement":
         _placement_child(sys.argv[2], int(sys.argv[3]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "--run":
-        from .harness import environment, write_recording
+        from .common import environment, write_recording
 
         data = run(include=sys.argv[3] if len(sys.argv) > 3 else None)
         print(json.dumps({k: v for k, v in data.items() if k == "seconds"}))

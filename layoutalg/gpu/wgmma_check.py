@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from . import encode as enc
-from .harness import child_env, compare_exact, nvcc_cubin, wgmma_mainloop
+from .common import child_env, compare_exact, nvcc_cubin, wgmma_mainloop
 
 __all__ = ["modes", "mixed_modes", "offset_cases", "descriptors", "images", "cuda_source", "run", "replay",
            "replay_mixed", "replay_offsets", "NEGATIVES", "with_base_offset"]
