@@ -16,7 +16,7 @@ def test_mma_instructions_on_device(tmp_path):
     from layoutalg.gpu import mma_check
 
     vs = [v for v in mma_check.variants()[0] if v.key in ("m16n8k16.f16.f32.row.col", "m8n8k4.f16.f32.row.col")]
-    outs = mma_check._launch([(v, mma_check.plan(v)) for v in vs], str(tmp_path), "k")
+    outs = mma_check.launch([(v, mma_check.plan(v)) for v in vs], str(tmp_path), "k")
     for v, dw in zip(vs, outs):
         assert mma_check.analyze(mma_check.plan(v), dw)["status"] == "pass"
 
@@ -35,7 +35,7 @@ def test_wgmma_on_device(tmp_path):
     cubin = wgmma_check.compile_cubin(str(tmp_path))
     m = next(x for x in wgmma_check.modes() if x["name"] == "bf16.MN.sw128")
     d = wgmma_check.descriptors(m)
-    assert wgmma_check._execute(cubin, m, d["A"], d["B"])["ok"]
+    assert wgmma_check.execute(cubin, m, d["A"], d["B"])["ok"]
 
 
 def test_wgmma_base_offset_on_device(tmp_path):
@@ -46,9 +46,9 @@ def test_wgmma_base_offset_on_device(tmp_path):
     cubin = wgmma_check.compile_cubin(str(tmp_path))
     c = next(x for x in wgmma_check.offset_cases() if x["name"] == "f16.MN.sw128.at384")
     og = wgmma_check.descriptors(c, c["delta"], "origin")
-    assert wgmma_check._execute(cubin, c, og["A"], og["B"], delta=c["delta"], placement="rel")["ok"]
+    assert wgmma_check.execute(cubin, c, og["A"], og["B"], delta=c["delta"], placement="rel")["ok"]
     bad = wgmma_check.with_base_offset(og["A"], 0)
-    assert not wgmma_check._execute(cubin, c, bad, og["B"], delta=c["delta"], placement="rel")["ok"]
+    assert not wgmma_check.execute(cubin, c, bad, og["B"], delta=c["delta"], placement="rel")["ok"]
 
 
 def test_bank_conflicts_on_device():

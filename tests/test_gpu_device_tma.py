@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not _HAVE_DRIVER, reason="need
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory):
     from layoutalg.gpu import tma_check
-    from layoutalg.gpu.harness import nvcc_cubin
+    from layoutalg.gpu.common import nvcc_cubin
 
     drv = tma_check.Driver()
     maj = ctypes.c_int()
@@ -34,7 +34,7 @@ def test_placement_on_device(rig, name):
     from layoutalg.gpu import tma_check
 
     drv, cubin = rig
-    rec = tma_check._run_placement(drv, cubin, tma_check._all_placement_cases()[name])
+    rec = tma_check.run_placement(drv, cubin, tma_check.all_placement_cases()[name])
     assert rec["status"] == "pass", rec
 
 
@@ -42,7 +42,7 @@ def test_driver_refuses_what_the_rules_refuse(rig):
     from layoutalg.gpu import tma_check
 
     drv, _ = rig
-    rec = tma_check._run_refusals(drv)
+    rec = tma_check.run_refusals(drv)
     assert all(r["agree"] for r in rec.values())
 
 
@@ -51,4 +51,4 @@ def test_tma_to_wgmma_on_device(rig):
 
     drv, cubin = rig
     m = next(x for x in tma_check.e2e_modes() if x["name"] == "bf16.MN.sw64")
-    assert tma_check._e2e_execute(drv, cubin, m, tma_check._e2e_operands(m))["ok"]
+    assert tma_check.e2e_execute(drv, cubin, m, tma_check.e2e_operands(m))["ok"]

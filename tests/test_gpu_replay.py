@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from layoutalg.gpu import encode as enc
 from layoutalg.gpu import bank_check, mma_check, smem_check, wgmma_check
-from layoutalg.gpu.harness import load_recording, table
+from layoutalg.gpu.common import load_recording
+from layoutalg.gpu.harness import table
 from layoutalg.nvidia.ptx_formulas import FORMULAS
 
 MMA = load_recording("mma")
@@ -171,7 +172,7 @@ def test_simulated_wrong_layout_is_reported_slot_by_slot():
     p = mma_check.plan(v)
 
     def hw(op):
-        s = mma_check._slots({"A": v.fa, "B": v.fb, "D": v.fd}[op])
+        s = mma_check.fragment_slots({"A": v.fa, "B": v.fb, "D": v.fd}[op])
         if op == "A":
             s = tuple(x.copy() for x in s)
             for x in s:
@@ -189,7 +190,7 @@ def test_d_code_names_every_element():
     for v in mma_check.variants()[0]:
         if v.sparse:
             continue
-        A, B = mma_check._d_code(v)
+        A, B = mma_check.d_code(v)
         M, N, K = v.mnk
         D = np.einsum("bmk,bkn->bmn", A, B)
         assert sorted(D.reshape(-1).tolist()) == list(range(M * N * v.batch))

@@ -17,7 +17,7 @@ import pytest
 
 from layoutalg.gpu import encode as enc
 from layoutalg.gpu import tma_check as tc
-from layoutalg.gpu.harness import load_recording
+from layoutalg.gpu.common import load_recording
 from layoutalg.nvidia import tma
 from layoutalg.nvidia.tma import RULES, TensorMap, descriptor_reads, make_tma_copy
 
@@ -176,13 +176,15 @@ def test_missing_rule_is_contradicted(monkeypatch):
 
 @needs
 def test_cute_disagreement_is_caught(monkeypatch):
-    good = tc.make_tma_copy
+    from layoutalg.gpu import tma_cute  # where replay_cute looks make_tma_copy up
+
+    good = tma_cute.make_tma_copy
 
     def merging(*a, **k):
         k["coalesce"] = True
         return good(*a, **k)
 
-    monkeypatch.setattr(tc, "make_tma_copy", merging)
+    monkeypatch.setattr(tma_cute, "make_tma_copy", merging)
     problems = tc.replay_cute(TMA)
     assert any(p.startswith("rows.f16.4x64") for p in problems)
 
@@ -274,34 +276,34 @@ class SimDriver:
 
         wa, wb = self._read(pa, nk, np.uint64), self._read(pb, nk, np.uint64)
         D = sum(block(wa[s]) @ block(wb[s] + (b_off >> 4)).T for s in range(nk))
-        from layoutalg.gpu.wgmma_check import _readout
+        from layoutalg.gpu.wgmma_check import readout
 
-        rows, cols = _readout(64, 32 // nb)
+        rows, cols = readout(64, 32 // nb)
         self.htod(out, D[rows, cols].astype(np.float32).tobytes())
 
 
 @pytest.mark.parametrize("name", ["p.UINT8.128B.half64", "p.BFLOAT16.NONE.row48", "p.TFLOAT32.32B.box3d",
                                   "p.FLOAT16.128B.estride2", "p.FLOAT16.64B.nanfill", "l.bf16.MN.sw128.128x32"])
 def test_placement_pipeline_on_a_simulated_gpu(name):
-    case = tc._all_placement_cases()[name]
-    rec = tc._run_placement(SimDriver(), "sim", case)
+    case = tc.all_placement_cases()[name]
+    rec = tc.run_placement(SimDriver(), "sim", case)
     assert rec["status"] == "pass" and rec["mismatches"] == 0, rec
     if TMA is not None:  # the simulator obeys the library, and so did the H100
         assert rec["measured_sha256"] == TMA["placement"][name]["measured_sha256"]
 
 
 def test_refusal_pipeline_on_a_simulated_gpu():
-    rec = tc._run_refusals(SimDriver())
+    rec = tc.run_refusals(SimDriver())
     assert all(r["agree"] for r in rec.values())
 
 
 def test_e2e_pipeline_on_a_simulated_gpu():
     sim = SimDriver()
     m = next(x for x in tc.e2e_modes() if x["name"] == "bf16.MN.sw32")
-    assert tc._e2e_execute(sim, "sim", m, tc._e2e_operands(m))["ok"]
+    assert tc.e2e_execute(sim, "sim", m, tc.e2e_operands(m))["ok"]
     m = next(x for x in tc.e2e_modes() if x["name"] == "bf16.K.sw128")
-    bad = tc._e2e_operands(m, seed=3, desc_swizzle=64)
-    assert not tc._e2e_execute(sim, "sim", m, bad)["ok"] and not bad["check"]["A"].ok
+    bad = tc.e2e_operands(m, seed=3, desc_swizzle=64)
+    assert not tc.e2e_execute(sim, "sim", m, bad)["ok"] and not bad["check"]["A"].ok
 
 
 def test_ids_round_trip():

@@ -1,7 +1,7 @@
 """The CUDA C the GPU checks generate, and the helpers they share, checked on the CPU (no GPU in CI).
 
 The wgmma kernels of :mod:`~layoutalg.gpu.wgmma_check`, :mod:`~layoutalg.gpu.tma_check` and
-:mod:`~layoutalg.gpu.tiled_check` share one main loop (:func:`layoutalg.gpu.harness.wgmma_mainloop`).
+:mod:`~layoutalg.gpu.tiled_check` share one main loop (:func:`layoutalg.gpu.common.wgmma_mainloop`).
 Two checks here: each kernel issues the wgmma the PTX ISA asks for its mode (shape, types, the
 transpose immediates only for 16-bit types, one ``+f`` accumulator per D register), and the
 sources are byte for byte the ones the harness generated at 71dcd90, before the shared main loop
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from layoutalg.gpu import bank_check, synth_check, tiled_check, tma_check, wgmma_check
-from layoutalg.gpu.harness import compare_exact, ncu_launches, wgmma_mainloop
+from layoutalg.gpu.common import compare_exact, ncu_launches, wgmma_mainloop
 
 #: sha256 of each generated source at 71dcd90 (the three wgmma copies, before wgmma_mainloop)
 DIGESTS = {

@@ -118,3 +118,41 @@ def test_the_checker_sees_function_level_and_dynamic_imports() -> None:
     assert {"layoutalg.nvidia.errors", "layoutalg.nvidia.viz", "layoutalg.cli", "layoutalg.x"} <= found
     found = {t for _, t, _ in _imports(PKG / "layout.py", src)}
     assert {"layoutalg.errors", "layoutalg.viz", "layoutalg.cli"} <= found
+
+
+#: inside layoutalg/gpu/, lowest first (units in one layer may not import each other): the helpers every check
+#: shares, the checks, the modules built on other checks, the TMA check that runs its four parts, the harness
+#: that runs them all. ``__init__`` / ``__main__`` are its entry points.
+GPU_LAYERS: list[list[str]] = [
+    ["encode", "common", "tma_driver"],
+    ["mma_check", "wgmma_check", "bank_check", "synth_check", "tiled_check", "tma_cases", "tma_cute"],
+    ["smem_check", "tma_e2e"],
+    ["tma_check"],
+    ["harness"],
+]
+GPU_LAYER_OF = {unit: k for k, units in enumerate(GPU_LAYERS) for unit in units}
+GPU = PKG / "gpu"
+
+
+def test_every_gpu_module_has_a_gpu_layer() -> None:
+    units = {p.stem for p in GPU.glob("*.py")} - ROOTS
+    assert units == set(GPU_LAYER_OF), f"place these in GPU_LAYERS: {sorted(units - set(GPU_LAYER_OF))}"
+
+
+@pytest.mark.parametrize("path", sorted(GPU.glob("*.py")), ids=lambda p: p.name)
+def test_gpu_imports_flow_one_way(path: pathlib.Path) -> None:
+    me = path.stem
+    if me in ROOTS:
+        return
+    problems = []
+    for line, target, _ in _imports(path):
+        parts = target.split(".")
+        if parts[:2] != ["layoutalg", "gpu"] or len(parts) < 3:
+            continue
+        other = parts[2]
+        if other in ROOTS:
+            problems.append(f"line {line}: imports the gpu package root ({target})")
+        elif other != me and GPU_LAYER_OF.get(other, -1) >= GPU_LAYER_OF[me]:
+            problems.append(f"line {line}: gpu.{me} (gpu layer {GPU_LAYER_OF[me]}) imports {target} "
+                            f"(gpu layer {GPU_LAYER_OF.get(other)})")
+    assert not problems, f"{path.relative_to(PKG.parent)}:\n" + "\n".join(problems)

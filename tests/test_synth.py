@@ -19,7 +19,7 @@ from layoutalg import ComposedLayout, Layout, Swizzle, composition, explain, syn
 from layoutalg.errors import LayoutError
 from layoutalg.synth import copy_access
 from layoutalg.gpu import synth_check
-from layoutalg.gpu.harness import load_recording
+from layoutalg.gpu.common import load_recording
 from layoutalg.synth import (
     KERNELS,
     Access,
@@ -301,7 +301,7 @@ def test_ldgsts_across_lines_costs_more_than_the_bank_model():
 
 @needs
 def test_wrong_prediction_is_caught_in_replay(monkeypatch):
-    good = synth_check._predict_text
+    good = synth_check.predict_text
 
     def wrong(rec):
         p = good(rec)
@@ -309,7 +309,7 @@ def test_wrong_prediction_is_caught_in_replay(monkeypatch):
             p = {**p, "wavefronts": p["wavefronts"] // 2}  # claim CuTe's atom were conflict-free
         return p
 
-    monkeypatch.setattr(synth_check, "_predict_text", wrong)
+    monkeypatch.setattr(synth_check, "predict_text", wrong)
     problems = synth_check.replay(SYNTH)
     assert problems and all(p.startswith("fp8_transpose.best_atom.1.lds32") for p in problems)
 

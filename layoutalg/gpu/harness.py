@@ -26,11 +26,11 @@ import traceback
 from typing import Any
 
 from .common import (DEFAULT_DIR, PACKAGE_ROOT, child_env, compare_exact, environment, load_recording, ncu_launches,
-                     ncu_path, nvcc_cubin, write_recording, wgmma_mainloop)
+                     ncu_path, nvcc_cubin, prefetch_cubins, write_recording, wgmma_mainloop)
 
 
-__all__ = ["environment", "run_all", "prepare", "table", "write_recording", "load_recording", "DEFAULT_DIR", "PACKAGE_ROOT",
-           "nvcc_cubin", "child_env", "ncu_path", "ncu_launches", "compare_exact", "wgmma_mainloop"]
+__all__ = ["environment", "run_all", "prepare", "CHECKS", "LANES", "table", "write_recording", "load_recording",
+           "DEFAULT_DIR", "PACKAGE_ROOT", "nvcc_cubin", "child_env", "ncu_path", "ncu_launches", "compare_exact", "wgmma_mainloop"]
 
 def _rows(name: str, data: dict) -> list[tuple]:
     rows = []
@@ -106,8 +106,62 @@ def table(recordings: dict) -> str:
     return "\n".join(lines)
 
 
-def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks", "tma", "synth", "tiled"), log=print) -> dict:
-    """Run the checks (each failing soft), write the recordings to ``outdir`` (default: tests/data/hardware)."""
+#: the checks, in the order they run (and are tabled)
+CHECKS = ("mma", "smem", "wgmma", "banks", "tma", "synth", "tiled")
+#: with ``jobs=2``: checks that only read data back (run one after the other in one thread) beside those that
+#: count or time (ncu, clock64), run one after the other in another thread
+LANES = (("mma", "smem", "wgmma", "tma"), ("banks", "synth", "tiled"))
+
+
+def _module(name: str) -> Any:
+    from . import bank_check, mma_check, smem_check, synth_check, tiled_check, tma_check, wgmma_check
+
+    return {"mma": mma_check, "smem": smem_check, "wgmma": wgmma_check, "banks": bank_check, "tma": tma_check,
+            "synth": synth_check, "tiled": tiled_check}[name]
+
+
+def prepare(checks=CHECKS, log=print) -> None:
+    """Start what the checks will wait for, without waiting: every check's ``nvcc`` compile at once
+    (:func:`~layoutalg.gpu.common.prefetch_cubins`), and a child process that compiles the checks' imports
+    into the children's bytecode cache (:func:`~layoutalg.gpu.common.child_env`)."""
+    import subprocess
+    import sys
+
+    sources = {"wgmma": ("cuda_source", "wgmma_kernels"), "banks": ("cuda_source", "bank_kernels"),
+               "tma": ("kernel_source", "tma_kernels"), "synth": ("cuda_source", "synth_kernels"),
+               "tiled": ("cuda_source", "tiled_kernels")}
+    for name in checks:
+        if name in sources:
+            fn, file = sources[name]
+            try:
+                prefetch_cubins({file: getattr(_module(name), fn)()})
+            except Exception as e:  # noqa: BLE001 - the check compiles (and reports) it itself
+                log(f"[prepare] {name}: {type(e).__name__}: {e}")
+    subprocess.Popen([sys.executable, "-c", "import layoutalg.gpu.tma_check, layoutalg.gpu.synth_check, "
+                      "layoutalg.gpu.tiled_check, layoutalg.gpu.wgmma_check, layoutalg.gpu.bank_check"],
+                     env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _run_one(name: str, env: dict, outdir: str, log) -> dict:
+    t = time.time()
+    try:
+        data = _module(name).run(log=log)
+    except Exception as e:  # noqa: BLE001 - a whole check failing is a row, not a crash
+        data = {"results": {}, "error": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}"}
+    data["wall_seconds"] = time.time() - t
+    write_recording(name, data, env, outdir)
+    log(f"[{name}] done in {data['wall_seconds']:.1f} s")
+    return data
+
+
+def run_all(outdir: str | None = None, checks=CHECKS, log=print, jobs: int = 2) -> dict:
+    """Run the checks (each failing soft), write the recordings to ``outdir`` (default: tests/data/hardware).
+
+    First :func:`prepare` starts the compiles; then the checks run one after the other (``jobs=1``) or in
+    the two :data:`LANES` side by side (``jobs=2``).
+    """
+    import threading
+
     outdir = outdir or DEFAULT_DIR
     t0 = time.time()
     env = environment()
@@ -118,31 +172,27 @@ def run_all(outdir: str | None = None, checks=("mma", "smem", "wgmma", "banks", 
         # never overwrite the recordings with a run that could not reach a GPU
         log("no CUDA GPU visible (torch.cuda unavailable): nothing was run, no recording written")
         return recordings
+    checks = tuple(checks)
+    prepare(checks, log)
+    got: dict = {}
+    if jobs <= 1:
+        for name in checks:
+            got[name] = _run_one(name, env, outdir, log)
+    else:
+        lanes = [[c for c in lane if c in checks] for lane in LANES]
+        lanes.append([c for c in checks if not any(c in lane for lane in LANES)])
+
+        def lane_job(names: list) -> None:
+            for name in names:
+                got[name] = _run_one(name, env, outdir, log)
+
+        threads = [threading.Thread(target=lane_job, args=(lane,)) for lane in lanes if lane]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     for name in checks:
-        t = time.time()
-        try:
-            mod: Any
-            if name == "mma":
-                from . import mma_check as mod
-            elif name == "smem":
-                from . import smem_check as mod
-            elif name == "banks":
-                from . import bank_check as mod
-            elif name == "tma":
-                from . import tma_check as mod
-            elif name == "synth":
-                from . import synth_check as mod
-            elif name == "tiled":
-                from . import tiled_check as mod
-            else:
-                from . import wgmma_check as mod
-            data = mod.run(log=log)
-        except Exception as e:  # noqa: BLE001 - a whole check failing is a row, not a crash
-            data = {"results": {}, "error": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}"}
-        data["wall_seconds"] = time.time() - t
-        recordings[name] = data
-        write_recording(name, data, env, outdir)
-        log(f"[{name}] done in {data['wall_seconds']:.1f} s")
+        recordings[name] = got[name]
     env["total_seconds"] = time.time() - t0
     log(table(recordings))
     log(f"total wall time {env['total_seconds']:.1f} s; recordings in {outdir}")

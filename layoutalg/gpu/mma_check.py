@@ -47,7 +47,7 @@ from ..errors import LayoutError
 from . import encode as enc
 
 __all__ = ["MmaVariant", "variants", "plan", "analyze", "kernel_source", "run", "replay", "pack_array",
-           "unpack_array"]
+           "unpack_array", "fragment_slots", "d_code", "launch", "launch_in_child", "simulate"]
 
 SM = 90  # the architecture the harness targets (H100 / H200)
 
@@ -208,8 +208,9 @@ def _digits(x: int, cap: int, n: int) -> list[int]:
     return out
 
 
-def _d_code(v: MmaVariant) -> tuple[np.ndarray, np.ndarray]:
-    """A (batch, M, K), B (batch, K, N) with (A @ B)[b, r, n] = r + M*n + M*N*b, entries in [0, max_code]."""
+def d_code(v: MmaVariant) -> tuple[np.ndarray, np.ndarray]:
+    """The code matrices of the D probe: A (batch, M, K), B (batch, K, N) with (A @ B)[b, r, n] = r + M*n + M*N*b,
+    entries in [0, max_code] (so every D register states which element it holds)."""
     M, N, K = v.mnk
     nb = v.batch
     amax = bmax = enc.max_code(v.dtype)
@@ -262,8 +263,9 @@ def _decode_codes(rows: list[np.ndarray], vmax: int) -> int:
 # ---------------------------------------------------------------------------------------------
 # placing matrices into registers through the library's layouts
 # ---------------------------------------------------------------------------------------------
-def _slots(f) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(batch, row, col) of every (lane, i), PTX convention, each (32, V)."""
+def fragment_slots(f) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A fragment's (batch, row, col) of every register slot (lane, i), PTX convention, each array (32, V):
+    what the hardware's measured map is compared with."""
     T, V = f.num_threads, f.num_values
     ln, iv = np.meshgrid(np.arange(T), np.arange(V), indexing="ij")
     return f._decode(f.index(ln, iv))  # B comes back as (k, n): _decode transposes it
@@ -282,7 +284,7 @@ def _sparse_cols(v: MmaVariant) -> np.ndarray:
 
 def _fill(f, mats: np.ndarray, dtype: str, sparse_cols: np.ndarray | None = None) -> np.ndarray:
     """words (32, W) of fragment f holding mats[b, row, col] (mats: (batch, rows, cols))."""
-    b, r, c = _slots(f)
+    b, r, c = fragment_slots(f)
     if sparse_cols is not None:
         c = sparse_cols[c]
     vals = mats[b, r, c]
@@ -292,7 +294,7 @@ def _fill(f, mats: np.ndarray, dtype: str, sparse_cols: np.ndarray | None = None
 def _read(f, words: np.ndarray, dtype: str, shape: tuple) -> np.ndarray:
     """(batch, rows, cols) matrix read from D words (32, W) through fragment f."""
     vals = enc.unpack_lane(words, dtype, f.num_values)
-    b, r, c = _slots(f)
+    b, r, c = fragment_slots(f)
     out = np.full(shape, np.nan)
     out[b, r, c] = vals
     return out
@@ -351,7 +353,7 @@ def plan(v: MmaVariant, seed: int = 0) -> Plan:
     extra: dict[str, Any] = {"A": A, "B": B, "C": C}
 
     if not v.sparse:
-        Ad, Bd = _d_code(v)
+        Ad, Bd = d_code(v)
         add(_fill(fa, Ad, v.dtype), _fill(fb, Bd, v.dtype), zeros_c, "dcode")
 
     vmax = enc.max_code(v.dtype)
@@ -414,7 +416,7 @@ def analyze(p: Plan, dwords: np.ndarray) -> dict:
     if "dcode" in kinds:
         d = dvals[kinds.index("dcode")]
         obs = np.stack([d // (M * N), d % M, (d // M) % N], axis=-1)
-        out["D"] = _compare(obs, np.stack(_slots(fd), axis=-1), "D")
+        out["D"] = _compare(obs, np.stack(fragment_slots(fd), axis=-1), "D")
         out["D"]["observed"] = pack_array(obs)
 
     # A / B one-hots
@@ -430,7 +432,7 @@ def analyze(p: Plan, dwords: np.ndarray) -> dict:
             per_slot.setdefault((lane, i), [None] * runs)[run_] = _read(fd, dwords[j], v.ctype, (nb, M, N))
         for (lane, i), mats in per_slot.items():
             obs[lane, i] = _decode_onehot(op, mats, vmax)
-        want = np.stack(_slots(f), axis=-1)
+        want = np.stack(fragment_slots(f), axis=-1)
         if op == "A" and v.sparse:
             # the layout's column is the compressed one; PTX says where it may come from
             cols = np.stack([fa.column_range(la, i) for la in range(32) for i in range(fa.num_values)])
@@ -448,7 +450,7 @@ def analyze(p: Plan, dwords: np.ndarray) -> dict:
     if v.sparse and "A" in out:
         # host reference with the column each compressed value was *measured* to come from
         obsA = unpack_array(out["A"]["observed"])
-        b, r, c = _slots(fa)
+        b, r, c = fragment_slots(fa)
         Afull = np.zeros((nb, M, K))
         src = _sparse_cols(v)
         Afull[obsA[..., 0], obsA[..., 1], np.clip(obsA[..., 2], 0, K - 1)] = A[b, r, src[c]]
@@ -604,10 +606,9 @@ def _load_kernel(src: str, name: str, workdir: str):
     return mod.kernel
 
 
-def _launch(items_plans: list, workdir: str, name: str) -> list[np.ndarray]:
-    """Compile and run one kernel over several plans; D words per plan."""
-    import torch
-
+def _group(items_plans: list) -> tuple[list, np.ndarray, int, int]:
+    """The kernel items (variant, probes, in_base, out_base), the concatenated inputs (int32), the output
+    size and the grid of one group of ``(variant, plan)`` pairs."""
     items, chunks, ib, ob = [], [], 0, 0
     for v, p in items_plans:
         P = p.num_probes
@@ -615,13 +616,10 @@ def _launch(items_plans: list, workdir: str, name: str) -> list[np.ndarray]:
         chunks.append(p.inputs.reshape(-1))
         ib += p.inputs.size
         ob += P * 32 * v.words("D")
-    inp = torch.from_numpy(np.concatenate(chunks).view(np.int32)).cuda()
-    out = torch.full((ob,), -1, dtype=torch.int32, device="cuda")
-    kern = _load_kernel(kernel_source(items), name, workdir)
-    grid = (max(P for _, P, _, _ in items),)
-    kern[grid](inp, out, num_warps=1)
-    torch.cuda.synchronize()
-    host = out.cpu().numpy().view(np.uint32)
+    return items, np.concatenate(chunks).view(np.int32), ob, max(P for _, P, _, _ in items)
+
+
+def _split(items: list, host: np.ndarray) -> list[np.ndarray]:
     res = []
     for v, P, _, o in items:
         WD = v.words("D")
@@ -629,11 +627,70 @@ def _launch(items_plans: list, workdir: str, name: str) -> list[np.ndarray]:
     return res
 
 
-def run(group_size: int = 16, log=print) -> dict:
+def launch(items_plans: list, workdir: str, name: str) -> list[np.ndarray]:
+    """Compile (Triton, the kernel source written to ``workdir/name.py``) and run one kernel over several
+    ``(variant, plan)`` pairs on the GPU; the D words (P, 32, WD) per plan. Needs torch and Triton."""
+    import torch
+
+    items, inp_np, ob, grid = _group(items_plans)
+    inp = torch.from_numpy(inp_np).cuda()
+    out = torch.full((ob,), -1, dtype=torch.int32, device="cuda")
+    kern = _load_kernel(kernel_source(items), name, workdir)
+    kern[(grid,)](inp, out, num_warps=1)
+    torch.cuda.synchronize()
+    return _split(items, out.cpu().numpy().view(np.uint32))
+
+
+#: the child process of :func:`launch_in_child`: torch and Triton only (no layoutalg), so that it starts fast
+_CHILD = """
+import importlib.util, sys
+import numpy as np
+import torch
+src, inp, nout, grid, dst = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+spec = importlib.util.spec_from_file_location("kernel_" + str(abs(hash(src))), src)
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+x = torch.from_numpy(np.load(inp)).cuda()
+out = torch.full((nout,), -1, dtype=torch.int32, device="cuda")
+mod.kernel[(grid,)](x, out, num_warps=1)
+torch.cuda.synchronize()
+np.save(dst, out.cpu().numpy())
+"""
+
+
+def launch_in_child(items_plans: list, workdir: str, name: str):
+    """Start :func:`launch` of one group in a child process (Triton compiles there, beside other groups'
+    children); returns a function that waits for it and gives :func:`launch`'s result (or raises)."""
+    import os
+    import subprocess
+    import sys
+
+    from .common import child_env
+
+    items, inp_np, ob, grid = _group(items_plans)
+    src = os.path.join(workdir, f"{name}.py")
+    with open(src, "w") as fh:
+        fh.write(kernel_source(items))
+    inp, dst = os.path.join(workdir, f"{name}_in.npy"), os.path.join(workdir, f"{name}_out.npy")
+    np.save(inp, inp_np)
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, src, inp, str(ob), str(grid), dst],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+
+    def wait() -> list[np.ndarray]:
+        _, err = proc.communicate(timeout=600)
+        if proc.returncode:
+            raise RuntimeError(f"mma child failed: {err[-1500:]}")
+        return _split(items, np.load(dst).view(np.uint32))
+
+    return wait
+
+
+def run(group_size: int = 16, log=print, children: bool = True) -> dict:
     """Run every sm_90 mma instruction on the GPU; the recording (dict) of all of them.
 
-    Instructions are compiled ``group_size`` to a kernel; a group that fails to compile or run is
-    retried one instruction per kernel, so one bad instruction is recorded as its own failure.
+    Instructions are compiled ``group_size`` to a kernel, each group in its own child process, all at once
+    (``children``; else one after the other in this process); a group that fails to compile or run is
+    retried here one instruction per kernel, so one bad instruction is recorded as its own failure.
     """
     import tempfile
     import time
@@ -650,16 +707,22 @@ def run(group_size: int = 16, log=print) -> dict:
             results[v.key] = {"key": v.key, "ptx": v.ptx, "status": "error", "error": f"plan: {type(e).__name__}: {e}"}
     t_plan = time.time() - t0
     groups = [plans[i:i + group_size] for i in range(0, len(plans), group_size)]
+    started: list = []
     for gi, grp in enumerate(groups):
         try:
-            outs = _launch(grp, workdir, f"mma_group{gi}")
+            started.append(launch_in_child(grp, workdir, f"mma_group{gi}") if children else None)
+        except Exception:  # noqa: BLE001 - then this group runs here
+            started.append(None)
+    for gi, grp in enumerate(groups):
+        try:
+            outs = started[gi]() if started[gi] is not None else launch(grp, workdir, f"mma_group{gi}")
             pairs = list(zip(grp, outs))
         except Exception as e:  # noqa: BLE001
             log(f"  mma group {gi} failed ({type(e).__name__}: {str(e)[:200]}); retrying one by one")
             pairs = []
             for j, (v, p) in enumerate(grp):
                 try:
-                    pairs.append(((v, p), _launch([(v, p)], workdir, f"mma_g{gi}_{j}")[0]))
+                    pairs.append(((v, p), launch([(v, p)], workdir, f"mma_g{gi}_{j}")[0]))
                 except Exception as e2:  # noqa: BLE001
                     msg = f"{type(e2).__name__}: {str(e2)[-600:]}"
                     # ptxas refusing the instruction for this target is a fact about the ISA, not a harness error
@@ -697,7 +760,7 @@ def replay(recording: dict, corrupt=None) -> list[str]:
             if op not in rec:
                 continue
             obs = unpack_array(rec[op]["observed"])
-            want = np.stack(_slots(f), axis=-1)
+            want = np.stack(fragment_slots(f), axis=-1)
             if corrupt is not None:
                 want = corrupt(v, op, want.copy())
             if obs.shape != want.shape:
@@ -729,7 +792,7 @@ def simulate(p: Plan, slots=None) -> np.ndarray:
     M, N, K = v.mnk
     nb = v.batch
     fa, fb, fd = v.fa, v.fb, v.fd
-    get = slots or (lambda op: _slots({"A": fa, "B": fb, "D": fd}[op]))
+    get = slots or (lambda op: fragment_slots({"A": fa, "B": fb, "D": fd}[op]))
     WA, WB, WC = v.words("A"), v.words("B"), v.words("C")
     outw = []
     for words in p.inputs:

@@ -26,9 +26,10 @@ from functools import cache
 
 import numpy as np
 
-from .common import child_env, ncu_launches, ncu_path, nvcc_cubin
+from .common import child_env, ncu_launches, ncu_path, ncu_query_metrics, nvcc_cubin
 
-__all__ = ["cases", "cuda_source", "run", "replay", "agreement", "ldgsts_aligned", "measured", "measured_table", "OPS"]
+__all__ = ["cases", "cuda_source", "run", "replay", "agreement", "ldgsts_aligned", "measured", "measured_table", "OPS",
+           "predict_text"]
 
 _SMEM_BYTES = 32768
 #: instruction kinds replayed on the GPU: name -> (PTX of one lane's access, vector bytes)
@@ -199,8 +200,8 @@ PREFERRED = {
 
 def _available_metrics(ncu: str) -> tuple[list[str], str]:
     """The wanted counters the device's ncu lists, and every shared-memory counter name it lists (for the record)."""
-    p = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=120)
-    names = {line.split()[0] for line in p.stdout.splitlines() if line.strip() and not line.startswith(" ")}
+    text = ncu_query_metrics(ncu)
+    names = {line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith(" ")}
     shared = sorted(n for n in names if "shared" in n or "ldgsts" in n or "ldsm" in n)
     return [w for w in _WANTED if w in names], " ".join(shared)
 
@@ -353,12 +354,13 @@ def replay(recording: dict) -> list[str]:
         elif c["predicted"]["wavefronts"] > rec["predicted"]["wavefronts"]:
             problems.append(f"{name}: the layout is now {c['layout_text']} with {c['predicted']['wavefronts']} wavefronts, "
                             f"more than the {rec['predicted']['wavefronts']} measured for {rec['layout_text']}")
-        results[name] = {**rec, "predicted": _predict_text(rec)}
+        results[name] = {**rec, "predicted": predict_text(rec)}
     return problems + agreement(results)
 
 
-def _predict_text(rec: dict) -> dict:
-    """The analyser's prediction now for the recorded layout text and the kernel's access."""
+def predict_text(rec: dict) -> dict:
+    """The analyser's prediction now for a recorded case's layout text and its kernel's access (what
+    :func:`replay` compares the recorded counters with; tests replace it to show a wrong analyser is caught)."""
     from ..parse import parse
     from ..synth import kernel_accesses
 

@@ -46,7 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from .common import DEFAULT_DIR, child_env, compare_exact, ncu_launches, ncu_path, nvcc_cubin, wgmma_mainloop
+from .common import (DEFAULT_DIR, child_env, compare_exact, ncu_launches, ncu_path, ncu_query_metrics, nvcc_cubin,
+                     wgmma_mainloop)
 
 __all__ = ["ampere_plan", "hopper_plan", "bank_cases", "emulate_ampere", "emulate_hopper", "cuda_source",
            "run", "replay", "plan_digest"]
@@ -507,8 +508,7 @@ def _run_ncu(cubin: str, log: Any = print) -> dict:
     ncu = ncu_path()
     if not ncu:
         return {"error": "ncu not found"}
-    q = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=120)
-    known = q.stdout
+    known = ncu_query_metrics(ncu)
     metrics = [m for m in NCU_METRICS if m.rsplit(".", 1)[0] in known]
     log(f"[tiled banks] ncu metrics available: {metrics}")
     try:

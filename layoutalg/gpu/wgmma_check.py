@@ -54,7 +54,8 @@ from . import encode as enc
 from .common import child_env, compare_exact, nvcc_cubin, wgmma_mainloop
 
 __all__ = ["modes", "mixed_modes", "offset_cases", "descriptors", "images", "cuda_source", "run", "replay",
-           "replay_mixed", "replay_offsets", "NEGATIVES", "with_base_offset"]
+           "replay_mixed", "replay_offsets", "NEGATIVES", "with_base_offset", "execute", "readout", "gather_d",
+           "compile_cubin", "corrupt_words"]
 
 N = 64
 _BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1}
@@ -237,8 +238,13 @@ _READOUT: dict = {}
 _MODULES: dict = {}
 
 
-def _readout(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, cols) [128, N/2] of the library's m64nNk D fragment: where register (tid, j) lands."""
+def readout(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols) [128, N/2] of the library's m64nNk D fragment: where register (tid, j) lands.
+
+        >>> rows, cols = readout(64, 16)
+        >>> rows.shape, int(rows[0, 0]), int(cols[0, 1])
+        ((128, 32), 0, 1)
+    """
     key = (n, k)
     if key not in _READOUT:
         from ..nvidia.wgmma_fragments import fragment
@@ -252,15 +258,18 @@ def _readout(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
 def gather_d(d: np.ndarray, n: int, k: int) -> np.ndarray:
     """D (64 x n, NaN where no register lands) from the accumulators ``d[tid, j]`` of an m64n<n>k<k> wgmma,
     placed by the library's D fragment."""
-    rows, cols = _readout(n, k)
+    rows, cols = readout(n, k)
     got = np.full((64, n), np.nan)
     got[rows, cols] = d
     return got
 
 
-def _execute(cubin: str, m: dict, words_a: list, words_b: list, seed: int = 0,
-             delta: int = 0, placement: str = "abs") -> dict:
-    """Run one mode with the given descriptor words; compare with the host product."""
+def execute(cubin: str, m: dict, words_a: list, words_b: list, seed: int = 0,
+            delta: int = 0, placement: str = "abs") -> dict:
+    """Run mode ``m`` (of :func:`modes`, :func:`mixed_modes` or :func:`offset_cases`) on the GPU with the given
+    descriptor words (k-block by k-block) over :func:`images` ``(m, seed, delta, placement)``, through the kernel
+    of ``cubin`` (:func:`compile_cubin`): :func:`~layoutalg.gpu.common.compare_exact` of D with the host product.
+    Needs CuPy and an sm_90 GPU."""
     import cupy as cp
 
     A, B, ia, ib = images(m, seed, delta, placement)
@@ -316,7 +325,7 @@ def _negative_child(cubin: str, name: str) -> None:
     m = next(x for x in modes() if x["name"] == mode_name)
     d = descriptors(m)
     try:
-        res = _execute(cubin, m, corrupt_words(d["A"], how), corrupt_words(d["B"], how))
+        res = execute(cubin, m, corrupt_words(d["A"], how), corrupt_words(d["B"], how))
         res["cuda_error"] = None
     except Exception as e:  # noqa: BLE001 - the CUDA error is the expected outcome
         res = {"ok": False, "cuda_error": f"{type(e).__name__}: {str(e)[:200]}"}
@@ -371,7 +380,7 @@ def _offsets_child(cubin: str, start: int) -> None:
         # A is never hidden by the same wrong permutation of K in B
         words_b = sl["B"] if placement == "abs" else og["B"]
         try:
-            res = _execute(cubin, c, with_base_offset(sl["A"], bo), words_b,
+            res = execute(cubin, c, with_base_offset(sl["A"], bo), words_b,
                            delta=c["delta"], placement=placement)
         except Exception as e:  # noqa: BLE001 - a CUDA error poisons this process: report and stop
             print(f"CRASH {idx} " + json.dumps(f"{type(e).__name__}: {str(e)[:200]}"), flush=True)
@@ -481,7 +490,7 @@ def run(log=print) -> dict:
             rec["descriptors_A"] = [hex(w) for w in d["A"]]
             rec["descriptors_B"] = [hex(w) for w in d["B"]]
             rec["offsets_A"], rec["offsets_B"] = d["offsets_A"], d["offsets_B"]
-            res = _execute(cubin, m, d["A"], d["B"])
+            res = execute(cubin, m, d["A"], d["B"])
             rec.update(res)
             rec["status"] = "pass" if res["ok"] else "fail"
         except Exception as e:  # noqa: BLE001
@@ -494,7 +503,7 @@ def run(log=print) -> dict:
             d = descriptors(m)
             rec["descriptors_A"] = [hex(w) for w in d["A"]]
             rec["descriptors_B"] = [hex(w) for w in d["B"]]
-            res = _execute(cubin, m, d["A"], d["B"], seed=1)
+            res = execute(cubin, m, d["A"], d["B"], seed=1)
             rec.update(res)
             rec["status"] = "pass" if res["ok"] else "fail"
         except Exception as e:  # noqa: BLE001
