@@ -13,6 +13,7 @@ comparison of D that the checks share are checked on hand-written inputs.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 
 import numpy as np
@@ -106,3 +107,15 @@ def test_exact_comparison_counts_nan_as_a_mismatch():
     assert [e["element"] for e in r["examples"]] == [[0, 1], [1, 0]]
     assert compare_exact(ref, ref) == {"ok": True, "max_abs_err": 0.0, "mismatched_elements": 0, "examples": []}
     assert compare_exact(np.full((2, 2), np.nan), ref[:2, :2])["max_abs_err"] is None
+
+
+def test_children_cache_their_bytecode_and_lanes_cover_every_check(monkeypatch):
+    """The harness's speed-ups keep the checks: children write bytecode (the GPU image forbids it by default),
+    and the two lanes of ``run_all(jobs=2)`` hold every check exactly once."""
+    from layoutalg.gpu import common, harness
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = common.child_env()
+    assert "PYTHONDONTWRITEBYTECODE" not in env and env["PYTHONPYCACHEPREFIX"] == common.pycache_dir()
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == common.PACKAGE_ROOT
+    assert sorted(c for lane in harness.LANES for c in lane) == sorted(harness.CHECKS)

@@ -20,10 +20,15 @@ The checks, each a module:
   tile; two-warpgroup wgmma) executed exactly as :mod:`layoutalg.tiled` partitions them, and the
   ldmatrix partitions' bank conflicts under Nsight Compute against :func:`layoutalg.banks.analyze_copy`.
 
+What the checks share lives below them in :mod:`~layoutalg.gpu.common` (nvcc, child processes, Nsight
+Compute, recordings); :mod:`~layoutalg.gpu.harness` runs them all. The TMA check is split along its parts:
+:mod:`~layoutalg.gpu.tma_cases`, :mod:`~layoutalg.gpu.tma_driver`, :mod:`~layoutalg.gpu.tma_cute`,
+:mod:`~layoutalg.gpu.tma_e2e`, run by :mod:`~layoutalg.gpu.tma_check`.
+
 Only the ``run`` functions import Triton, torch or CuPy (lazily); planning, analysis and
 ``replay`` are numpy only, so recordings are checked on any machine. ``run_all`` runs them all::
 
-    python -m layoutalg.gpu            # writes tests/data/hardware/{mma,smem,wgmma,banks,synth}.json
+    python -m layoutalg.gpu            # writes tests/data/hardware/{mma,smem,wgmma,banks,tma,synth,tiled}.json
 """
 
 from __future__ import annotations
