@@ -23,12 +23,12 @@ def print_layout(layout: Any, max_rows: int = 64, max_cols: int = 64) -> str:
      1  | 3 | 4 | 5 |
         +---+---+---+
     """
-    from ..viz import _as_layoutish, _layout_dims, _layout_window
+    from ..viz import drawable_layout, layout_dims, layout_window
 
-    L = _as_layoutish(layout, "show")
-    R, C, note = _layout_dims(L)
+    L = drawable_layout(layout, "show")
+    R, C, note = layout_dims(L)
     r1, c1 = min(R, max_rows), min(C, max_cols)
-    M = _layout_window(L, 0, r1, 0, c1)  # only the cells shown are computed
+    M = layout_window(L, 0, r1, 0, c1)  # only the cells shown are computed
     w = max(len(str(int(v))) for v in M[:r1, :c1].ravel())
     rw = len(str(r1 - 1))
     pad = " " * (rw + 3)

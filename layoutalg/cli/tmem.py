@@ -96,7 +96,7 @@ def _tmem_atom(args: argparse.Namespace, quiet: bool) -> int:
         print(f"verified    : {'yes' if ok else 'NO'} ({_TMEM_CHECKED})")
     if args.output:
         from .. import viz
-        from ..viz_tmem import tmem_scene
+        from ..viz.tmem import tmem_scene
 
         viz.save(tmem_scene(op, warps=args.warps, mode=args.mode or "auto", window=_tmem_window(args)), args.output)
         wrote(args.output, f"{op.name}, {args.warps or 4} warp(s) on their lane quarters"
@@ -167,7 +167,7 @@ def _tmem_accumulator(args: argparse.Namespace, quiet: bool) -> int:
         print(f"verified    : {'yes' if ok else 'NO'} ({_TMEM_CHECKED})")
     if args.output:
         from .. import viz
-        from ..viz_tmem import tmem_scene
+        from ..viz.tmem import tmem_scene
 
         viz.save(tmem_scene(at, load=load, tile=(M, N) if args.tile else None, mode=args.mode or "auto",
                             window=_tmem_window(args)), args.output)
