@@ -19,6 +19,7 @@ class Unavailable(Exception):
 
 
 def need(modname: str, what: str) -> Any:
+    """The module ``modname``, imported now; :class:`Unavailable` (exit 2) naming ``what`` if it cannot be."""
     import importlib
 
     try:
@@ -35,7 +36,7 @@ class Progress:
     """
 
     def __init__(self, total: int, enabled: bool | None = None, width: int = 30):
-        self.tty = isatty(sys.stderr)
+        self.tty = _isatty(sys.stderr)
         self.total, self.done, self.width = max(1, total), 0, width
         self.enabled = self.tty if enabled is None else enabled
 
@@ -54,7 +55,7 @@ class Progress:
         sys.stderr.flush()
 
 
-def isatty(stream: Any) -> bool:
+def _isatty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):
@@ -62,6 +63,7 @@ def isatty(stream: Any) -> bool:
 
 
 def parse_layout(text: str) -> Any:
+    """A layout in CuTe notation (or what CuTe prints for a tensor: its layout) read by :func:`layoutalg.parse`."""
     from ..parse import ParsedTensor, parse
 
     x = parse(text)
@@ -101,6 +103,7 @@ def wrote(path: str, what: str) -> None:
 
 
 def parse_coord(text: str) -> Any:
+    """``eval``'s coordinate: an int or a (nested) tuple of ints, read as a literal (never evaluated)."""
     try:
         value = ast.literal_eval(text.strip())
     except (ValueError, SyntaxError) as e:
@@ -119,6 +122,7 @@ def parse_coord(text: str) -> Any:
 
 
 def parse_tile(text: str) -> tuple[int, int]:
+    """``MNxK`` (``64x64``, ``128*64``) as two ints."""
     parts = text.lower().replace("*", "x").split("x")
     try:
         mn, k = (int(p) for p in parts)
@@ -128,6 +132,7 @@ def parse_tile(text: str) -> tuple[int, int]:
 
 
 def parse_shape(text: str | None, what: str) -> list[int]:
+    """``--shape 64,64`` (or ``64x64``) as a list of ints; ``what`` names the command in the error."""
     if not text:
         raise LayoutError(f"{what}: give the tensor shape with --shape, e.g. --shape 64,64")
     try:
@@ -137,6 +142,7 @@ def parse_shape(text: str | None, what: str) -> list[int]:
 
 
 def format_table(rows: list[dict], cols: Sequence[str]) -> str:
+    """``rows`` (dicts) as a text table of the columns ``cols``, each as wide as its widest cell."""
     widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in cols]
     out = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)), "  ".join("-" * w for w in widths)]
     for r in rows:
@@ -164,6 +170,7 @@ def swizzle_arg(text: str) -> Any:
 
 
 def address(text: str) -> int:
+    """argparse type of a shared-memory byte address: a non-negative integer (0x... accepted)."""
     try:
         v = int(text, 0)
     except ValueError:
@@ -174,6 +181,7 @@ def address(text: str) -> int:
 
 
 def positive_int(text: str) -> int:
+    """argparse type of a positive integer (0x... accepted)."""
     try:
         v = int(text, 0)
     except ValueError:
@@ -191,5 +199,6 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def one_line(text: str, limit: int = 400) -> str:
+    """``text`` on one line, cut to ``limit`` characters: how an error is printed."""
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 3] + "..."

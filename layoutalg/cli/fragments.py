@@ -12,6 +12,7 @@ from ..errors import LayoutError
 from .common import need, need_option, refuse_unused, wrote
 
 
+#: the fragment options beside SHAPE DTYPE OPERAND: attribute -> how the user spells it
 FRAGMENT_OPTIONS = {"ctype": "--ctype", "kind": "--kind", "alayout": "--alayout", "blayout": "--blayout",
                      "sparse": "--sparse", "trans": "--trans"}
 
@@ -36,6 +37,7 @@ def _fragment_family(shape: str) -> str:
 
 
 def find_fragment(args: argparse.Namespace, cmd: str = "frag") -> Any:
+    """The catalog's fragment named by SHAPE DTYPE OPERAND and the fragment options (frag, explain)."""
     shape = args.shape
     family = _fragment_family(shape)
     fam = "mma.sp" if family == "mma" and args.sparse else family

@@ -71,6 +71,7 @@ def cmd_idesc(args: argparse.Namespace) -> int:
 
 
 def add_idesc_parser(sub: Any) -> None:
+    """Add the ``idesc`` verb (``encode`` / ``decode``) to the subparsers ``sub``."""
     s = sub.add_parser(
         "idesc",
         help="the tcgen05 (sm_100 UMMA) instruction descriptor: encode or decode",

@@ -20,6 +20,7 @@ from .tmem import add_tmem_parser
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``layoutalg`` argument parser: every verb with its options, in the order ``--help`` lists them."""
     p = ArgumentParser(
         prog="layoutalg",
         description="CuTe-style layouts and the NVIDIA tensor-core layouts, from the shell.",

@@ -197,6 +197,7 @@ def cmd_tmem(args: argparse.Namespace) -> int:
 
 
 def add_tmem_parser(sub: Any) -> None:
+    """Add the ``tmem`` verb to the subparsers ``sub``."""
     s = sub.add_parser(
         "tmem",
         help="tensor memory (sm_100): a tcgen05.ld/st/cp atom, a UMMA accumulator, or a load of it",
