@@ -54,7 +54,7 @@ API_MODULES = [
     ("layoutalg.tensor", "Tensors and partitioning", False),
     ("layoutalg.tiled", "Tiled MMAs and tiled copies", False),
     ("layoutalg.nvidia.atoms", "NVIDIA: MMA and copy atoms", False),
-    ("layoutalg.viz_tiled", "Pictures of tiled MMAs and copies", True),
+    ("layoutalg.viz.tiled", "Pictures of tiled MMAs and copies", True),
     ("layoutalg.viz", "Pictures", True),
     ("layoutalg.banks", "Shared-memory banks", True),
     ("layoutalg.explain", "Explaining layouts as formulas", True),
@@ -142,10 +142,22 @@ def _class_members(cls) -> list[tuple[str, str, str]]:
     return out
 
 
+def _documented_home(obj, documented: set[str]) -> str | None:
+    """The module ``obj`` is documented under: its own, or the package above it that re-exports it
+    (``layoutalg.viz.core.owners`` is ``layoutalg.viz.owners``)."""
+    home = getattr(obj, "__module__", None)
+    while home and home not in documented and "." in home:
+        parent = home.rsplit(".", 1)[0]
+        if getattr(importlib.import_module(parent), getattr(obj, "__name__", ""), None) is not obj:
+            break
+        home = parent
+    return home
+
+
 def _describe(name: str, obj, mod_name: str) -> list[str]:
     lines: list[str] = []
-    home = getattr(obj, "__module__", None)
     documented = {m for m, _, _ in API_MODULES}
+    home = _documented_home(obj, documented)
     if (inspect.isclass(obj) or inspect.isfunction(obj)) and home != mod_name and home in documented:
         anchor = home.replace(".", "")
         return [f"- `{name}`: see [`{home}.{obj.__name__}`](#{anchor}). {_first_line(_doc(obj))}", ""]

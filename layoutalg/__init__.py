@@ -79,9 +79,7 @@ from .swizzle import Swizzle, compose_swizzles, make_swizzle  # noqa: E402
 from .composed import ComposedLayout, make_composed_layout  # noqa: E402
 from .verify import Counterexample, Verdict, equivalent, verify  # noqa: E402
 from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: E402
-from . import viz as _viz  # noqa: E402,F401  (registers the notebook pictures: layoutalg.hooks)
-from . import viz_tiled as _viz_tiled  # noqa: E402,F401  (the pictures of TiledMMA / TiledCopy)
-from . import viz_tmem as _viz_tmem  # noqa: E402,F401  (the pictures of tensor memory: TMEM copy atoms)
+from . import viz as _viz  # noqa: E402,F401  (registers every picture -- layouts, fragments, TiledMMA / TiledCopy, TMEM atoms: layoutalg.hooks)
 
 
 def _mma_atom_by_name(*args: Any, **kwargs: Any) -> Any:

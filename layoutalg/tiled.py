@@ -472,7 +472,7 @@ class TiledMMA:
         return f"TiledMMA({self.atom.name}, {self.atom_layout_mnk}, tile {self.tile_size_mnk})"
 
     def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks
-        """The picture a notebook shows (registered by layoutalg.viz_tiled through layoutalg.hooks)."""
+        """The picture a notebook shows (registered by layoutalg.viz.tiled through layoutalg.hooks)."""
         return svg_of(self)
 
 
@@ -833,7 +833,7 @@ class TiledCopy:
         return f"TiledCopy({self.atom.name}, {self.layout_tv}, tiler {_tiler_str(self.tiler)})"
 
     def _repr_svg_(self) -> str | None:  # pragma: no cover - notebooks
-        """The picture a notebook shows (registered by layoutalg.viz_tiled through layoutalg.hooks)."""
+        """The picture a notebook shows (registered by layoutalg.viz.tiled through layoutalg.hooks)."""
         return svg_of(self)
 
 

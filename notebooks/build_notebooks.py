@@ -639,7 +639,7 @@ element. Kernels work one level up, with CuTe's `TiledMMA` (atoms repeated over 
 `TiledCopy` (copy instructions tiled so that their values land in the MMA's registers) and the
 `partition_*` calls that cut each thread's share out of a tile. `layoutalg.tiled` builds them with
 CuTe's construction (checked against CuTe C++ for 34 tiled MMAs and 25 tiled copies, and on an H100),
-`layoutalg.viz_tiled` draws them and `layoutalg.banks.analyze_copy` counts their bank conflicts.
+`layoutalg.viz.tiled` draws them and `layoutalg.banks.analyze_copy` counts their bank conflicts.
 """),
     md("""
 ## Hopper: two warpgroups of `wgmma.m64n128k16` (bf16 -> f32)
@@ -705,7 +705,7 @@ s2r_A, s2r_B = make_tiled_copy_A(ldsm, ampere), make_tiled_copy_B(ldsm, ampere)
 g2s = make_tiled_copy(copy_atom("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", "f16"), Layout((16, 8), (8, 1)), Layout((1, 8)))
 print(s2r_A)
 from IPython.display import SVG
-from layoutalg.viz_tiled import tiled_mma_svg, tiled_copy_svg
+from layoutalg.viz.tiled import tiled_mma_svg, tiled_copy_svg
 SVG(tiled_mma_svg(ampere, window=((0, 8), (0, 16))))   # zoom: rows 0-7 x columns 0-15 of C (and of A, B)
 """),
     code("""
@@ -860,7 +860,7 @@ epilogue may read only lanes `32 w .. 32 w + 31`.
     code("""
 from layoutalg.nvidia.tmem_accum import umma_accumulator, make_tmem_copy, epilogue_tv
 from layoutalg.nvidia.tmem import TmemAllocation
-from layoutalg.viz_tmem import tmem_scene
+from layoutalg.viz.tmem import tmem_scene
 
 acc = umma_accumulator(atom, (256, 256))
 print("accumulator (per CTA):", acc)

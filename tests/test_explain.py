@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import layoutalg
 from layoutalg import ComposedLayout, Layout, Swizzle, parse
-from layoutalg.cli import _catalog_items
+from layoutalg.cli import catalog_items
 from layoutalg.errors import LayoutError
 from layoutalg.explain import Explanation, count_ops, explain
 from layoutalg.nvidia import ldmatrix, mma, wgmma, wgmma_fragments
@@ -37,7 +37,7 @@ def _evaluate(e: Explanation, extents) -> list[np.ndarray]:
 # ------------------------------------------------------------------------------------------
 # the whole catalog: proven, equal to the ISA's formula everywhere, never longer than it
 # ------------------------------------------------------------------------------------------
-CATALOG = [b() for _, _, b in _catalog_items()]
+CATALOG = [b() for _, _, b in catalog_items()]
 
 
 def test_every_catalog_entry_is_explained_proven_and_no_longer_than_the_isa():

@@ -33,12 +33,10 @@ LAYERS: list[list[str]] = [
     ["banks"],
     ["explain"],
     ["synth"],
-    ["viz"],
-    ["viz_tiled"],
-    ["viz_tmem"],  # TMEM pictures (lanes x columns): above viz_tiled's colours and the nvidia TMEM modules
+    ["viz"],  # the pictures, one package: layouts, fragments, banks, PTX figures, TiledMMA/TiledCopy, TMEM
     ["interop"],
     ["gpu"],
-    ["cli"],
+    ["cli"],  # the console script, one package: a module per group of verbs
 ]
 #: the package's entry points may import anything
 ROOTS = {"__init__", "__main__"}

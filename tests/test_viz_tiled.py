@@ -14,7 +14,7 @@ from image_distance import distance
 from layoutalg import LayoutError, viz
 from layoutalg.nvidia.atoms import copy_atom, mma_atom
 from layoutalg.tiled import make_tiled_copy, make_tiled_copy_A, make_tiled_mma
-from layoutalg.viz_tiled import owners, tiled_copy_scene, tiled_mma_scene
+from layoutalg.viz.tiled import owners, tiled_copy_scene, tiled_mma_scene
 from layoutalg import Layout
 from layoutalg.tensor import _
 

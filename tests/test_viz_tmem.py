@@ -1,4 +1,4 @@
-"""TMEM pictures (layoutalg.viz_tmem): the cells against the PTX ISA's tcgen05.ld shape formulas and
+"""TMEM pictures (layoutalg.viz.tmem): the cells against the PTX ISA's tcgen05.ld shape formulas and
 data-path layouts written out here by hand, and against CuTe C++ 4.2's make_tmem_copy partitions
 (recorded in tests/data/cute/tmem_accum.json: CuTe's accumulator and each thread's partition_D);
 sizes, zoom, registration and refused options. None of it ran on sm_100 hardware."""
@@ -16,7 +16,7 @@ from layoutalg import Layout, LayoutError, parse, viz
 from layoutalg.hooks import svg_of
 from layoutalg.nvidia.tmem_copy import SHAPES, ld_name, tmem_copy_op
 from layoutalg.nvidia.umma import umma_atom
-from layoutalg.viz_tmem import tmem_grid, tmem_scene, tmem_svg
+from layoutalg.viz.tmem import tmem_grid, tmem_scene, tmem_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 REC = None

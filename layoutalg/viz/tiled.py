@@ -32,17 +32,19 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LayoutError
-from .hooks import register_svg
-from .tiled import MMAAtom, TiledCopy, TiledMMA, make_tiled_mma
-from .viz import Scene, _header, _lighten, owners, register_scene, thread_color, warp_bands
+from ..errors import LayoutError
+from ..hooks import register_svg
+from ..tiled import MMAAtom, TiledCopy, TiledMMA, make_tiled_mma
+from .core import owners
+from .output import register_scene
+from .scene import Scene, header, lighten, thread_color, warp_bands
 
 __all__ = ["tiled_mma_scene", "tiled_copy_scene", "tiled_mma_svg", "tiled_copy_svg", "owners", "thread_color",
            "WARP_COLORS"]
 
 #: one colour per warp of a CTA (aggregated pictures), light enough for dark text
 WARP_COLORS: tuple[str, ...] = tuple(
-    _lighten(c, 0.5)
+    lighten(c, 0.5)
     for c in ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
               "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd")
 )
@@ -186,7 +188,7 @@ def tiled_mma_scene(
         cw, ch, font = 38.0, 26.0, 9.0
         lw = 30.0
         width = lw + (Kc + 1) * cw + (n1 - n0) * cw + 20
-        y = _header(scene, ttl, notes, width) + 14
+        y = header(scene, ttl, notes, width) + 14
         xa, yb = lw, y
         xc, yc = xa + (Kc + 1) * cw, yb + (K + 1) * ch
         _draw_cells(scene, B, xc, yb, cw, ch, font)
@@ -209,7 +211,7 @@ def tiled_mma_scene(
     notes.append(f"aggregated: blocks of {bm} x {bn} (C), {bm} x {bk} (A), {bk} x {bn} (B) elements; "
                  f"{e:g} px per element")
     width = lw + (Kc + 4) * e + N * e + 20
-    y = _header(scene, ttl, notes, width) + 14
+    y = header(scene, ttl, notes, width) + 14
     xa, yb = lw, y
     xc, yc = xa + Kc * e + 4 * e + 8, yb + K * e + 4 * e + 8
     _draw_blocks(scene, B, xc, yb, e, bk, bn, font)
@@ -272,7 +274,7 @@ def tiled_copy_scene(
         lw = 30.0
         gap = 3 * cw
         width = lw + 2 * (n1 - n0) * cw + gap + 20
-        y = _header(scene, ttl, notes, width) + 26
+        y = header(scene, ttl, notes, width) + 26
         xs, xd = lw, lw + (n1 - n0) * cw + gap
         _draw_cells(scene, S, xs, y, cw, ch, font)
         _draw_cells(scene, D, xd, y, cw, ch, font)
@@ -289,7 +291,7 @@ def tiled_copy_scene(
     lw = 36.0
     notes.append(f"aggregated: blocks of {bm} x {bn} elements; {e:g} px per element")
     width = lw + 2 * N * e + 6 * e + 20
-    y = _header(scene, ttl, notes, width) + 26
+    y = header(scene, ttl, notes, width) + 26
     xs, xd = lw, lw + N * e + 6 * e
     _draw_blocks(scene, S, xs, y, e, bm, bn, font)
     _draw_blocks(scene, D, xd, y, e, bm, bn, font)

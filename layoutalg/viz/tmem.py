@@ -15,7 +15,7 @@ Three pictures, one drawing (:func:`tmem_scene`):
   the load, i.e. :func:`~layoutalg.nvidia.tmem_accum.epilogue_tv` read through the accumulator.
 
 The four lane quarters are drawn as bands (warp ``w`` may touch only lanes ``32 w .. 32 w + 31``)
-and cells are coloured by thread (lane hue, darker per warp, as in :mod:`layoutalg.viz_tiled`);
+and cells are coloured by thread (lane hue, darker per warp, as in :mod:`layoutalg.viz.tiled`);
 beyond ``max_cells`` cells the grid is aggregated into blocks coloured by the warp of their first
 thread (or, for a bare accumulator, by the lane quarter), and ``window=((l0, l1), (c0, c1))``
 zooms into lanes ``l0..l1-1``, columns ``c0..c1-1`` cell by cell.
@@ -45,11 +45,12 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LayoutError
-from .hooks import register_svg
-from .layout import Layout
-from .viz import Scene, register_scene
-from .viz_tiled import WARP_COLORS, thread_color
+from ..errors import LayoutError
+from ..hooks import register_svg
+from ..layout import Layout
+from .output import register_scene
+from .scene import Scene, thread_color
+from .tiled import WARP_COLORS
 
 __all__ = ["tmem_grid", "tmem_scene", "tmem_svg", "TmemGrid"]
 
@@ -84,7 +85,7 @@ def _first_owner(lane: np.ndarray, col: np.ndarray, lanes: int, cols: int) -> tu
 
 def _cells_of(addr: np.ndarray, bits: int, what: str) -> tuple[np.ndarray, np.ndarray]:
     """TMEM addresses in units of ``bits``-bit values -> (lane, 32-bit column)."""
-    from .nvidia.tmem_accum import dp
+    from ..nvidia.tmem_accum import dp
 
     lane_stride = dp(bits)
     lane = addr // lane_stride
@@ -127,9 +128,9 @@ def _op_grid(op: Any, warps: int) -> TmemGrid:
 
 def _accumulator(obj: Any, tile: Any, value_type: Any) -> tuple[Layout, Any, str, str]:
     """(accumulator (M, N) -> TMEM address, its value type, title, note) of a UMMA atom or a Layout."""
-    from .nvidia.tmem_accum import umma_accumulator
+    from ..nvidia.tmem_accum import umma_accumulator
 
-    from .nvidia.umma import UMMAAtom
+    from ..nvidia.umma import UMMAAtom
 
     if isinstance(obj, UMMAAtom):
         if value_type is not None:
@@ -156,9 +157,9 @@ def _accumulator(obj: Any, tile: Any, value_type: Any) -> tuple[Layout, Any, str
 
 def _tmem_a_grid(obj: Any, load: Any, tile: Any, value_type: Any, warps: Any) -> TmemGrid:
     """The TMEM A of a ``_TS`` atom (CuTe's ``make_fragment_A``): cell = element (m, k) of A it holds."""
-    from .nvidia.atoms import value_bits
-    from .nvidia.tmem_accum import umma_tmem_a
-    from .nvidia.umma import UMMAAtom
+    from ..nvidia.atoms import value_bits
+    from ..nvidia.tmem_accum import umma_tmem_a
+    from ..nvidia.umma import UMMAAtom
 
     if not isinstance(obj, UMMAAtom):
         raise LayoutError(f"tmem picture: operand='A' is the TMEM A of a UMMA _TS atom, not {obj!r}")
@@ -199,8 +200,8 @@ def tmem_grid(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any =
     >>> g.lanes, g.cols, int(g.thr[70, 1]), int(g.val[70, 1])
     (128, 2, 70, 1)
     """
-    from .nvidia.tmem_accum import epilogue_tv, make_tmem_copy
-    from .nvidia.tmem_copy import TmemCopyOp, tmem_copy_op
+    from ..nvidia.tmem_accum import epilogue_tv, make_tmem_copy
+    from ..nvidia.tmem_copy import TmemCopyOp, tmem_copy_op
 
     if operand not in ("C", "D", "A"):
         raise LayoutError(f"tmem picture: operand {operand!r} is C (D, the accumulator) or A (a _TS atom's TMEM A)")
@@ -216,7 +217,7 @@ def tmem_grid(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any =
     if warps is not None:
         raise LayoutError("tmem picture: warps= is for a bare tcgen05.ld/st atom; make_tmem_copy over an accumulator "
                           "always uses four warps, warp w on lane quarter w")
-    from .nvidia.atoms import value_bits
+    from ..nvidia.atoms import value_bits
 
     acc, vt, title, note = _accumulator(obj, tile, value_type)
     bits = value_bits(vt)
