@@ -1,0 +1,218 @@
+"""MFMA register maps (layoutalg.amd) against the ISA's rules and AMD's Matrix Instruction Calculator.
+
+Three checks, independent of each other:
+- every fragment's layout equals its ISA formula on every (lane, value) (layoutalg.verify);
+- for every ``v_mfma_*`` the calculator lists on CDNA1, CDNA2 and CDNA3, the A, B and D maps equal
+  the recorded calculator output cell by cell (tests/data/amd/calculator_<arch>.json, written by
+  tests/amd_calculator_cases.py), register names and bit ranges included;
+- where ``$LAYOUTALG_AMD_CALCULATOR`` names the calculator script, a sample is re-run live.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import time
+
+import numpy as np
+import pytest
+
+from layoutalg.amd import MFMA_INSTRUCTIONS, arch_name, catalog, dtype_name, families, mfma, mfma_for
+from layoutalg.amd.common import MatrixFragment, i, lane
+from layoutalg.errors import LayoutError
+from layoutalg.tiled import make_tiled_mma
+from layoutalg.verify import verify
+
+import amd_calculator_cases as calc
+
+DATA = pathlib.Path(__file__).resolve().parent / "data" / "amd"
+CDNA = ("cdna1", "cdna2", "cdna3")
+
+
+def _recording(arch: str) -> dict:
+    return json.loads((DATA / f"calculator_{arch}.json").read_text())
+
+
+RECORDED = {arch: _recording(arch) for arch in CDNA}
+CASES = [(arch, name) for arch in CDNA for name in RECORDED[arch]["instructions"] if name.startswith("v_mfma_")]
+
+
+def _column_name(f: MatrixFragment, v: int) -> str:
+    """The calculator's column header for value ``v``: ``v3``, ``v1.[15:0]``, ``v[1:0]``."""
+    reg, lo, bits = f.register_bits(v)
+    return reg if bits in (32, 64) else f"{reg}.[{lo + bits - 1}:{lo}]"
+
+
+def _compare(f: MatrixFragment, rec: dict) -> None:
+    cells = calc.decode(rec)
+    columns = rec["columns"]
+    assert columns == [_column_name(f, v) for v in range(f.num_values)], f.name
+    assert len(rec["cells"]) == f.num_threads == 64
+    assert len(cells) == 64 * f.num_values, f"{f.name}: the calculator leaves cells empty"
+    for (ln, v), want in cells.items():
+        assert [f.coords(ln, v)] == want, f"{f.name} lane {ln} {columns[v]}: ours {f.coords(ln, v)}, calculator {want}"
+
+
+def test_the_tables_list_exactly_the_calculators_mfma() -> None:
+    for arch in CDNA:
+        listed = {n for n in RECORDED[arch]["instructions"] if n.startswith("v_mfma_")}
+        assert listed == set(MFMA_INSTRUCTIONS[arch]), arch
+    counts = {arch: sum(1 for a, _ in CASES if a == arch) for arch in CDNA}
+    assert counts == {"cdna1": 20, "cdna2": 27, "cdna3": 32}
+
+
+@pytest.mark.parametrize("arch,name", CASES, ids=[f"{a}-{n}" for a, n in CASES])
+def test_identical_to_the_calculator(arch: str, name: str) -> None:
+    m = mfma(name, arch)
+    assert (m.name, m.arch) == (name, arch)
+    rec = RECORDED[arch]["instructions"][name]["wave64"]
+    for op in ("A", "B", "D"):
+        f = m.fragment(op)
+        assert rec[op]["dims"][2] == m.row.blocks
+        _compare(f, rec[op])
+
+
+def test_the_recordings_say_where_they_come_from() -> None:
+    for arch in CDNA:
+        p = RECORDED[arch]["provenance"]
+        assert p["version"].endswith("1.3.2") and p["arch"] == arch and "matrix_calculator.py" in p["command"]
+
+
+def test_every_fragment_is_its_isa_formula() -> None:
+    t0 = time.perf_counter()
+    n = 0
+    for m in catalog():
+        for f in m.fragments().values():
+            f.check()
+            n += 1
+    elapsed = time.perf_counter() - t0
+    assert n == sum(3 + 2 * r.scaled for rows in MFMA_INSTRUCTIONS.values() for r in rows.values())
+    assert elapsed < 2.0, f"checking the AMD catalog took {elapsed:.2f} s (about 0.5 s when the machine is idle)"
+
+
+@pytest.mark.parametrize("name", ["v_mfma_f32_32x32x8_f16", "v_mfma_f32_4x4x4_16b_f16", "v_mfma_f64_4x4x4_4b_f64",
+                                  "v_mfma_f32_32x32x1_2b_f32", "v_mfma_f32_16x16x128_f8f6f4"])
+def test_verify_proves_the_formula_symbolically(name: str) -> None:
+    for f in mfma(name).fragments().values():
+        v = verify(f, f.formula, (lane, i))
+        assert v and v.method == "symbolic", (f.name, v)
+
+
+def test_a_wrong_formula_is_caught() -> None:
+    f = mfma("v_mfma_f32_32x32x8_f16").fragment("D")
+    row, col, blk = f.formula
+    v = verify(f, (row, col + 1, blk), (lane, i), symbolic=False)
+    assert not v and v.counterexample is not None
+
+
+# ------------------------------------------------------------------------------- names
+def test_spellings_name_one_instruction() -> None:
+    a = mfma("v_mfma_f32_32x32x8_f16", "cdna3")
+    for s in ("V_MFMA_F32_32X32X8F16", "v_mfma_f32_32x32x8f16", "V_MFMA_F32_32X32X8_F16"):
+        assert mfma(s, "cdna3") == a
+    assert mfma("v_mfma_f32_32x32x1f32", "mi300x").name == "v_mfma_f32_32x32x1_2b_f32"
+    assert mfma("v_mfma_f32_32x32x1_2b_f32", "gfx908").name == "v_mfma_f32_32x32x1f32"
+    assert mfma("v_mfma_f32_32x32x4bf16_1k", "cdna3").name == "v_mfma_f32_32x32x4_2b_bf16"
+    assert mfma("v_mfma_f32_32x32x8_bf16", "cdna2").name == "v_mfma_f32_32x32x8bf16_1k"
+    # CDNA1/2's plain bf16 32x32x4 (one block, two values a lane) is not the _1k one
+    assert mfma("v_mfma_f32_32x32x4bf16", "cdna2").row.blocks == 1
+    assert mfma("v_mfma_f32_32x32x4bf16_1k", "cdna2").row.blocks == 2
+    for m in catalog():
+        for s in m.spellings:
+            assert mfma(s, m.arch) == m, (s, m)
+
+
+def test_triton_instr_shape_spelling() -> None:
+    assert mfma_for((32, 32, 8), "fp16", "gfx942") == mfma("v_mfma_f32_32x32x8_f16", "cdna3")
+    assert mfma_for([16, 16, 32], "bf16", "gfx950").name == "v_mfma_f32_16x16x32_bf16"
+    assert mfma_for([32, 32, 64], "fp4", "mfma4").name == "v_mfma_f32_32x32x64_f8f6f4"
+    assert mfma_for([4, 4, 4], "f16", "cdna3").row.blocks == 16
+    assert mfma_for([32, 32, 16], "float8e4b8", "cdna3", b="float8e5b16").name == "v_mfma_f32_32x32x16_fp8_bf8"
+    with pytest.raises(LayoutError, match="no MFMA of shape 32x32x9"):
+        mfma_for((32, 32, 9), "f16")
+    with pytest.raises(LayoutError, match="not \\[M, N, K\\]"):
+        mfma_for("32x32", "f16")
+
+
+def test_unknown_names_raise_with_close_names() -> None:
+    with pytest.raises(LayoutError, match="did you mean .*v_mfma_f32_32x32x8_f16"):
+        mfma("v_mfma_f32_32x32x9_f16", "cdna3")
+    with pytest.raises(LayoutError, match="no instruction"):
+        mfma("v_mfma_f32_16x16x32_f16", "cdna3")  # CDNA4's
+    with pytest.raises(LayoutError, match="unknown AMD architecture"):
+        mfma("v_mfma_f32_32x32x8_f16", "gfx9999")
+    with pytest.raises(LayoutError, match="has no MFMA"):
+        mfma("v_mfma_f32_32x32x8_f16", "rdna3")
+    with pytest.raises(LayoutError, match="unknown AMD element type"):
+        dtype_name("f17")
+    with pytest.raises(LayoutError, match="operand"):
+        mfma("v_mfma_f32_32x32x8_f16").fragment("E")
+    with pytest.raises(LayoutError, match="scaled"):
+        mfma("v_mfma_f32_32x32x8_f16").fragment("SA")
+    with pytest.raises(LayoutError, match="out of range"):
+        mfma("v_mfma_f32_32x32x8_f16").fragment("A").coords(64, 0)
+
+
+def test_arch_names() -> None:
+    assert [arch_name(x) for x in ("gfx908", "MI250X", "gfx942", "gfx950", "mfma3")] == \
+        ["cdna1", "cdna2", "cdna3", "cdna4", "cdna3"]
+
+
+# ------------------------------------------------------------------------------- CDNA4 and atoms
+def test_cdna4_new_shapes_follow_the_gfx9_rules() -> None:
+    a = mfma("v_mfma_f32_16x16x32_f16").fragment("A")  # 8 f16 a lane: k = 8*(lane // 16) + i
+    assert a.num_values == 8 and a.coords(17, 3) == (1, 11, 0) and a.num_registers == 4
+    for fmt, regs in (("fp8", 8), ("fp6", 6), ("fp4", 4)):
+        f = mfma("v_mfma_f32_32x32x64_f8f6f4").fragment("A", fmt)
+        assert (f.num_values, f.num_registers, f.dtype) == (32, regs, fmt)
+        assert f.coords(40, 31) == (8, 63, 0)
+    s = mfma("v_mfma_scale_f32_32x32x64_f8f6f4").fragment("SA")  # one E8M0 per lane: row, K-block of 32
+    assert (s.num_values, s.coords(33, 0), s.dtype) == (1, (1, 1, 0), "e8m0")
+    sb = mfma("v_mfma_scale_f32_16x16x128_f8f6f4").fragment("SB")
+    assert sb.coords(35, 0) == (2, 3, 0)
+    with pytest.raises(LayoutError, match="format"):
+        mfma("v_mfma_f32_32x32x64_f8f6f4").fragment("A", "f16")
+
+
+def test_every_instruction_is_an_mma_atom() -> None:
+    for m in catalog():
+        atom = m.atom()
+        M, N, K = m.shape
+        assert atom.shape_mnk == (M, N * m.row.blocks, K) and atom.num_threads == 64
+
+
+def test_a_multi_block_atom_is_the_wide_product() -> None:
+    # 4x4x4_16b as Triton's 4x64: D[i][j + 4*b] = sum_k A[i][k] B[k][j + 4*b] with A shared by the blocks
+    atom = mfma("v_mfma_f32_4x4x4_16b_f16", "cdna3").atom()
+    A = np.asarray(atom.layout_a_tv.table()).reshape(4, 64).T   # [lane, value] -> m + 4*k
+    B = np.asarray(atom.layout_b_tv.table()).reshape(4, 64).T   # -> n + 64*k
+    C = np.asarray(atom.layout_c_tv.table()).reshape(4, 64).T   # -> m + 4*n
+    for ln in range(64):   # a lane's A values and B values meet only in the D it owns: same block, same k
+        assert {int(x) // 4 for x in A[ln]} == {int(x) // 64 for x in B[ln]} == {0, 1, 2, 3}
+        assert {int(x) // 4 for x in C[ln]} == {ln}
+    tiled = make_tiled_mma(atom, (1, 1, 1))
+    assert tuple(tiled.tile_size_mnk) == (4, 64, 4)
+
+
+def test_atom_families_for_a_registry() -> None:
+    fams = families()
+    assert [f.arch for f in fams] == ["cdna1", "cdna2", "cdna3", "cdna4"]
+    assert all(f.vendor == "amd" and f.kind == "mfma" for f in fams)
+    cdna3 = fams[2]
+    assert "v_mfma_f32_32x32x8_f16" in cdna3.names() and len(cdna3.names()) == 32
+    atom = cdna3.build("V_MFMA_F32_32X32X8F16")
+    assert atom is not None and atom.shape_mnk == (32, 32, 8)
+    assert str(atom.layout_c_tv) == "((32,2),(4,4)):((32,4),(1,8))"
+    assert cdna3.build("v_mfma_f32_16x16x32_f16") is None  # CDNA4 only
+
+
+# ------------------------------------------------------------------------------- live calculator
+@pytest.mark.skipif(calc.calculator_path() is None, reason=f"${calc.ENV} does not name AMD's matrix_calculator.py")
+@pytest.mark.parametrize("arch,name", [("cdna1", "v_mfma_f32_4x4x1f32"), ("cdna2", "v_mfma_f64_4x4x4f64"),
+                                       ("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x32_fp8_bf8")])
+def test_live_calculator_sample(arch: str, name: str) -> None:
+    path = calc.calculator_path()
+    assert path is not None
+    assert calc.version(path).endswith("1.3.2")
+    for op in ("A", "B", "D"):
+        _compare(mfma(name, arch).fragment(op), calc.operand(path, arch, name, op))
