@@ -41,7 +41,8 @@ and follows the same two rules (its ISA guide draws them alike).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Callable
 
 import sympy
 
