@@ -34,7 +34,7 @@ def _recording(arch: str) -> dict:
 
 
 RECORDED = {arch: _recording(arch) for arch in CDNA}
-CASES = [(arch, name) for arch in CDNA for name in RECORDED[arch]["instructions"] if name.startswith("v_mfma_")]
+CASES = [(arch, name) for arch in CDNA for name in RECORDED[arch]["instructions"]]
 
 
 def _column_name(f: MatrixFragment, v: int) -> str:
@@ -43,7 +43,26 @@ def _column_name(f: MatrixFragment, v: int) -> str:
     return reg if bits in (32, 64) else f"{reg}.[{lo + bits - 1}:{lo}]"
 
 
+def _compare_sparse(f: MatrixFragment, rec: dict) -> None:
+    """A 4:2 sparse A: the calculator's cell is a pair of compressed values (a VGPR of f16, 16 bits of
+    8-bit types) and lists the four dense columns the pair is drawn from."""
+    cells = calc.decode(rec)
+    columns = rec["columns"]
+    assert f.num_values % 2 == 0 and len(columns) == f.num_values // 2
+    for c in range(len(columns)):
+        reg, lo, bits = f.register_bits(2 * c)
+        assert columns[c] == (reg if 2 * bits == 32 else f"{reg}.[{lo + 2 * bits - 1}:{lo}]")
+    assert len(cells) == 64 * len(columns)
+    for (ln, c), want in cells.items():
+        for v in (2 * c, 2 * c + 1):
+            row, _, blk = f.coords(ln, v)
+            first, last = f.column_range(ln, v)
+            assert [(row, k, blk) for k in range(first, last + 1)] == want, (f.name, ln, v)
+
+
 def _compare(f: MatrixFragment, rec: dict) -> None:
+    if f.sparse:
+        return _compare_sparse(f, rec)
     cells = calc.decode(rec)
     columns = rec["columns"]
     assert columns == [_column_name(f, v) for v in range(f.num_values)], f.name
@@ -53,12 +72,11 @@ def _compare(f: MatrixFragment, rec: dict) -> None:
         assert [f.coords(ln, v)] == want, f"{f.name} lane {ln} {columns[v]}: ours {f.coords(ln, v)}, calculator {want}"
 
 
-def test_the_tables_list_exactly_the_calculators_mfma() -> None:
+def test_the_tables_list_exactly_the_calculators_instructions() -> None:
     for arch in CDNA:
-        listed = {n for n in RECORDED[arch]["instructions"] if n.startswith("v_mfma_")}
-        assert listed == set(MFMA_INSTRUCTIONS[arch]), arch
+        assert set(RECORDED[arch]["instructions"]) == set(MFMA_INSTRUCTIONS[arch]), arch
     counts = {arch: sum(1 for a, _ in CASES if a == arch) for arch in CDNA}
-    assert counts == {"cdna1": 20, "cdna2": 27, "cdna3": 32}
+    assert counts == {"cdna1": 20, "cdna2": 27, "cdna3": 46}  # cdna3: 32 v_mfma + 14 v_smfmac
 
 
 @pytest.mark.parametrize("arch,name", CASES, ids=[f"{a}-{n}" for a, n in CASES])
@@ -127,6 +145,7 @@ def test_triton_instr_shape_spelling() -> None:
     assert mfma_for([16, 16, 32], "bf16", "gfx950").name == "v_mfma_f32_16x16x32_bf16"
     assert mfma_for([32, 32, 64], "fp4", "mfma4").name == "v_mfma_f32_32x32x64_f8f6f4"
     assert mfma_for([4, 4, 4], "f16", "cdna3").row.blocks == 16
+    assert mfma_for([16, 16, 64], "i8", "cdna3", sparse=True).name == "v_smfmac_i32_16x16x64_i8"
     assert mfma_for([32, 32, 16], "float8e4b8", "cdna3", b="float8e5b16").name == "v_mfma_f32_32x32x16_fp8_bf8"
     with pytest.raises(LayoutError, match="no MFMA of shape 32x32x9"):
         mfma_for((32, 32, 9), "f16")
@@ -199,17 +218,20 @@ def test_atom_families_for_a_registry() -> None:
     assert [f.arch for f in fams] == ["cdna1", "cdna2", "cdna3", "cdna4"]
     assert all(f.vendor == "amd" and f.kind == "mfma" for f in fams)
     cdna3 = fams[2]
-    assert "v_mfma_f32_32x32x8_f16" in cdna3.names() and len(cdna3.names()) == 32
+    assert "v_mfma_f32_32x32x8_f16" in cdna3.names() and len(cdna3.names()) == 46
     atom = cdna3.build("V_MFMA_F32_32X32X8F16")
     assert atom is not None and atom.shape_mnk == (32, 32, 8)
     assert str(atom.layout_c_tv) == "((32,2),(4,4)):((32,4),(1,8))"
     assert cdna3.build("v_mfma_f32_16x16x32_f16") is None  # CDNA4 only
+    sparse = cdna3.build("v_smfmac_f32_32x32x16_f16")
+    assert sparse is not None and sparse.a_k_compression == 2 and sparse.shape_mnk == (32, 32, 16)
 
 
 # ------------------------------------------------------------------------------- live calculator
 @pytest.mark.skipif(calc.calculator_path() is None, reason=f"${calc.ENV} does not name AMD's matrix_calculator.py")
 @pytest.mark.parametrize("arch,name", [("cdna1", "v_mfma_f32_4x4x1f32"), ("cdna2", "v_mfma_f64_4x4x4f64"),
-                                       ("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x32_fp8_bf8")])
+                                       ("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna3", "v_mfma_f32_16x16x32_fp8_bf8"),
+                                       ("cdna3", "v_smfmac_i32_16x16x64_i8")])
 def test_live_calculator_sample(arch: str, name: str) -> None:
     path = calc.calculator_path()
     assert path is not None

@@ -190,6 +190,7 @@ class MatrixFragment:
     params: tuple = ()  # ((Symbol, int), ...): the instruction's sizes the rule is written in
     blocks: int = 1
     wave: int = 64
+    sparse: bool = False  # 4:2 sparse A: codomain is the compressed M x K/2 matrix (see column_range)
     source: str = ""
     notes: str = field(default="", compare=False)
 
@@ -272,6 +273,17 @@ class MatrixFragment:
         self._check_value(value, "coords")
         r, c, b = self._decode(int(self._table[ln + self.num_threads * value]))
         return int(r), int(c), int(b)
+
+    def column_range(self, ln: int, value: int) -> tuple[int, int]:
+        """Sparse A only: ``(first, last)`` dense K-columns the compressed value may come from.
+
+        4:2 sparsity keeps 2 of every 4 consecutive K-elements: compressed columns ``2c`` and
+        ``2c+1`` come from dense columns ``4c .. 4c+3`` (which two, the compression index says).
+        """
+        if not self.sparse:
+            raise LayoutError(f"MatrixFragment.column_range: {self.name} is not a sparse A fragment")
+        c = self.coords(ln, value)[1]
+        return 4 * (c // 2), 4 * (c // 2) + 3
 
     def owners(self, row: int, col: int, block: int = 0) -> list[tuple[int, int]]:
         """Every ``(lane, value)`` holding element ``(row, col)`` of ``block`` (AMD's orientation)."""

@@ -18,10 +18,10 @@ others, which name the same instruction.
     >>> (row.m, row.n, row.k, row.blocks, row.a, row.out)
     (4, 4, 4, 16, 'f16', 'f32')
     >>> len(INSTRUCTIONS["cdna1"]), len(INSTRUCTIONS["cdna2"]), len(INSTRUCTIONS["cdna3"]), len(INSTRUCTIONS["cdna4"])
-    (20, 27, 32, 40)
+    (20, 27, 46, 68)
 
-Scope: the dense ``v_mfma_*`` (with the scaled ``v_mfma_scale_*`` of CDNA4); the 4:2 sparse
-``v_smfmac_*`` are not in these tables yet.
+Scope: the dense ``v_mfma_*`` (with the scaled ``v_mfma_scale_*`` of CDNA4) and the 4:2 sparse
+``v_smfmac_*`` of CDNA3 and CDNA4 (CDNA4 keeps CDNA3's and adds the double-K ones).
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ class MfmaInstruction:
     """One ``v_mfma_*`` row of an ISA table: ``D[M x N] (out) += A[M x K] (a) * B[K x N] (b)``, per block.
 
     ``a`` / ``b`` are the element types of A and B (``"f8f6f4"`` where CBSZ / BLGP choose one of
-    :data:`F8F6F4`); ``scaled`` marks CDNA4's ``v_mfma_scale_*`` (E8M0 scales for every 32 K-elements).
+    :data:`F8F6F4`); ``scaled`` marks CDNA4's ``v_mfma_scale_*`` (E8M0 scales for every 32 K-elements);
+    ``sparse`` marks the 4:2 structured-sparse ``v_smfmac_*`` (A holds 2 of every 4 K-elements: its
+    registers hold the compressed M x K/2 matrix; the compression index travels in SrcC).
     """
 
     name: str
@@ -52,6 +54,7 @@ class MfmaInstruction:
     k: int
     blocks: int = 1
     scaled: bool = False
+    sparse: bool = False
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -119,7 +122,25 @@ def _cdna3(arch: str = "cdna3") -> list[MfmaInstruction]:
     rows += [row("f32", m, n, k, b, "bf16") for m, n, k, b in _BF16_1K]
     rows += [row("f64", m, n, k, b, "f64") for m, n, k, b in _F64]
     rows += [row("f32", m, n, k, 1, a, bt) for m, n, k in [(16, 16, 32), (32, 32, 16)] for a, bt in _FP8]
+    return rows + (_smfmac(arch, _SMFMAC_CDNA3) if arch == "cdna3" else [])
+
+
+def _smfmac(arch: str, shapes: list[tuple[str, str, int, int, int]]) -> list[MfmaInstruction]:
+    """``v_smfmac_<out>_<M>x<N>x<K>_<types>`` rows; fp8/bf8 shapes come in the four A x B combinations."""
+    rows = []
+    for out, t, m, n, k in shapes:
+        for a, b in (_FP8 if t == "f8" else [(t, t)]):
+            types = a if a == b and t != "f8" else f"{a}_{b}"
+            rows.append(MfmaInstruction(f"v_smfmac_{out}_{m}x{n}x{k}_{types}", arch, out, a, b, m, n, k, sparse=True))
     return rows
+
+
+_SMFMAC_CDNA3 = [("f32", "f16", 16, 16, 32), ("f32", "f16", 32, 32, 16), ("f32", "bf16", 16, 16, 32),
+                 ("f32", "bf16", 32, 32, 16), ("i32", "i8", 16, 16, 64), ("i32", "i8", 32, 32, 32),
+                 ("f32", "f8", 16, 16, 64), ("f32", "f8", 32, 32, 32)]
+_SMFMAC_CDNA4 = [("f32", "f16", 16, 16, 64), ("f32", "f16", 32, 32, 32), ("f32", "bf16", 16, 16, 64),
+                 ("f32", "bf16", 32, 32, 32), ("i32", "i8", 16, 16, 128), ("i32", "i8", 32, 32, 64),
+                 ("f32", "f8", 16, 16, 128), ("f32", "f8", 32, 32, 64)]
 
 
 def _cdna4() -> list[MfmaInstruction]:
@@ -132,10 +153,10 @@ def _cdna4() -> list[MfmaInstruction]:
         rows.append(MfmaInstruction(f"v_mfma_f32_{m}x{n}x{k}_f8f6f4", "cdna4", "f32", "f8f6f4", "f8f6f4", m, n, k))
         rows.append(MfmaInstruction(f"v_mfma_scale_f32_{m}x{n}x{k}_f8f6f4", "cdna4", "f32", "f8f6f4", "f8f6f4", m, n, k,
                                     scaled=True))
-    return rows
+    return rows + _smfmac("cdna4", _SMFMAC_CDNA3 + _SMFMAC_CDNA4)
 
 
-#: ``INSTRUCTIONS[arch][mnemonic]``: every dense MFMA of each CDNA generation, in the ISA's spelling.
+#: ``INSTRUCTIONS[arch][mnemonic]``: every MFMA and SMFMAC of each CDNA generation, in the ISA's spelling.
 INSTRUCTIONS: dict[str, dict[str, MfmaInstruction]] = {
     arch: {r.name: r for r in rows}
     for arch, rows in (("cdna1", _cdna1("cdna1")), ("cdna2", _cdna2()), ("cdna3", _cdna3()), ("cdna4", _cdna4()))
@@ -153,7 +174,7 @@ def spellings(row: MfmaInstruction) -> tuple[str, ...]:
     """
     out: list[str] = [row.name]
     t = row.a
-    if row.a == row.b and t != "f8f6f4" and not row.scaled:
+    if row.a == row.b and t != "f8f6f4" and not row.scaled and not row.sparse:
         # CDNA2's bf16 "_1k" instructions are CDNA3's bf16 ones; CDNA1/2's plain bf16 have no CDNA3 name
         is_1k = t == "bf16" and (row.arch in ("cdna3", "cdna4") or row.name.endswith("_1k"))
         if t != "bf16" or is_1k:

@@ -123,8 +123,9 @@ def rule(row: MfmaInstruction, operand: str) -> tuple[tuple, tuple]:
     M, N, K, B = row.m, row.n, row.k, row.blocks
     if operand in ("A", "B"):
         R = M if operand == "A" else N
+        Kr = K // 2 if (row.sparse and operand == "A") else K  # sparse A: the compressed K/2 columns
         r, k, blk = RULES["input"]
-        return ((r, k, blk) if operand == "A" else (k, r, blk)), ((R_, R), (B_, B), (E_, R * K * B // WAVE))
+        return ((r, k, blk) if operand == "A" else (k, r, blk)), ((R_, R), (B_, B), (E_, R * Kr * B // WAVE))
     if operand in ("C", "D"):
         H = _h(row.out)
         G = min(M // H, WAVE // N)
@@ -189,8 +190,9 @@ class Mfma:
             raise LayoutError(f"{self.name}.fragment: {op} exists only for scaled MFMA (v_mfma_scale_*)")
         dtype = self.operand_dtype(op, fmt)
         M, N, K, B = r.m, r.n, r.k, r.blocks
-        if op == "A":
-            layout, codomain, blocks = _input_layout(M, K, B), (M, K), B
+        if op == "A":  # a sparse A holds the compressed M x K/2 matrix
+            Ka = K // 2 if r.sparse else K
+            layout, codomain, blocks = _input_layout(M, Ka, B), (M, Ka), B
         elif op == "B":
             layout, codomain, blocks = _input_layout(N, K, B), (N, K), B
         elif op in ("C", "D"):
@@ -202,7 +204,7 @@ class Mfma:
             r.arch, "CDNA ISA guide; AMD Matrix Instruction Calculator")
         exprs, params = rule(r, op)
         return MatrixFragment(self.name, r.arch, "D" if op == "C" else op, dtype, layout, codomain,
-                              exprs, params, blocks=blocks, wave=WAVE, source=src)
+                              exprs, params, blocks=blocks, wave=WAVE, sparse=r.sparse and op == "A", source=src)
 
     def fragments(self) -> dict[str, MatrixFragment]:
         """A, B and D (and SA, SB for scaled MFMA) by operand name."""
@@ -234,7 +236,8 @@ class Mfma:
         d = self.fragment("D").layout
         types = (r.out, self.operand_dtype("A", fmt_a), self.operand_dtype("B", fmt_b), r.out)
         notes = "" if B == 1 else f"{B} blocks side by side along N; A repeated over the blocks"
-        return MMAAtom(self.name, (M, N * B, K), Layout(WAVE, 1), a, b, d, value_types=types, notes=notes)
+        return MMAAtom(self.name, (M, N * B, K), Layout(WAVE, 1), a, b, d, value_types=types, notes=notes,
+                       a_k_compression=2 if r.sparse else 1)
 
     def __repr__(self) -> str:
         r = self.row
@@ -277,12 +280,14 @@ def mfma(name: str, arch: str | None = None) -> Mfma:
     raise LayoutError(f"mfma: no instruction {name!r} on {where}" + close_names(str(name).lower(), pool))
 
 
-def mfma_for(instr_shape: Any, a: str, arch: str = "cdna3", b: str | None = None, blocks: int | None = None) -> Mfma:
+def mfma_for(instr_shape: Any, a: str, arch: str = "cdna3", b: str | None = None, blocks: int | None = None,
+             sparse: bool = False) -> Mfma:
     """mfma_for((M, N, K), a_type, arch) -> the MFMA Triton means by ``AMDMFMALayout(instr_shape=[M, N, K])``.
 
     ``a`` / ``b`` are the element types of A and B (Triton's names work: ``fp16``, ``bf16``,
     ``float8e4b8``); ``blocks`` picks among instructions of one shape (default: one block, else
-    the only one). Triton's ``mfma<v>`` versions 1-4 are accepted as ``arch``.
+    the only one); ``sparse=True`` asks for the 4:2 sparse ``v_smfmac`` of that shape. Triton's
+    ``mfma<v>`` versions 1-4 are accepted as ``arch``.
 
     >>> mfma_for((32, 32, 8), "fp16", "gfx942").name, mfma_for([16, 16, 32], "fp8", "mfma3", b="bf8").name
     ('v_mfma_f32_32x32x8_f16', 'v_mfma_f32_16x16x32_fp8_bf8')
@@ -296,7 +301,7 @@ def mfma_for(instr_shape: Any, a: str, arch: str = "cdna3", b: str | None = None
         raise LayoutError(f"mfma_for: {arch} has no MFMA (MFMA is CDNA's: {', '.join(ARCH_ORDER)})")
     ta = dtype_name(a, op="mfma_for")
     tb = ta if b is None else dtype_name(b, op="mfma_for")
-    rows = [r for r in INSTRUCTIONS[arch].values() if r.shape == (M, N, K) and not r.scaled
+    rows = [r for r in INSTRUCTIONS[arch].values() if r.shape == (M, N, K) and not r.scaled and r.sparse == sparse
             and (r.a, r.b) in ((ta, tb), ("f8f6f4", "f8f6f4") if ta in F8F6F4 and tb in F8F6F4 else (None, None))]
     if blocks is not None:
         rows = [r for r in rows if r.blocks == blocks]
@@ -304,7 +309,7 @@ def mfma_for(instr_shape: Any, a: str, arch: str = "cdna3", b: str | None = None
         rows = [r for r in rows if r.blocks == 1] or rows
     if len(rows) != 1:
         have = sorted(f"{r.m}x{r.n}x{r.k}" + (f"({r.blocks}b)" if r.blocks > 1 else "")
-                      for r in INSTRUCTIONS[arch].values() if (r.a, r.b) == (ta, tb))
+                      for r in INSTRUCTIONS[arch].values() if (r.a, r.b) == (ta, tb) and r.sparse == sparse)
         raise LayoutError(f"mfma_for: {arch} has {'no' if not rows else 'several'} MFMA of shape {M}x{N}x{K} with A {ta}, "
                           f"B {tb}" + (f"; its {ta}x{tb} shapes: {', '.join(have)}" if have else ""))
     return Mfma(rows[0])
