@@ -214,7 +214,7 @@ def test_a_multi_block_atom_is_the_wide_product() -> None:
 
 
 def test_atom_families_for_a_registry() -> None:
-    fams = families()
+    fams = [f for f in families() if f.kind == "mfma"]
     assert [f.arch for f in fams] == ["cdna1", "cdna2", "cdna3", "cdna4"]
     assert all(f.vendor == "amd" and f.kind == "mfma" for f in fams)
     cdna3 = fams[2]

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 import sympy
@@ -42,9 +43,12 @@ from ..inttuple import flatten
 from ..layout import Layout
 from ..symbolic import lambdify_numpy
 
+if TYPE_CHECKING:
+    from ..tiled import MMAAtom
+
 __all__ = [
     "DTYPES", "ARCHS", "dtype_name", "dtype_bits", "arch_name", "name_key", "close_names",
-    "MatrixFragment", "lane", "i",
+    "MatrixFragment", "AtomFamily", "lane", "i",
 ]
 
 #: The lane of the wave (0..63 on CDNA; 0..31 or 0..63 on RDNA).
@@ -166,6 +170,20 @@ def close_names(name: str, names: list[str], n: int = 4) -> str:
 _RULES: dict[tuple, Any] = {}
 
 
+class AtomFamily(NamedTuple):
+    """What a vendor-neutral atom registry needs of one family: who, which instructions, how to build one.
+
+    ``names()`` lists the family's mnemonics (AMD's spelling); ``build(name)`` returns the
+    :class:`~layoutalg.tiled.MMAAtom` of any spelling of one of them, or None.
+    """
+
+    vendor: str
+    arch: str
+    kind: str
+    names: Callable[[], tuple[str, ...]]
+    build: Callable[[str], MMAAtom | None]
+
+
 @dataclass(frozen=True)
 class MatrixFragment:
     """One operand of an AMD matrix instruction: a TV layout ``(lane, value) -> element`` and the ISA rule.
@@ -191,6 +209,8 @@ class MatrixFragment:
     blocks: int = 1
     wave: int = 64
     sparse: bool = False  # 4:2 sparse A: codomain is the compressed M x K/2 matrix (see column_range)
+    slot_bits: int = 0  # register bits per value when not packed (RDNA3's 16-bit D: 32), 0 = packed
+    bit_offset: int = 0  # low bit of value 0 within its slot (RDNA3's 16-bit D with OPSEL[2]: 16)
     source: str = ""
     notes: str = field(default="", compare=False)
 
@@ -232,7 +252,7 @@ class MatrixFragment:
     @property
     def num_registers(self) -> int:
         """32-bit VGPRs the operand takes in each lane."""
-        return -(-self.num_values * self.element_bits // 32)
+        return -(-self.num_values * (self.slot_bits or self.element_bits) // 32)
 
     def register_bits(self, value: int) -> tuple[str, int, int]:
         """``(register, low bit, width)`` of value ``value``: ``("v1", 0, 16)`` is ``v1.[15:0]``.
@@ -244,7 +264,7 @@ class MatrixFragment:
         bits = self.element_bits
         if bits == 64:
             return f"v[{2 * value + 1}:{2 * value}]", 0, 64
-        reg, lo = divmod(value * bits, 32)
+        reg, lo = divmod(value * (self.slot_bits or bits) + self.bit_offset, 32)
         return f"v{reg}", lo, bits
 
     # ------------------------------------------------------------------ evaluation

@@ -41,18 +41,17 @@ and follows the same two rules (its ISA guide draws them alike).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
-from collections.abc import Callable
+from typing import Any
 
 import sympy
 
 from ...errors import LayoutError
 from ...layout import Layout
 from ...tiled import MMAAtom
-from ..common import MatrixFragment, arch_name, close_names, dtype_name, i, lane, name_key
+from ..common import AtomFamily, MatrixFragment, arch_name, close_names, dtype_name, i, lane, name_key
 from .isa import F8F6F4, INSTRUCTIONS, MfmaInstruction, spellings
 
-__all__ = ["Mfma", "mfma", "mfma_for", "catalog", "rule", "RULES", "AtomFamily", "families", "names", "build",
+__all__ = ["Mfma", "mfma", "mfma_for", "catalog", "rule", "RULES", "families", "names", "build",
            "ARCH_ORDER"]
 
 #: CDNA generations, oldest first.
@@ -322,16 +321,6 @@ def catalog(arch: str | None = None) -> list[Mfma]:
 
 
 # --------------------------------------------------------------------------------- atom registry
-class AtomFamily(NamedTuple):
-    """What a vendor-neutral atom registry needs of one family: who, which instructions, how to build one."""
-
-    vendor: str
-    arch: str
-    kind: str
-    names: Callable[[], tuple[str, ...]]
-    build: Callable[[str], MMAAtom | None]
-
-
 def names(arch: str) -> tuple[str, ...]:
     """The MFMA mnemonics of ``arch`` (its own spelling), for an atom registry.
 
