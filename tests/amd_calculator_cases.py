@@ -116,6 +116,37 @@ def decode(record: dict[str, Any]) -> dict[tuple[int, int], list[tuple[int, int,
     return out
 
 
+def column_name(fragment: Any, value: int, pair: bool = False) -> str:
+    """The calculator's column header for ``value`` of a layoutalg.amd fragment: ``v3``, ``v1.[15:0]``, ``v[1:0]``;
+    ``pair``: the header of values ``value, value+1`` together (how it prints a 4:2 sparse A)."""
+    reg, lo, bits = fragment.register_bits(value)
+    bits *= 2 if pair else 1
+    return reg if bits in (32, 64) else f"{reg}.[{lo + bits - 1}:{lo}]"
+
+
+def compare(fragment: Any, record: dict[str, Any]) -> None:
+    """Assert that a layoutalg.amd fragment and a stored operand record are the same register map.
+
+    Every column header equals the fragment's register bits; every non-empty cell equals the
+    fragment's ``(row, col, block)``; the calculator leaves exactly the lanes the fragment does not
+    cover empty. A sparse A cell (two compressed values from one group of four K-columns) lists
+    the four dense columns: ``column_range`` of both values.
+    """
+    cells = decode(record)
+    columns = record["columns"]
+    f = fragment
+    per = 2 if f.sparse else 1
+    assert columns == [column_name(f, per * c, f.sparse) for c in range(f.num_values // per)], (f.name, columns)
+    assert len(cells) == f.num_threads * len(columns), f"{f.name}: {len(cells)} cells, the layout fills {f.num_threads * len(columns)}"
+    assert all(ln < f.num_threads for ln, _ in cells), f"{f.name}: the calculator fills lanes the layout leaves out"
+    for (ln, c), want in cells.items():
+        for v in range(per * c, per * c + per):
+            row, col, blk = f.coords(ln, v)
+            got = [(row, k, blk) for k in range(f.column_range(ln, v)[0], f.column_range(ln, v)[1] + 1)] \
+                if f.sparse else [(row, col, blk)]
+            assert got == want, f"{f.name} lane {ln} {columns[c]} value {v}: layout {got}, calculator {want}"
+
+
 def operand(path: pathlib.Path, arch: str, inst: str, matrix: str, wave: int | None = None,
             extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """Run the calculator for one operand and return its compact record."""

@@ -37,39 +37,9 @@ RECORDED = {arch: _recording(arch) for arch in CDNA}
 CASES = [(arch, name) for arch in CDNA for name in RECORDED[arch]["instructions"]]
 
 
-def _column_name(f: MatrixFragment, v: int) -> str:
-    """The calculator's column header for value ``v``: ``v3``, ``v1.[15:0]``, ``v[1:0]``."""
-    reg, lo, bits = f.register_bits(v)
-    return reg if bits in (32, 64) else f"{reg}.[{lo + bits - 1}:{lo}]"
-
-
-def _compare_sparse(f: MatrixFragment, rec: dict) -> None:
-    """A 4:2 sparse A: the calculator's cell is a pair of compressed values (a VGPR of f16, 16 bits of
-    8-bit types) and lists the four dense columns the pair is drawn from."""
-    cells = calc.decode(rec)
-    columns = rec["columns"]
-    assert f.num_values % 2 == 0 and len(columns) == f.num_values // 2
-    for c in range(len(columns)):
-        reg, lo, bits = f.register_bits(2 * c)
-        assert columns[c] == (reg if 2 * bits == 32 else f"{reg}.[{lo + 2 * bits - 1}:{lo}]")
-    assert len(cells) == 64 * len(columns)
-    for (ln, c), want in cells.items():
-        for v in (2 * c, 2 * c + 1):
-            row, _, blk = f.coords(ln, v)
-            first, last = f.column_range(ln, v)
-            assert [(row, k, blk) for k in range(first, last + 1)] == want, (f.name, ln, v)
-
-
 def _compare(f: MatrixFragment, rec: dict) -> None:
-    if f.sparse:
-        return _compare_sparse(f, rec)
-    cells = calc.decode(rec)
-    columns = rec["columns"]
-    assert columns == [_column_name(f, v) for v in range(f.num_values)], f.name
+    calc.compare(f, rec)
     assert len(rec["cells"]) == f.num_threads == 64
-    assert len(cells) == 64 * f.num_values, f"{f.name}: the calculator leaves cells empty"
-    for (ln, v), want in cells.items():
-        assert [f.coords(ln, v)] == want, f"{f.name} lane {ln} {columns[v]}: ours {f.coords(ln, v)}, calculator {want}"
 
 
 def test_the_tables_list_exactly_the_calculators_instructions() -> None:

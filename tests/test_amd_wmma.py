@@ -1,8 +1,9 @@
-"""RDNA3 WMMA register maps (layoutalg.amd.rdna) against the ISA's rules and AMD's Matrix Instruction Calculator.
+"""WMMA register maps (layoutalg.amd.rdna) against the ISA's rules and AMD's Matrix Instruction Calculator.
 
-Every instruction the calculator lists on rdna3, in wave32 and wave64: A, B and D identical to the
-recorded register maps (tests/data/amd/calculator_rdna3.json), register names and bits included;
-every fragment equal to its ISA formula; a live re-run (OPSEL included) where the calculator is present.
+Every instruction the calculator lists on rdna3 and rdna4 (``v_wmma``, RDNA4's sparse ``v_swmmac``),
+in wave32 and wave64: A, B and D identical to the recorded register maps
+(tests/data/amd/calculator_<arch>.json), register names and bits included; every fragment equal to
+its ISA formula; a live re-run (OPSEL included) where the calculator is present.
 """
 
 from __future__ import annotations
@@ -13,82 +14,100 @@ import pathlib
 import pytest
 
 from layoutalg.amd import WMMA_INSTRUCTIONS, families, wmma, wmma_for
-from layoutalg.amd.common import MatrixFragment, i, lane
+from layoutalg.amd.common import i, lane
 from layoutalg.errors import LayoutError
 from layoutalg.verify import verify
 
 import amd_calculator_cases as calc
 
 DATA = pathlib.Path(__file__).resolve().parent / "data" / "amd"
-RDNA3 = json.loads((DATA / "calculator_rdna3.json").read_text())
-CASES = [(name, w) for name in RDNA3["instructions"] for w in (32, 64)]
+RDNA = ("rdna3", "rdna4")
+RECORDED = {arch: json.loads((DATA / f"calculator_{arch}.json").read_text()) for arch in RDNA}
+CASES = [(arch, name, w) for arch in RDNA for name in RECORDED[arch]["instructions"] for w in (32, 64)]
 
 
-def _column_name(f: MatrixFragment, v: int) -> str:
-    reg, lo, bits = f.register_bits(v)
-    return reg if bits == 32 else f"{reg}.[{lo + bits - 1}:{lo}]"
+def test_the_tables_list_exactly_the_calculators_instructions() -> None:
+    for arch in RDNA:
+        assert set(RECORDED[arch]["instructions"]) == set(WMMA_INSTRUCTIONS[arch]), arch
+    assert [sum(1 for a, _, _ in CASES if a == arch) for arch in RDNA] == [12, 44]  # 6 and 22 instructions, 2 waves
 
 
-def _compare(f: MatrixFragment, rec: dict) -> None:
-    cells = calc.decode(rec)
-    assert rec["columns"] == [_column_name(f, v) for v in range(f.num_values)], f.name
-    assert len(rec["cells"]) == f.num_threads and len(cells) == f.num_threads * f.num_values
-    for (ln, v), want in cells.items():
-        assert [f.coords(ln, v)] == want, (f.name, ln, v)
-
-
-def test_the_table_lists_exactly_the_calculators_rdna3() -> None:
-    assert set(RDNA3["instructions"]) == set(WMMA_INSTRUCTIONS["rdna3"])
-    assert len(CASES) == 12
-
-
-@pytest.mark.parametrize("name,wave", CASES, ids=[f"{n}-w{w}" for n, w in CASES])
-def test_identical_to_the_calculator(name: str, wave: int) -> None:
-    w = wmma(name, "rdna3")
-    rec = RDNA3["instructions"][name][f"wave{wave}"]
+@pytest.mark.parametrize("arch,name,wave", CASES, ids=[f"{a}-{n}-w{w}" for a, n, w in CASES])
+def test_identical_to_the_calculator(arch: str, name: str, wave: int) -> None:
+    w = wmma(name, arch)
+    rec = RECORDED[arch]["instructions"][name][f"wave{wave}"]
     for op in ("A", "B", "D"):
         f = w.fragment(op, wave)
-        _compare(f, rec[op])
+        calc.compare(f, rec[op])
         f.check()
-        assert verify(f, f.formula, (lane, i))
+
+
+@pytest.mark.parametrize("arch,name", [("rdna3", "v_wmma_f16_16x16x16_f16"), ("rdna4", "v_wmma_f32_16x16x16_f16"),
+                                       ("rdna4", "v_wmma_i32_16x16x16_iu8"), ("rdna4", "v_swmmac_i32_16x16x64_iu4")])
+def test_verify_proves_the_formula(arch: str, name: str) -> None:
+    for wave in (32, 64):
+        for f in wmma(name, arch).fragments(wave).values():
+            v = verify(f, f.formula, (lane, i))
+            assert v and v.method == "symbolic", (f.name, wave, v)
+
+
+def test_rdna4_16_bit_inputs_alternate_k_chunks_between_the_halves() -> None:
+    a = wmma("v_wmma_f32_16x16x16_f16", "rdna4").fragment("A", 32)
+    assert [a.coords(0, v)[1] for v in range(8)] == [0, 1, 2, 3, 8, 9, 10, 11]
+    assert [a.coords(16, v)[1] for v in range(8)] == [4, 5, 6, 7, 12, 13, 14, 15]
+    b = wmma("v_wmma_i32_16x16x16_iu8", "rdna4").fragment("B", 64)  # 8-bit: lanes 32-63 take K 4-7 of lanes 0-15
+    assert [b.coords(32, v)[0] for v in range(4)] == [4, 5, 6, 7]
+    half = wmma("v_wmma_i32_16x16x16_iu4", "rdna4").fragment("A", 64)  # one VGPR a lane: lanes 32-63 hold nothing
+    assert half.num_threads == 32
+    with pytest.raises(LayoutError, match="use wave=32"):
+        wmma("v_wmma_i32_16x16x16_iu4", "rdna4").atom(64)
 
 
 def test_names_and_errors() -> None:
-    assert wmma("V_WMMA_F32_16X16X16_F16") == wmma("v_wmma_f32_16x16x16_f16", "gfx1100")
-    assert wmma_for((16, 16, 16), "fp16").name == "v_wmma_f32_16x16x16_f16"
-    assert wmma_for((16, 16, 16), "bf16", out="bf16").name == "v_wmma_bf16_16x16x16_bf16"
+    assert wmma("V_WMMA_F32_16X16X16_F16", "gfx1100") == wmma("v_wmma_f32_16x16x16_f16", "rdna3")
+    assert wmma("v_wmma_f32_16x16x16_f16").arch == "rdna4"  # the newest RDNA having it
+    assert wmma("V_SWMMAC_I32_16X16X64_IU4").row.sparse
+    assert wmma_for((16, 16, 16), "fp16", "rdna3").name == "v_wmma_f32_16x16x16_f16"
+    assert wmma_for((16, 16, 16), "bf16", "gfx1100", out="bf16").name == "v_wmma_bf16_16x16x16_bf16"
     with pytest.raises(LayoutError, match="did you mean"):
         wmma("v_wmma_f32_16x16x16_f17")
     with pytest.raises(LayoutError, match="not 32 or 64"):
         wmma("v_wmma_f32_16x16x16_f16").fragment("A", wave=16)
-    with pytest.raises(LayoutError, match="no WMMA modelled"):
-        wmma("v_wmma_f32_16x16x16_f16", "rdna4")
+    with pytest.raises(LayoutError, match="WMMA is RDNA's"):
+        wmma("v_wmma_f32_16x16x16_f16", "cdna3")
     with pytest.raises(LayoutError, match="opsel_hi"):
-        wmma("v_wmma_f32_16x16x16_f16").fragment("D", opsel_hi=True)
+        wmma("v_wmma_f32_16x16x16_f16", "rdna3").fragment("D", opsel_hi=True)
 
 
-def test_opsel_moves_a_16_bit_accumulator_to_the_high_half() -> None:
-    f = wmma("v_wmma_f16_16x16x16_f16").fragment("D", 32, opsel_hi=True)
+def test_opsel_moves_rdna3_16_bit_accumulators_to_the_high_half() -> None:
+    f = wmma("v_wmma_f16_16x16x16_f16", "rdna3").fragment("D", 32, opsel_hi=True)
     assert f.register_bits(3) == ("v3", 16, 16) and f.num_registers == 8
+    g = wmma("v_wmma_f16_16x16x16_f16", "rdna4").fragment("D", 32)  # RDNA4 packs them
+    assert g.register_bits(3) == ("v1", 16, 16) and g.num_registers == 4
 
 
 def test_atoms_and_families() -> None:
-    for wave in (32, 64):
-        atom = wmma("v_wmma_i32_16x16x16_iu8").atom(wave)
-        assert atom.shape_mnk == (16, 16, 16) and atom.num_threads == wave
+    for arch in RDNA:
+        for wave in (32, 64):
+            atom = wmma("v_wmma_i32_16x16x16_iu8", arch).atom(wave)
+            assert atom.shape_mnk == (16, 16, 16) and atom.num_threads == wave
+    sparse = wmma("v_swmmac_f32_16x16x32_f16", "rdna4").atom(32)
+    assert sparse.a_k_compression == 2 and sparse.shape_mnk == (16, 16, 32)
     fam = [f for f in families() if f.kind == "wmma"]
-    assert [f.arch for f in fam] == ["rdna3"] and len(fam[0].names()) == 6
+    assert [f.arch for f in fam] == ["rdna3", "rdna4"] and [len(f.names()) for f in fam] == [6, 22]
     assert fam[0].build("V_WMMA_F32_16X16X16_BF16") is not None and fam[0].build("v_mfma_f32_32x32x8_f16") is None
 
 
 @pytest.mark.skipif(calc.calculator_path() is None, reason=f"${calc.ENV} does not name AMD's matrix_calculator.py")
-@pytest.mark.parametrize("name,wave,opsel", [("v_wmma_f16_16x16x16_f16", 32, 4), ("v_wmma_bf16_16x16x16_bf16", 64, 4),
-                                             ("v_wmma_i32_16x16x16_iu4", 64, 0)])
-def test_live_calculator_sample(name: str, wave: int, opsel: int) -> None:
+@pytest.mark.parametrize("arch,name,wave,opsel", [("rdna3", "v_wmma_f16_16x16x16_f16", 32, 4),
+                                                  ("rdna3", "v_wmma_bf16_16x16x16_bf16", 64, 4),
+                                                  ("rdna4", "v_wmma_i32_16x16x32_iu4", 64, 0),
+                                                  ("rdna4", "v_swmmac_f16_16x16x32_f16", 32, 0)])
+def test_live_calculator_sample(arch: str, name: str, wave: int, opsel: int) -> None:
     path = calc.calculator_path()
     assert path is not None
-    w = wmma(name)
+    w = wmma(name, arch)
     extra = ("--opsel", str(opsel)) if opsel else ()
-    _compare(w.fragment("D", wave, opsel_hi=bool(opsel & 4)), calc.operand(path, "rdna3", name, "D", wave, extra))
+    calc.compare(w.fragment("D", wave, opsel_hi=bool(opsel & 4)), calc.operand(path, arch, name, "D", wave, extra))
     for op in ("A", "B"):
-        _compare(w.fragment(op, wave), calc.operand(path, "rdna3", name, op, wave))
+        calc.compare(w.fragment(op, wave), calc.operand(path, arch, name, op, wave))

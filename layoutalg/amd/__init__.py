@@ -2,7 +2,7 @@
 
 Shaped by architecture family, as Triton's Gluon shapes ``language/amd``: ``cdna/`` holds the
 Instinct MFMA instructions of CDNA1-CDNA4 (``v_mfma_*``, ``v_smfmac_*``), ``rdna/`` the Radeon
-WMMA instructions (RDNA3 so far); ``common`` what every family shares (element types, architecture
+WMMA instructions (RDNA3, RDNA4); ``common`` what every family shares (element types, architecture
 names, mnemonic spellings, :class:`~layoutalg.amd.common.MatrixFragment`, :class:`AtomFamily`).
 
 Each operand of an instruction is a TV layout ``(lane, value) -> element`` proven equal to the ISA's
@@ -29,7 +29,7 @@ def families() -> tuple[AtomFamily, ...]:
     """Every AMD atom family for a vendor-neutral registry: MFMA per CDNA generation, WMMA per RDNA one.
 
     >>> [(f.arch, f.kind) for f in families()][-1]
-    ('rdna3', 'wmma')
+    ('rdna4', 'wmma')
     """
     return _mfma_families() + _wmma_families()
 
