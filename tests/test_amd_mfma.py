@@ -66,16 +66,21 @@ def test_the_recordings_say_where_they_come_from() -> None:
         assert p["version"].endswith("1.3.2") and p["arch"] == arch and "matrix_calculator.py" in p["command"]
 
 
-def test_every_fragment_is_its_isa_formula() -> None:
+def test_the_whole_amd_catalog_is_proven_fast() -> None:
+    """Every fragment of every MFMA (CDNA1-4) and WMMA (RDNA3-4, both wave sizes) equals its ISA rule on every
+    (lane, value): about 0.6 s on an idle core (the issue asks for under 1 s; the bound allows a busy machine)."""
+    from layoutalg.amd import WMMA_INSTRUCTIONS as W
+    from layoutalg.amd import wmma
+
     t0 = time.perf_counter()
-    n = 0
-    for m in catalog():
-        for f in m.fragments().values():
-            f.check()
-            n += 1
+    frags = [f for m in catalog() for f in m.fragments().values()]
+    frags += [f for arch, rows in W.items() for name in rows for wave in (32, 64)
+              for f in wmma(name, arch).fragments(wave).values()]
+    for f in frags:
+        f.check()
     elapsed = time.perf_counter() - t0
-    assert n == sum(3 + 2 * r.scaled for rows in MFMA_INSTRUCTIONS.values() for r in rows.values())
-    assert elapsed < 2.0, f"checking the AMD catalog took {elapsed:.2f} s (about 0.5 s when the machine is idle)"
+    assert len(frags) == sum(3 + 2 * r.scaled for rows in MFMA_INSTRUCTIONS.values() for r in rows.values()) + 6 * 28
+    assert elapsed < 3.0, f"proving the AMD catalog took {elapsed:.2f} s"
 
 
 @pytest.mark.parametrize("name", ["v_mfma_f32_32x32x8_f16", "v_mfma_f32_4x4x4_16b_f16", "v_mfma_f64_4x4x4_4b_f64",
