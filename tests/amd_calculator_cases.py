@@ -25,6 +25,7 @@ wave32 and wave64.
 Run (the calculator is not part of this project; bring it yourself)::
 
     LAYOUTALG_AMD_CALCULATOR=/path/to/matrix_calculator.py python tests/amd_calculator_cases.py [arch ...]
+    LAYOUTALG_AMD_CALCULATOR=... python tests/amd_calculator_cases.py modifiers   # calculator_modifiers.json
 """
 
 from __future__ import annotations
@@ -72,15 +73,20 @@ def instructions(path: pathlib.Path, arch: str) -> list[str]:
 
 
 def parse_matrix_layout(text: str) -> tuple[list[str], list[list[list[tuple[int, int, int]]]]]:
-    """``(columns, cells)`` of ``-M --csv`` output: cells[lane][column] lists (row, col, block)."""
+    """``(columns, cells)`` of ``-M --csv`` output: cells[lane][column] lists (row, col, block).
+
+    Lanes the output skips (nothing read from them under CBSZ/ABID or BLGP) get empty cells.
+    """
     lines = [ln for ln in text.splitlines() if ln.strip()]
     head = next(k for k, ln in enumerate(lines) if ln.startswith("lane,"))
     columns = lines[head].split(",")[1:]
-    cells = []
+    cells: list[list[list[tuple[int, int, int]]]] = []
     for ln in lines[head + 1:]:
         parts = ln.split(",")
-        if int(parts[0]) != len(cells):
+        if int(parts[0]) < len(cells):
             raise ValueError(f"lanes out of order at {ln!r}")
+        while len(cells) < int(parts[0]):  # a lane the instruction does not read (broadcast modifiers)
+            cells.append([[] for _ in columns])
         row = []
         for cell in parts[1:]:
             row.append([(int(r), int(c), int(b or 0)) for _, r, c, b in _CELL.findall(cell)])
@@ -184,12 +190,49 @@ def record(path: pathlib.Path, arch: str, workers: int = 2) -> dict[str, Any]:
     }
 
 
+#: (arch, instruction) of the broadcast-modifier recordings: A under every legal CBSZ/ABID, B under BLGP 1-7
+MODIFIER_CASES = [("cdna3", "v_mfma_f32_4x4x4_16b_f16"), ("cdna3", "v_mfma_f32_16x16x1_4b_f32"),
+                  ("cdna3", "v_mfma_f32_32x32x1_2b_f32"), ("cdna3", "v_mfma_i32_16x16x4_4b_i8"),
+                  ("cdna3", "v_mfma_f32_32x32x2_f32"), ("cdna3", "v_mfma_f64_16x16x4_f64"),
+                  ("cdna2", "v_mfma_f32_32x32x8f16"), ("cdna1", "v_mfma_f32_4x4x2bf16"),
+                  ("cdna2", "v_mfma_f32_16x16x4bf16_1k")]
+
+
+def record_modifiers(path: pathlib.Path, workers: int = 2) -> dict[str, Any]:
+    """A under every legal (cbsz, abid), B under every blgp 1..7, for :data:`MODIFIER_CASES`.
+
+    Blocks per instruction come from the unmodified A's record (``dims[2]``); cbsz runs to log2 of it
+    (f64 has no CBSZ). Every listed instruction takes BLGP.
+    """
+    jobs: list[tuple[str, str, str, tuple[str, ...]]] = []
+    for arch, inst in MODIFIER_CASES:
+        blocks = operand(path, arch, inst, "A")["dims"][2]
+        for cbsz in range(1, blocks.bit_length() if "f64" not in inst else 1):
+            jobs += [(arch, inst, "A", ("--cbsz", str(cbsz), "--abid", str(abid))) for abid in range(2 ** cbsz)]
+        jobs += [(arch, inst, "B", ("--blgp", str(blgp))) for blgp in range(1, 8)]
+    with ThreadPoolExecutor(workers) as pool:
+        results = list(pool.map(lambda j: operand(path, j[0], j[1], j[2], None, j[3]), jobs))
+    cases = [{"arch": a, "instruction": i, "operand": m, "modifiers": " ".join(x), "record": r}
+             for (a, i, m, x), r in zip(jobs, results)]
+    return {"provenance": {"tool": "AMD Matrix Instruction Calculator", "version": version(path),
+                           "date": datetime.date.today().isoformat(),
+                           "command": "python matrix_calculator.py -a <arch> -i <instruction> -<A|B> -M --csv "
+                                      "--cbsz <c> --abid <a> | --blgp <b>"},
+            "cases": cases}
+
+
 def main(argv: list[str]) -> int:
     path = calculator_path()
     if path is None:
         print(f"set {ENV} to the path of AMD's matrix_calculator.py", file=sys.stderr)
         return 2
     DATA.mkdir(parents=True, exist_ok=True)
+    if argv == ["modifiers"]:
+        rec = record_modifiers(path)
+        out = DATA / "calculator_modifiers.json"
+        out.write_text(json.dumps(rec, separators=(",", ":")) + "\n")
+        print(f"modifiers: {len(rec['cases'])} cases -> {out}")
+        return 0
     for arch in argv or ARCHS:
         rec = record(path, arch)
         out = DATA / f"calculator_{arch}.json"

@@ -213,3 +213,43 @@ def test_live_calculator_sample(arch: str, name: str) -> None:
     assert calc.version(path).endswith("1.3.2")
     for op in ("A", "B", "D"):
         _compare(mfma(name, arch).fragment(op), calc.operand(path, arch, name, op))
+
+
+# ------------------------------------------------------------------------------- CBSZ / ABID / BLGP
+MODIFIERS = json.loads((DATA / "calculator_modifiers.json").read_text())
+
+
+def _modifier_args(text: str) -> dict[str, int]:
+    parts = text.split()
+    return {parts[k].lstrip("-"): int(parts[k + 1]) for k in range(0, len(parts), 2)}
+
+
+@pytest.mark.parametrize("case", MODIFIERS["cases"],
+                         ids=[f"{c['arch']}-{c['instruction']}-{c['operand']}-{c['modifiers'].replace(' ', '')}"
+                              for c in MODIFIERS["cases"]])
+def test_broadcast_modifiers_identical_to_the_calculator(case: dict) -> None:
+    m = mfma(case["instruction"], case["arch"])
+    args = _modifier_args(case["modifiers"])
+    if "blgp" in args and not m.has_blgp:  # CDNA3 f64: the field is NEG, the calculator's map stays unmodified
+        args = {}
+    got = m.reads(case["operand"], **args)
+    want = calc.decode(case["record"])
+    assert {k: sorted(v, key=lambda e: (e[2], e[0], e[1])) for k, v in want.items()} == got
+
+
+def test_modifier_cases_cover_every_pattern() -> None:
+    cases = MODIFIERS["cases"]
+    assert len(cases) == 143
+    assert {_modifier_args(c["modifiers"]).get("blgp") for c in cases if c["operand"] == "B"} == set(range(1, 8))
+    assert max(_modifier_args(c["modifiers"]).get("cbsz", 0) for c in cases) == 4  # 4x4x4_16b: all 16 blocks
+
+
+def test_modifiers_are_refused_where_the_isa_has_none() -> None:
+    with pytest.raises(LayoutError, match="cbsz/abid"):
+        mfma("v_mfma_f32_32x32x8_f16", "cdna3").reads("A", cbsz=1)
+    with pytest.raises(LayoutError, match="out of range"):
+        mfma("v_mfma_f32_32x32x1_2b_f32", "cdna3").reads("A", cbsz=2)
+    with pytest.raises(LayoutError, match="blgp"):
+        mfma("v_mfma_f32_32x32x8_f16", "cdna3").reads("B", blgp=1)   # CDNA3: the field is NEG here
+    assert mfma("v_mfma_f32_32x32x8f16", "cdna2").has_blgp
+    assert not mfma("v_mfma_f64_16x16x4f64", "cdna2").has_blgp and not mfma("v_mfma_f64_16x16x4_f64", "cdna3").has_blgp

@@ -51,7 +51,7 @@ from ...tiled import MMAAtom
 from ..common import AtomFamily, MatrixFragment, arch_name, close_names, dtype_name, i, lane, name_key
 from .isa import F8F6F4, INSTRUCTIONS, MfmaInstruction, spellings
 
-__all__ = ["Mfma", "mfma", "mfma_for", "catalog", "rule", "RULES", "families", "names", "build",
+__all__ = ["Mfma", "mfma", "mfma_for", "catalog", "rule", "RULES", "blgp_lane", "families", "names", "build",
            "ARCH_ORDER"]
 
 #: CDNA generations, oldest first.
@@ -205,6 +205,64 @@ class Mfma:
         return MatrixFragment(self.name, r.arch, "D" if op == "C" else op, dtype, layout, codomain,
                               exprs, params, blocks=blocks, wave=WAVE, sparse=r.sparse and op == "A", source=src)
 
+    @property
+    def has_cbsz_abid(self) -> bool:
+        """Whether CBSZ/ABID broadcast A's blocks: multi-block MFMA except f64 (v_smfmac use the fields otherwise)."""
+        r = self.row
+        return r.blocks > 1 and r.out != "f64" and not r.sparse
+
+    @property
+    def has_blgp(self) -> bool:
+        """Whether BLGP swizzles B's lanes. CDNA1: always; CDNA2: except f64; CDNA3/4: f32 inputs and the
+        multi-block 16-bit and i8 forms (elsewhere the field is NEG -- f64 on CDNA3 -- or a format select)."""
+        r = self.row
+        if r.sparse or r.scaled or r.out == "f64" or r.a in ("f8f6f4", "xf32", "fp8", "bf8"):
+            return False
+        if r.arch in ("cdna1", "cdna2"):
+            return True
+        return r.a == "f32" or r.blocks > 1
+
+    def reads(self, operand: str, cbsz: int = 0, abid: int = 0, blgp: int = 0) -> dict[tuple[int, int], list[tuple]]:
+        """``{(lane, value): [(row, col, block), ...]}``: what the instruction reads from each register of A or B.
+
+        Without modifiers every register is read once, as its fragment says. The ISA's broadcast
+        modifiers change that (no longer a TV layout: one register may feed several blocks, others
+        none): ``cbsz``/``abid`` (A, multi-block instructions) -- every group of ``2**cbsz`` blocks
+        reads block ``abid`` of the group's A; ``blgp`` (B) -- the lane B is read from is
+        ``blgp_lane(lane, blgp)``. Registers nothing reads are left out.
+
+        >>> r = mfma("v_mfma_f32_4x4x4_16b_f16", "cdna3").reads("A", cbsz=2, abid=1)
+        >>> sorted(r)[0], r[(4, 0)]
+        ((4, 0), [(0, 0, 0), (0, 0, 1), (0, 0, 2), (0, 0, 3)])
+        """
+        op = str(operand).upper()
+        r = self.row
+        B = r.blocks
+        if op not in ("A", "B"):
+            raise LayoutError(f"{self.name}.reads: operand {operand!r} is not A or B (the modifiers act on inputs)")
+        if (cbsz or abid) and not (op == "A" and self.has_cbsz_abid):
+            raise LayoutError(f"{self.name}.reads: cbsz/abid broadcast blocks of A of a multi-block, non-f64 MFMA "
+                              f"(not operand {op} of this one)")
+        if not 0 <= cbsz <= max(B.bit_length() - 1, 0) or not 0 <= abid < 2 ** cbsz:
+            raise LayoutError(f"{self.name}.reads: cbsz {cbsz} / abid {abid} out of range (cbsz 0..log2(blocks = {B}), "
+                              "abid < 2**cbsz)")
+        if blgp and not (op == "B" and 0 < blgp < 8 and self.has_blgp):
+            raise LayoutError(f"{self.name}.reads: blgp {blgp} is not a B lane pattern 1..7 of this instruction "
+                              f"(has_blgp is {self.has_blgp})")
+        f = self.fragment(op)
+        out: dict[tuple[int, int], list[tuple]] = {}
+        for ln in range(f.num_threads):
+            for v in range(f.num_values):
+                row, col, blk = f.coords(ln, v)
+                if op == "A" and cbsz:
+                    base = blk >> cbsz << cbsz
+                    if blk != base + abid:
+                        continue
+                    out[(ln, v)] = [(row, col, b) for b in range(base, base + 2 ** cbsz)]
+                else:
+                    out.setdefault((blgp_lane(ln, blgp), v), []).append((row, col, blk))
+        return {key: sorted(val, key=lambda e: (e[2], e[0], e[1])) for key, val in sorted(out.items())}
+
     def fragments(self) -> dict[str, MatrixFragment]:
         """A, B and D (and SA, SB for scaled MFMA) by operand name."""
         ops = ("A", "B", "D") + (("SA", "SB") if self.row.scaled else ())
@@ -241,6 +299,26 @@ class Mfma:
     def __repr__(self) -> str:
         r = self.row
         return f"Mfma({r.name!r}, arch={r.arch!r}, MxNxK={r.m}x{r.n}x{r.k}, blocks={r.blocks})"
+
+
+def blgp_lane(ln: int, blgp: int) -> int:
+    """The lane an MFMA reads B from for lane ``ln`` under the BLGP pattern ``blgp`` (CDNA ISA, "BLGP").
+
+    0: as is; 1: lanes 0-31 broadcast to both halves; 2: lanes 32-63 broadcast; 3: rotate down by
+    16 lanes; 4-7: lanes ``16*(blgp-4) .. +15`` broadcast to all four quarters.
+
+    >>> [blgp_lane(40, p) for p in range(8)]
+    [40, 8, 40, 56, 8, 24, 40, 56]
+    """
+    if not 0 <= blgp < 8:
+        raise LayoutError(f"blgp_lane: blgp {blgp} is not a pattern 0..7")
+    if blgp == 0:
+        return ln
+    if blgp in (1, 2):
+        return ln % 32 + 32 * (blgp - 1)
+    if blgp == 3:
+        return (ln + 16) % 64
+    return ln % 16 + 16 * (blgp - 4)
 
 
 # --------------------------------------------------------------------------------- lookup
