@@ -269,11 +269,16 @@ def wmma_for(instr_shape: tuple[int, int, int], a: str, arch: str = "rdna3", out
 
 def families() -> tuple[AtomFamily, ...]:
     """One :class:`~layoutalg.amd.common.AtomFamily` per modelled RDNA generation (kind ``wmma``, wave32 atoms)."""
-    def build(n: str, a: str) -> MMAAtom | None:
-        try:
-            return wmma(n, a).atom(32)
-        except LayoutError:
-            return None
+    def fam(a: str) -> AtomFamily:
+        def names() -> tuple[str, ...]:
+            return tuple(WMMA_INSTRUCTIONS[a])
 
-    return tuple(AtomFamily("amd", a, "wmma", lambda a=a: tuple(WMMA_INSTRUCTIONS[a]), lambda n, a=a: build(n, a))
-                 for a in WMMA_INSTRUCTIONS)
+        def build(n: str) -> MMAAtom | None:
+            try:
+                return wmma(n, a).atom(32)
+            except LayoutError:
+                return None
+
+        return AtomFamily("amd", a, "wmma", names, build)
+
+    return tuple(fam(a) for a in WMMA_INSTRUCTIONS)
