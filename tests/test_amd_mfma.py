@@ -253,3 +253,51 @@ def test_modifiers_are_refused_where_the_isa_has_none() -> None:
         mfma("v_mfma_f32_32x32x8_f16", "cdna3").reads("B", blgp=1)   # CDNA3: the field is NEG here
     assert mfma("v_mfma_f32_32x32x8f16", "cdna2").has_blgp
     assert not mfma("v_mfma_f64_16x16x4f64", "cdna2").has_blgp and not mfma("v_mfma_f64_16x16x4_f64", "cdna3").has_blgp
+
+
+# ------------------------------------------------------------------------------- atoms compute the product
+def _run_instruction(rec: dict, regA: np.ndarray, regB: np.ndarray, blocks: int, M: int, N: int, K: int) -> np.ndarray:
+    """The instruction as the calculator's maps define it: gather each block's A and B from the registers, multiply,
+    scatter D back into registers. ``reg*[lane, column]`` (one value per column of the dense maps)."""
+    A = np.zeros((blocks, M, K))
+    B = np.zeros((blocks, K, N))
+    for (ln, c), cell in calc.decode(rec["A"]).items():
+        (row, col, b), = cell
+        A[b, row, col] = regA[ln, c]
+    for (ln, c), cell in calc.decode(rec["B"]).items():
+        (row, col, b), = cell
+        B[b, row, col] = regB[ln, c]
+    D = A @ B
+    regD = np.zeros((64, len(rec["D"]["columns"])))
+    for (ln, c), cell in calc.decode(rec["D"]).items():
+        (row, col, b), = cell
+        regD[ln, c] = D[b, row, col]
+    return regD
+
+
+@pytest.mark.parametrize("arch,name", [("cdna3", "v_mfma_f32_4x4x4_16b_f16"), ("cdna3", "v_mfma_f32_16x16x1_4b_f32"),
+                                       ("cdna3", "v_mfma_f32_32x32x1_2b_f32"), ("cdna2", "v_mfma_f64_4x4x4f64"),
+                                       ("cdna3", "v_mfma_f32_32x32x8_f16"), ("cdna1", "v_mfma_i32_16x16x16i8")])
+def test_the_atom_computes_its_product(arch: str, name: str) -> None:
+    """Registers filled by the atom's A and B TV layouts, run through the instruction (the calculator's maps),
+    hold in D what the atom's C TV layout says: C = A @ B over the atom's (M, N*blocks, K) tile."""
+    m = mfma(name, arch)
+    atom = m.atom()
+    M, Nw, K = atom.shape_mnk
+    rng = np.random.default_rng(0)
+    A, B = rng.integers(-3, 4, (M, K)).astype(float), rng.integers(-3, 4, (K, Nw)).astype(float)
+    a_flat, b_flat = A.flatten(order="F"), B.T.flatten(order="F")   # m + M*k; n + Nw*k
+    ta = np.asarray(atom.layout_a_tv.table()).reshape(-1, 64).T       # [lane, value]
+    tb = np.asarray(atom.layout_b_tv.table()).reshape(-1, 64).T
+    tc = np.asarray(atom.layout_c_tv.table()).reshape(-1, 64).T
+    regD = _run_instruction(RECORDED[arch]["instructions"][name]["wave64"], a_flat[ta], b_flat[tb],
+                            m.row.blocks, m.row.m, m.row.n, m.row.k)
+    assert np.array_equal(regD, (A @ B).flatten(order="F")[tc])
+
+
+def test_amd_atoms_tile_like_nvidia_ones() -> None:
+    tiled = make_tiled_mma(mfma("v_mfma_f32_32x32x8_f16", "cdna3").atom(), (2, 2, 1))
+    assert tuple(tiled.tile_size_mnk) == (64, 64, 8) and tiled.num_threads == 256
+    C = tiled.get_layoutC_TV()
+    values = np.asarray(C.table())
+    assert sorted(values.tolist()) == list(range(64 * 64))   # every element of the 64x64 tile once
