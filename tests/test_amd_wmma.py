@@ -111,3 +111,31 @@ def test_live_calculator_sample(arch: str, name: str, wave: int, opsel: int) -> 
     calc.compare(w.fragment("D", wave, opsel_hi=bool(opsel & 4)), calc.operand(path, arch, name, "D", wave, extra))
     for op in ("A", "B"):
         calc.compare(w.fragment(op, wave), calc.operand(path, arch, name, op, wave))
+
+
+@pytest.mark.parametrize("arch,name,wave", [("rdna3", "v_wmma_f32_16x16x16_f16", 32), ("rdna3", "v_wmma_i32_16x16x16_iu4", 64),
+                                            ("rdna4", "v_wmma_f32_16x16x16_f16", 32), ("rdna4", "v_wmma_i32_16x16x32_iu4", 64),
+                                            ("rdna4", "v_wmma_f32_16x16x16_fp8_bf8", 64)])
+def test_the_atom_computes_its_product(arch: str, name: str, wave: int) -> None:
+    """Registers filled by the atom's A and B TV layouts, run through the instruction as the calculator's maps define
+    it (one lane of each duplicated group is enough: every copy holds the same value), hold C = A @ B in D."""
+    import numpy as np
+
+    atom = wmma(name, arch).atom(wave)
+    M, N, K = atom.shape_mnk
+    rng = np.random.default_rng(1)
+    A, B = rng.integers(-3, 4, (M, K)).astype(float), rng.integers(-3, 4, (K, N)).astype(float)
+    tables = [np.asarray(L.table()).reshape(-1, wave).T for L in (atom.layout_a_tv, atom.layout_b_tv, atom.layout_c_tv)]
+    regA, regB = A.flatten(order="F")[tables[0]], B.T.flatten(order="F")[tables[1]]
+    rec = RECORDED[arch]["instructions"][name][f"wave{wave}"]
+    Ai, Bi = np.full((M, K), np.nan), np.full((K, N), np.nan)
+    for (ln, c), ((row, col, _),) in calc.decode(rec["A"]).items():
+        assert np.isnan(Ai[row, col]) or Ai[row, col] == regA[ln, c]   # the copies agree
+        Ai[row, col] = regA[ln, c]
+    for (ln, c), ((row, col, _),) in calc.decode(rec["B"]).items():
+        Bi[row, col] = regB[ln, c]
+    D = Ai @ Bi
+    regD = np.zeros_like(tables[2], dtype=float)
+    for (ln, c), ((row, col, _),) in calc.decode(rec["D"]).items():
+        regD[ln, c] = D[row, col]
+    assert np.array_equal(regD, (A @ B).flatten(order="F")[tables[2]])
