@@ -14,6 +14,8 @@ the set bits of ``l``. This recorder asks for every configuration below, each in
 The AMDMFMALayout versions are 3 (CDNA3, gfx942) and 4 (CDNA4, gfx950); one warp, not transposed,
 ``k_width`` = the values a lane holds (AMD's register map; a smaller ``k_width`` permutes K).
 
+``AMDWMMALayout`` versions 1 (RDNA3) and 2 (RDNA4) are recorded too, wave32 (Triton's RDNA wave size).
+
 Run: ``python tests/amd_triton_cases.py``.
 """
 
@@ -43,6 +45,31 @@ CONFIGS: list[tuple[str, str, int, list[int], int, int]] = [
     ("cdna4", "v_mfma_f32_16x16x128_f8f6f4", 4, [16, 16, 128], 32, 8),
     ("cdna4", "v_mfma_f32_32x32x64_f8f6f4", 4, [32, 32, 64], 32, 8),
 ]
+
+#: (arch, instruction, Triton AMDWMMALayout version, instr_shape, k_width): wave32, one warp
+WMMA_CONFIGS: list[tuple[str, str, int, list[int], int]] = [
+    ("rdna3", "v_wmma_f32_16x16x16_f16", 1, [16, 16, 16], 16),
+    ("rdna3", "v_wmma_i32_16x16x16_iu8", 1, [16, 16, 16], 16),
+    ("rdna4", "v_wmma_f32_16x16x16_f16", 2, [16, 16, 16], 4),
+    ("rdna4", "v_wmma_f32_16x16x16_f16", 2, [16, 16, 16], 8),   # what tl.dot picks: a K permutation of the ISA's map
+    ("rdna4", "v_wmma_i32_16x16x16_iu8", 2, [16, 16, 16], 8),
+]
+
+_WMMA_CHILD = r"""
+import json, sys
+from triton._C.libtriton import ir, gluon_ir
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.amd import AMDWMMALayout
+version, shape, k_width = json.loads(sys.argv[1])
+M, N, K = shape
+ctx = ir.context(); ir.load_dialects(ctx); b = gluon_ir.GluonOpBuilder(ctx)
+acc = AMDWMMALayout(version=version, transposed=False, warps_per_cta=[1, 1], instr_shape=shape)
+def bases(ll):
+    return {"register": ll.reg_bases, "lane": ll.lane_bases}
+print(json.dumps({"D": bases(b.to_linear_layout(acc._to_ir(b), [M, N])),
+                  "A": bases(b.to_linear_layout(gl.DotOperandLayout(0, acc, k_width)._to_ir(b), [M, K])),
+                  "B": bases(b.to_linear_layout(gl.DotOperandLayout(1, acc, k_width)._to_ir(b), [K, N]))}))
+"""
 
 _CHILD = r"""
 import json, sys
@@ -74,9 +101,11 @@ def triton_version() -> str | None:
     return str(triton.__version__)
 
 
-def ask(version: int, shape: list[int], k_width: int, bits: int, scaled: bool = False) -> dict[str, Any] | None:
+def ask(version: int, shape: list[int], k_width: int, bits: int, scaled: bool = False,
+        wmma: bool = False) -> dict[str, Any] | None:
     """Triton's bases for one configuration, or None when Triton refuses it (the child process aborts)."""
-    p = subprocess.run([sys.executable, "-c", _CHILD, json.dumps([version, shape, k_width, bits, scaled])],
+    args = [version, shape, k_width] if wmma else [version, shape, k_width, bits, scaled]
+    p = subprocess.run([sys.executable, "-c", _WMMA_CHILD if wmma else _CHILD, json.dumps(args)],
                        capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
         return None
@@ -104,10 +133,16 @@ def main() -> int:
         cases.append({"arch": arch, "instruction": name, "version": v, "instr_shape": shape, "k_width": kw,
                       "bits": bits, "layouts": got})
         print(f"{arch} {name}: {'ok' if got else 'refused'}")
+    wmma_cases = []
+    for arch, name, v, shape, kw in WMMA_CONFIGS:
+        got = ask(v, shape, kw, 0, wmma=True)
+        wmma_cases.append({"arch": arch, "instruction": name, "version": v, "instr_shape": shape, "k_width": kw,
+                           "wave": 32, "layouts": got})
+        print(f"{arch} {name} k_width={kw}: {'ok' if got else 'refused'}")
     OUT.write_text(json.dumps({"provenance": {"tool": f"triton {version} (gluon_ir.GluonOpBuilder.to_linear_layout)",
                                               "date": datetime.date.today().isoformat(),
                                               "command": "python tests/amd_triton_cases.py"},
-                               "cases": cases}, indent=1) + "\n")
+                               "cases": cases, "wmma_cases": wmma_cases}, indent=1) + "\n")
     return 0
 
 

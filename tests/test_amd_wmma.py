@@ -139,3 +139,33 @@ def test_the_atom_computes_its_product(arch: str, name: str, wave: int) -> None:
     for (ln, c), ((row, col, _),) in calc.decode(rec["D"]).items():
         regD[ln, c] = D[row, col]
     assert np.array_equal(regD, (A @ B).flatten(order="F")[tables[2]])
+
+
+# ------------------------------------------------------------------------------- Triton's AMDWMMALayout
+import amd_triton_cases as tri  # noqa: E402
+
+TRITON = json.loads((DATA / "triton_mfma.json").read_text())["wmma_cases"]
+
+
+def _triton_map(bases: dict, lanes: int, values: int) -> dict[tuple[int, int], tuple[int, int]]:
+    return {(ln, v): tri.evaluate(bases, ln, v) for ln in range(lanes) for v in range(values)}
+
+
+@pytest.mark.parametrize("case", TRITON, ids=[f"{c['arch']}-{c['instruction']}-kw{c['k_width']}" for c in TRITON])
+def test_triton_wmma_layouts(case: dict) -> None:
+    """Triton's WMMA v1 (RDNA3) and v2 (RDNA4) layouts are the ISA's maps -- except RDNA4 16-bit operands at
+    ``k_width=8`` (what ``tl.dot`` picks), which are the ISA's map with K bits 2 and 3 swapped: fine for a dot
+    product (A and B agree), not the register map the hardware reads."""
+    w = wmma(case["instruction"], case["arch"])
+    permuted = case["arch"] == "rdna4" and case["k_width"] == 8 and w.row.a in ("f16", "bf16")
+    for op, bases in case["layouts"].items():
+        f = w.fragment(op, 32)
+        ours = {(ln, v): f.coords(ln, v)[:2] for ln in range(32) for v in range(f.num_values)}
+        theirs = _triton_map(bases, 32, f.num_values)
+        if permuted and op in ("A", "B"):
+            assert ours != theirs, "Triton's k_width=8 RDNA4 map was expected to differ from the ISA's"
+
+            def swap23(k: int) -> int:
+                return (k & ~0b1100) | ((k >> 1) & 0b0100) | ((k << 1) & 0b1000)
+            ours = {key: ((r, swap23(c)) if op == "A" else (swap23(r), c)) for key, (r, c) in ours.items()}
+        assert ours == theirs, (f.name, op)
