@@ -301,3 +301,14 @@ def test_amd_atoms_tile_like_nvidia_ones() -> None:
     C = tiled.get_layoutC_TV()
     values = np.asarray(C.table())
     assert sorted(values.tolist()) == list(range(64 * 64))   # every element of the 64x64 tile once
+
+
+@pytest.mark.skipif(calc.calculator_path() is None, reason=f"${calc.ENV} does not name AMD's matrix_calculator.py")
+@pytest.mark.parametrize("arch,name,op,reg,ln,value", [("cdna3", "v_mfma_f32_32x32x8_f16", "D", 5, 37, 5),
+                                                        ("cdna3", "v_mfma_f32_4x4x4_16b_f16", "A", 0, 63, 1),
+                                                        ("cdna3", "v_mfma_f64_4x4x4_4b_f64", "D", 0, 63, 0)])
+def test_describe_speaks_the_calculators_words(arch: str, name: str, op: str, reg: int, ln: int, value: int) -> None:
+    path = calc.calculator_path()
+    assert path is not None
+    out = calc.run(path, "-a", arch, "-i", name, f"-{op}", "-m", "-r", str(reg), "-l", str(ln))
+    assert mfma(name, arch).fragment(op).describe(ln, value) in out.splitlines()

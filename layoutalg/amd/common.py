@@ -305,6 +305,20 @@ class MatrixFragment:
         c = self.coords(ln, value)[1]
         return 4 * (c // 2), 4 * (c // 2) + 3
 
+    def describe(self, ln: int, value: int) -> str:
+        """The register cell as AMD's calculator prints it: ``v5{37} = D[13][5]`` (``.B<block>`` when blocks > 1).
+
+        >>> from layoutalg.amd import mfma
+        >>> mfma("v_mfma_f32_32x32x8_f16").fragment("D").describe(37, 5)
+        'v5{37} = D[13][5]'
+        >>> mfma("v_mfma_f32_4x4x4_16b_f16").fragment("A").describe(63, 1)
+        'v0{63}.[31:16] = A[3][1].B15'
+        """
+        row, col, blk = self.coords(ln, value)
+        reg, lo, bits = self.register_bits(value)
+        cell = f"{reg}{{{ln}}}" + ("" if bits in (32, 64) else f".[{lo + bits - 1}:{lo}]")
+        return f"{cell} = {self.operand}[{row}][{col}]" + (f".B{blk}" if self.blocks > 1 else "")
+
     def owners(self, row: int, col: int, block: int = 0) -> list[tuple[int, int]]:
         """Every ``(lane, value)`` holding element ``(row, col)`` of ``block`` (AMD's orientation)."""
         d0, d1 = self.codomain
