@@ -35,7 +35,12 @@ The layouts below are built from shapes and strides; the formulas (:data:`RULES`
 the two rules above written as integer arithmetic in ``(lane, i)`` and the instruction's sizes; neither reads the other, and
 :func:`layoutalg.verify.verify` proves them equal. ``tests/test_amd_mfma.py`` also replays AMD's
 Matrix Instruction Calculator for every instruction it lists (CDNA1-3); CDNA4 has no calculator
-and follows the same two rules (its ISA guide draws them alike).
+and follows the same two rules (its ISA guide draws them alike); tests/test_amd_mfma_triton.py
+checks CDNA3 and CDNA4 shapes against Triton's linear layouts.
+
+The broadcast modifiers (CBSZ/ABID: a block of A feeds a group of blocks; BLGP: B read from other
+lanes) make the map from registers to elements one-to-many, so they are not TV layouts:
+:meth:`Mfma.reads` lists what each register feeds.
 """
 
 from __future__ import annotations
