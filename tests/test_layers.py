@@ -29,7 +29,7 @@ LAYERS: list[list[str]] = [
     ["verify"],
     ["tensor"],
     ["tiled"],
-    ["nvidia"],
+    ["nvidia", "amd"],  # the vendor catalogs: siblings, neither imports the other
     ["banks"],
     ["explain"],
     ["synth"],

@@ -1,0 +1,52 @@
+"""The AMD catalog: matrix-core instructions of AMD GPUs as layouts (knows nothing of :mod:`layoutalg.nvidia`).
+
+Shaped by architecture family, as Triton's Gluon shapes ``language/amd``: ``cdna/`` holds the
+Instinct MFMA instructions of CDNA1-CDNA4 (``v_mfma_*``, ``v_smfmac_*``), ``rdna/`` the Radeon
+WMMA instructions (RDNA3, RDNA4); ``common`` what every family shares (element types, architecture
+names, mnemonic spellings, :class:`~layoutalg.amd.common.MatrixFragment`, :class:`AtomFamily`).
+
+Each operand of an instruction is a TV layout ``(lane, value) -> element`` proven equal to the ISA's
+placement rule (:func:`layoutalg.verify.verify`; the whole catalog in about 0.6 s). No AMD GPU was
+used; what each map was checked against:
+
+- AMD's Matrix Instruction Calculator 1.3.2 (recorded in ``tests/data/amd/``, replayed cell by cell,
+  register bits included): every instruction it lists -- CDNA1 20, CDNA2 27, CDNA3 46 (32 ``v_mfma``,
+  14 ``v_smfmac``), RDNA3 6 and RDNA4 22 (``v_wmma``, ``v_swmmac``) at wave32 and wave64 -- A, B and
+  D; 143 CBSZ/ABID/BLGP cases (:meth:`~layoutalg.amd.cdna.mfma.Mfma.reads`);
+- Triton 3.6's linear layouts (``AMDMFMALayout`` v3/v4, ``AMDWMMALayout`` v1/v2, the CDNA4 MFMA
+  scale layout): 12 MFMA shapes of CDNA3 and CDNA4, 5 WMMA configurations. RDNA4 16-bit operands at
+  Triton's ``k_width=8`` are the ISA map with K bits 2 and 3 swapped (named in the tests);
+- CDNA4 instructions without a Triton configuration (``v_smfmac`` of CDNA4, fp6/fp4 register
+  packing) follow the CDNA rules and are checked against nothing else.
+
+::
+
+    >>> from layoutalg.amd import mfma
+    >>> m = mfma("v_mfma_f32_16x16x16_f16")
+    >>> str(m.fragment("A").layout), str(m.fragment("D").layout)
+    ('((16,4),4):((1,64),16)', '((16,4),4):((16,4),1)')
+    >>> m.atom().shape_mnk
+    (16, 16, 16)
+"""
+
+from .cdna import INSTRUCTIONS as MFMA_INSTRUCTIONS
+from .cdna import Mfma, catalog, mfma, mfma_for
+from .cdna import families as _mfma_families
+from .common import ARCHS, DTYPES, AtomFamily, MatrixFragment, arch_name, dtype_bits, dtype_name
+from .rdna import WMMA_INSTRUCTIONS, Wmma, wmma, wmma_for
+from .rdna import families as _wmma_families
+
+
+def families() -> tuple[AtomFamily, ...]:
+    """Every AMD atom family for a vendor-neutral registry: MFMA per CDNA generation, WMMA per RDNA one.
+
+    >>> [(f.arch, f.kind) for f in families()][-1]
+    ('rdna4', 'wmma')
+    """
+    return _mfma_families() + _wmma_families()
+
+
+__all__ = [
+    "ARCHS", "DTYPES", "MFMA_INSTRUCTIONS", "WMMA_INSTRUCTIONS", "AtomFamily", "MatrixFragment", "Mfma", "Wmma",
+    "arch_name", "catalog", "dtype_bits", "dtype_name", "families", "mfma", "mfma_for", "wmma", "wmma_for",
+]
