@@ -52,7 +52,7 @@ from .algebra import zipped_divide as _algebra_zipped_divide
 from .composed import ComposedLayout
 from .swizzle import Swizzle
 from .errors import LayoutError
-from .layout import Layout, _fmt, make_layout
+from .layout import Layout, fmt_tuple, make_layout
 from .parse import parse
 
 __all__ = [
@@ -150,7 +150,7 @@ def _lift(coord: Any, t: Any, keep_underscore: bool, op: str) -> tuple:
 
 
 def it_fmt(t: Any) -> str:
-    return _fmt(t)
+    return fmt_tuple(t)
 
 
 def _tuple_op(coord: Any, t: Any, keep_underscore: bool, op: str) -> Any:
