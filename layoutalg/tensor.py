@@ -58,6 +58,7 @@ from .parse import parse
 __all__ = [
     "_",
     "Underscore",
+    "underscore",
     "is_underscore",
     "slice_",
     "dice",
@@ -94,8 +95,9 @@ class Underscore:
         return "_"
 
 
-#: CuTe's underscore.
-_ = Underscore()
+#: CuTe's underscore ``_``, the one :class:`Underscore`; modules of the package import it by this name
+#: (``from .tensor import underscore as _``), users as ``_`` (``from layoutalg import _``)
+underscore = _ = Underscore()
 
 
 def is_underscore(x: Any) -> bool:

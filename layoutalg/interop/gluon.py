@@ -45,7 +45,7 @@ from typing import Any, cast
 from collections.abc import Mapping, Sequence
 
 from ..errors import LayoutError
-from ..linear import _flat, _unflat, invert_f2
+from ..linear import flat_index, unflat_index, invert_f2
 
 __all__ = [
     "GluonLayout",
@@ -651,7 +651,7 @@ def _shared_layout(g: GluonLayout, offsets: list[list[int]], shape: Sequence[int
     nbits = sum(s.bit_length() - 1 for s in shape)
     if len(offsets) != nbits:
         raise LayoutError(f"{op}: {g.kind} has {len(offsets)} offset bases; a {list(shape)} tile needs {nbits}")
-    pre = invert_f2([_flat(v, list(shape)) for v in offsets], f"{op}: {g.source}")
+    pre = invert_f2([flat_index(v, list(shape)) for v in offsets], f"{op}: {g.source}")
     per_dim, k = [], 0
     for s in shape:
         n = s.bit_length() - 1
@@ -673,9 +673,9 @@ def _shared_layout(g: GluonLayout, offsets: list[list[int]], shape: Sequence[int
 
 
 def _mode_strides(offs: list[int], f: Any) -> tuple[Any, Any]:
-    from ..linear import _mode_layout
+    from ..linear import mode_layout
 
-    m = _mode_layout([f(o) for o in offs])
+    m = mode_layout([f(o) for o in offs])
     return m.shape, m.stride
 
 
@@ -788,7 +788,7 @@ def _distributed_bases(x: Any, shape: list[int], op: str) -> dict[str, list[list
         if T < 32:
             raise LayoutError(f"{op}: {x} has {T} threads; a Gluon layout spans whole warps of 32 lanes")
         lane_b, warp_b = 5, tb - 5
-    vecs = [_unflat(v, shape) for v in images]
+    vecs = [unflat_index(v, shape) for v in images]
     for j, v in enumerate(vecs):
         if sum(1 for c in v if c) > 1:
             level = "lane" if j < lane_b else "warp" if j < lane_b + warp_b else "block" if j < tb else "register"
@@ -832,7 +832,7 @@ def _shared_bases(x: Any, shape: list[int], op: str) -> tuple[dict[str, list[lis
         if not np.array_equal(np.asarray([padded_offset(_xor_of(images, i), pairs) for i in range(total)]), table):
             raise LayoutError(f"{op}: {x} is neither F2-linear nor a padded linear layout") from None
     pre = invert_f2(images, f"{op}: {x}")
-    return {"offset": [_unflat(p, shape) for p in pre], "block": []}, pairs
+    return {"offset": [unflat_index(p, shape) for p in pre], "block": []}, pairs
 
 
 def _xor_of(images: list[int], i: int) -> int:
@@ -1339,7 +1339,7 @@ def bank_report(register: Any, shared: Any, shape: Sequence[int], element_bitwid
     """
     from ..banks import analyze
     from ..layout import Layout
-    from ..linear import _mode_layout
+    from ..linear import mode_layout
 
     op = "bank_report"
     shape = [int(s) for s in shape]
@@ -1352,8 +1352,8 @@ def bank_report(register: Any, shared: Any, shape: Sequence[int], element_bitwid
     smem = from_gluon(g, shape)
     table = smem.table()
     regs = [v for v in reg["register"] if any(v)]  # broadcast registers move nothing
-    offs = [int(table[_flat(v, shape)]) for v in regs]
-    others = [int(table[_flat(v, shape)]) for k in ("lane", "warp") for v in reg[k]]
+    offs = [int(table[flat_index(v, shape)]) for v in regs]
+    others = [int(table[flat_index(v, shape)]) for k in ("lane", "warp") for v in reg[k]]
     vec, order = 1, []
     # a vector of 2**k registers: registers at offsets 1, 2, .., 2**(k-1), no other basis touching those bits
     while vec * element_bitwidth < 128 and vec in offs:
@@ -1363,8 +1363,8 @@ def bank_report(register: Any, shared: Any, shape: Sequence[int], element_bitwid
         order.append(offs.index(vec))
         vec *= 2
     order += [i for i in range(len(regs)) if i not in order]
-    thr = [_mode_layout([_flat(v, shape) for v in reg[k]]) for k in ("lane", "warp")]
-    val = _mode_layout([_flat(regs[i], shape) for i in order])
+    thr = [mode_layout([flat_index(v, shape) for v in reg[k]]) for k in ("lane", "warp")]
+    val = mode_layout([flat_index(regs[i], shape) for i in order])
     access = Layout((tuple(t.shape for t in thr), val.shape), (tuple(t.stride for t in thr), val.stride))
     nbytes = element_bitwidth // 8
     return analyze(smem, access, nbytes, vec * nbytes)
