@@ -574,7 +574,7 @@ sp_right_inverse(PyObject *module, PyObject *arg)
 /* ---- composition ----------------------------------------------------------------------------- */
 
 /* CuTe's coalesce_x of n >= 1 modes into S:D: coalesce with a trailing size-1 mode read as 2
- * (layoutalg.algebra._coalesce_x_fast). The number of modes, or -1 past 64 bits. */
+ * (layoutalg.algebra.kernels.coalesce_x_fast). The number of modes, or -1 past 64 bits. */
 static int
 coalesce_x_modes(const long long *s, const long long *d, Py_ssize_t n, long long *S, long long *D)
 {
@@ -616,7 +616,7 @@ int_pair(long long a, long long b) /* (a, b) as two new ints in a new tuple */
 
 /* The result mode of one leaf s:d of B composed with S:D (R1 = its last index), as a new tuple
  * (shape, stride) -- each an int or a tuple of ints -- or NULL with no exception where the kernel
- * declines (layoutalg.algebra._compose_leaf_fast returns None there, or past 64 bits). */
+ * declines (layoutalg.algebra.kernels._compose_leaf_fast returns None there, or past 64 bits). */
 static PyObject *
 compose_leaf(const long long *S, const long long *D, int R1, long long s, long long d)
 {
@@ -684,7 +684,7 @@ compose_leaf(const long long *S, const long long *D, int R1, long long s, long l
 
 /* compose_leaf on each leaf of B's tuple bs:bd, keeping B's nesting: a new tuple (shape, stride), or
  * NULL (an exception set, or none where the kernel declines). *prev follows B's leaves as
- * layoutalg.algebra._compose_walk's ``prev`` does (0 once the strides stop ascending by multiples). */
+ * layoutalg.algebra.kernels._compose_walk's ``prev`` does (0 once the strides stop ascending by multiples). */
 static PyObject *
 compose_walk(const long long *S, const long long *D, int R1, PyObject *bs, PyObject *bd, long long *prev)
 {
@@ -755,7 +755,7 @@ scale(PyObject *t, long long k)
     return out;
 }
 
-/* composition(A, B) of two static Layouts, as layoutalg.algebra._compose_fast builds it, or None
+/* composition(A, B) of two static Layouts, as layoutalg.algebra.kernels.compose_fast builds it, or None
  * wherever that kernel returns None, the result would need the functional check (B's leaves do
  * not chain), or a value leaves 64 bits: then Python runs. */
 static PyObject *
@@ -829,7 +829,7 @@ sp_compose(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* complement(L, M) for a static Layout whose flat modes fit in int64 and an int cotarget M >= 1, or
  * None (Python does it: a negative stride, an inexact gap, a value past 64 bits) --
- * layoutalg.algebra._complement_fast, in C: filter and coalesce L, sort its modes by stride (the first
+ * layoutalg.algebra.kernels.complement_fast, in C: filter and coalesce L, sort its modes by stride (the first
  * on ties), emit the gap below each stride and the rest up to M, coalescing as they are emitted. */
 static PyObject *
 sp_complement(PyObject *module, PyObject *const *args, Py_ssize_t nargs)

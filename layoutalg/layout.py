@@ -31,7 +31,6 @@ expressions (see :mod:`layoutalg.inttuple`); such layouts evaluate to expression
 from __future__ import annotations
 
 import marshal
-import os
 from operator import attrgetter as _attrgetter
 from typing import TYPE_CHECKING, Any, cast
 
@@ -42,15 +41,7 @@ from . import inttuple as it
 from .errors import LayoutError
 from .hooks import svg_of
 from .inttuple import IntTuple, flatten, is_tuple, product
-
-_speedups: Any
-if os.environ.get("LAYOUTALG_PURE_PYTHON"):
-    _speedups = None
-else:
-    try:
-        from . import _speedups
-    except ImportError:  # not built (no C compiler at install): the same in pure Python
-        _speedups = None
+from .speedups import ext, register_layout
 
 __all__ = [
     "Layout",
@@ -79,9 +70,14 @@ def _check_positive_shape(shape: IntTuple, op: str) -> None:
             raise LayoutError(f"{op}: shape {shape!s} has entry {s}, which is not positive")
 
 
-def _fmt(t: Any) -> str:
+def fmt_tuple(t: Any) -> str:
+    """An int tuple as CuTe prints it, without spaces: ``(4,(2,m))``.
+
+    >>> fmt_tuple((4, (2, 8)))
+    '(4,(2,8))'
+    """
     if type(t) is tuple:
-        return "(" + ",".join(_fmt(x) for x in t) + ")"
+        return "(" + ",".join(fmt_tuple(x) for x in t) + ")"
     if type(t) is int:
         return str(t)
     if not isinstance(t, sympy.Expr) or t.is_Number:  # numbers compare equal across types: not cached
@@ -102,7 +98,7 @@ class _PyLayoutFields:
     """The five fields of a :class:`Layout` and its checked construction, in pure Python.
 
     ``layoutalg._speedups.LayoutBase`` is the same in C (built where a compiler is at hand): it
-    validates plain-int tuples itself and defers to the same Python checks (``_checked``) for the
+    validates plain-int tuples itself and defers to the same Python checks (``checked``) for the
     rest, so results and error messages are one. ``LAYOUTALG_PURE_PYTHON=1`` selects this class.
     """
 
@@ -132,11 +128,11 @@ class _PyLayoutFields:
         if stride is not None:
             e = _SEEN.get(id(shape))
             if e is None or e[1] is not stride:
-                e = _checked(shape, stride)
+                e = checked(shape, stride)
         else:
             e = _SEEN_COMPACT.get(id(shape))
             if e is None:
-                e = _checked_compact(shape)
+                e = checked_compact(shape)
         self._shape = e[2]
         self._stride = e[3]
         self._flat = e[4]
@@ -145,8 +141,8 @@ class _PyLayoutFields:
 
 
 _LayoutFields = _PyLayoutFields
-if _speedups is not None and not TYPE_CHECKING:
-    _LayoutFields = _speedups.LayoutBase  # the C twin of the class above
+if ext is not None and not TYPE_CHECKING:
+    _LayoutFields = ext.LayoutBase  # the C twin of the class above
 
 
 class Layout(_LayoutFields):
@@ -184,7 +180,7 @@ class Layout(_LayoutFields):
         """(flat shape, flat stride) leaves, cached."""
         f = self._flat
         if f is None:
-            f = _flatten_pair(self.shape, self.stride)
+            f = flatten_pair(self.shape, self.stride)
             self._flat = f
         return f
 
@@ -413,7 +409,7 @@ class Layout(_LayoutFields):
     # --- printing and comparison -----------------------------------------------------------
 
     def __str__(self) -> str:
-        return f"{_fmt(self.shape)}:{_fmt(self.stride)}"
+        return f"{fmt_tuple(self.shape)}:{fmt_tuple(self.stride)}"
 
     def __repr__(self) -> str:
         if self.is_static:
@@ -439,7 +435,7 @@ class Layout(_LayoutFields):
 
 
 
-def _flatten_pair(s: Any, d: Any) -> tuple[tuple, tuple]:
+def flatten_pair(s: Any, d: Any) -> tuple[tuple, tuple]:
     """Flatten a congruent (shape, stride) pair in one pass."""
     if type(s) is not tuple:
         return (s,), (d,)
@@ -449,7 +445,7 @@ def _flatten_pair(s: Any, d: Any) -> tuple[tuple, tuple]:
         if type(x) is tuple:
             for x2, y2 in zip(x, y):  # depth 2 inline: the common case for tile layouts
                 if type(x2) is tuple:
-                    a, b = _flatten_pair(x2, y2)
+                    a, b = flatten_pair(x2, y2)
                     fs += a
                     fd += b
                 else:
@@ -491,7 +487,7 @@ def _static_flat(s: Any, d: Any) -> tuple[tuple, tuple] | None:
                     fs.append(x2)
                     fd.append(y2)
                 elif _static_congruent(x2, y2, 2):
-                    a, b = _flatten_pair(x2, y2)
+                    a, b = flatten_pair(x2, y2)
                     fs += a
                     fd += b
                 else:
@@ -547,8 +543,11 @@ def _remember(table: dict, key: Any, e: _Checked, limit: int = _SEEN_MAX) -> Non
     table[key] = e
 
 
-def _checked(shape: Any, stride: Any) -> _Checked:
-    """Validate and normalise ``shape``:``stride`` (Layout's invariant), or raise LayoutError."""
+def checked(shape: Any, stride: Any) -> _Checked:
+    """Validate and normalise ``shape``:``stride`` (Layout's invariant), or raise LayoutError.
+
+    What the pure-Python ``Layout(shape, stride)`` runs (and the C construction defers to for
+    anything but plain ints): a test hook too, tests/test_speedups.py compares it with the C path."""
     try:
         key: bytes | None = _dumps((shape, stride), 2)
     except (ValueError, RecursionError):  # numpy or sympy leaves, or nested too deeply
@@ -566,7 +565,7 @@ def _checked(shape: Any, stride: Any) -> _Checked:
             _remember(_KNOWN, key, e, _KNOWN_MAX)
         _remember(_SEEN, id(shape), e)
         return e
-    return _checked_symbolic(shape, stride)
+    return checked_symbolic(shape, stride)
 
 
 #: sympy leaves seen normalised before (``as_leaf(x) is x``) -> True if ``x`` passed as a shape leaf
@@ -606,7 +605,7 @@ def _mixed_walk(s: Any, d: Any, fs: list, fd: list, depth: int) -> bool:
 _SYM_TYPES: set[type] = set()
 
 
-def _checked_symbolic(shape: Any, stride: Any) -> _Checked:
+def checked_symbolic(shape: Any, stride: Any) -> _Checked:
     """The check of a layout that is not congruent tuples of plain ints: sympy leaves, numpy ints,
     lists, or bad input (the LayoutError is raised here)."""
     fs: list = []
@@ -623,7 +622,7 @@ def _checked_symbolic(shape: Any, stride: Any) -> _Checked:
     _check_positive_shape(shape, "Layout")
     if not it.congruent(shape, stride):
         raise LayoutError(
-            f"Layout: stride {_fmt(stride)} is not congruent with shape {_fmt(shape)} "
+            f"Layout: stride {fmt_tuple(stride)} is not congruent with shape {fmt_tuple(shape)} "
             "(they must have the same nesting)"
         )
     if len(_SYM_LEAVES) >= _SYM_LEAVES_MAX:
@@ -637,8 +636,9 @@ def _checked_symbolic(shape: Any, stride: Any) -> _Checked:
     return (None, None, shape, stride, None, None)
 
 
-def _checked_compact(shape: Any) -> _Checked:
-    """Validate ``shape`` and give it CuTe's compact column-major (LayoutLeft) stride."""
+def checked_compact(shape: Any) -> _Checked:
+    """Validate ``shape`` and give it CuTe's compact column-major (LayoutLeft) stride (``Layout(shape)``
+    in pure Python; a test hook like :func:`checked`)."""
     given = shape
     try:
         shape = it.normalize(shape, "Layout shape")
@@ -657,14 +657,14 @@ def _checked_compact(shape: Any) -> _Checked:
 
 
 #: the C kernels of size, cosize and L(i), where built (each returns None where Python must answer)
-_c_size = _speedups.size if _speedups is not None else None
-_c_cosize = _speedups.cosize if _speedups is not None else None
-_c_eval_index = _speedups.eval_index if _speedups is not None else None
+_c_size = ext.size if ext is not None else None
+_c_cosize = ext.cosize if ext is not None else None
+_c_eval_index = ext.eval_index if ext is not None else None
 
-if _speedups is not None:
-    # C construction: plain-int tuples are checked in C, anything else by _checked/_checked_compact
-    _speedups._register(Layout, _checked_symbolic, _checked_compact)
-    Layout._make = _speedups.make  # type: ignore[method-assign]
+register_layout(Layout, checked_symbolic, checked_compact)
+if ext is not None:
+    # C construction: plain-int tuples are checked in C, anything else by checked/checked_compact
+    Layout._make = ext.make  # type: ignore[method-assign]
 
 
 #: The most entries an int64 array of a whole layout's offsets may have (512 MiB): Layout.table and
@@ -750,7 +750,7 @@ def make_ordered_layout(shp: Any, order: Any) -> Layout:
     if isinstance(order, list):
         order = tuple(order)
     if not it.weakly_congruent(order, shp) or not all(type(o) is int for o in it.flatten(order)):
-        raise LayoutError(f"make_ordered_layout: order {order!r} does not match shape {_fmt(shp)}")
+        raise LayoutError(f"make_ordered_layout: order {order!r} does not match shape {fmt_tuple(shp)}")
     # ref_shape/ref_order: one entry per leaf of the order, the shape's extent under that leaf
     ref_shape: list = []
     ref_order: list = []

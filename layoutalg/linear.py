@@ -201,7 +201,7 @@ def is_f2_linear(L: Any) -> bool:
         return False
 
 
-def _mode_layout(vecs: list[int]) -> Layout:
+def mode_layout(vecs: list[int]) -> Layout:
     """The coalesced 1-mode layout with bit images ``vecs`` (pairwise disjoint)."""
     leaves: list[list[int]] = []
     for v in vecs:
@@ -279,7 +279,7 @@ def from_linear(lin: Any, *, shape: Iterable[int] | None = None) -> Any:
     flat = [v for m in per_mode for v in m]
 
     def build(modes: list[list[int]]) -> Layout:
-        layouts = [_mode_layout(m) for m in modes]
+        layouts = [mode_layout(m) for m in modes]
         if len(layouts) == 1:
             return layouts[0]
         return Layout(tuple(x.shape for x in layouts), tuple(x.stride for x in layouts))
@@ -295,7 +295,7 @@ def from_linear(lin: Any, *, shape: Iterable[int] | None = None) -> Any:
 
 
 # --- Triton's conventions -------------------------------------------------------------------
-def _flat(v: Iterable[int], shape: list[int]) -> int:
+def flat_index(v: Iterable[int], shape: list[int]) -> int:
     """Column-major index v[0] + shape[0]*v[1] + ... of a coordinate."""
     x, m = 0, 1
     for c, s in zip(v, shape):
@@ -304,7 +304,8 @@ def _flat(v: Iterable[int], shape: list[int]) -> int:
     return x
 
 
-def _unflat(x: int, shape: list[int]) -> list[int]:
+def unflat_index(x: int, shape: list[int]) -> list[int]:
+    """The coordinate of the column-major index ``x`` in ``shape`` (the inverse of :func:`flat_index`)."""
     out = []
     for s in shape:
         out.append(x % s)
@@ -371,7 +372,7 @@ def _triton_linear(L: Any, shape: list[int], kind: str | None) -> LinearLayout:
         if len(table) != total:
             raise LayoutError(f"{op}: {L} has {len(table)} coordinates; the {shape} tensor has {total}")
         pre = invert_f2(images, op)
-        return LinearLayout((("offset", tuple(tuple(_unflat(p, shape)) for p in pre)),), outs)
+        return LinearLayout((("offset", tuple(tuple(unflat_index(p, shape)) for p in pre)),), outs)
     if kind != "distributed":
         raise LayoutError(f"{op}: kind={kind!r} is not 'distributed' or 'shared'")
     if L.rank() != 2:
@@ -385,7 +386,7 @@ def _triton_linear(L: Any, shape: list[int], kind: str | None) -> LinearLayout:
         wb = int(np.prod(flatten(thr[1]))).bit_length() - 1
     else:
         wb = max(tb - 5, 0)
-    vecs = [tuple(_unflat(v, shape)) for v in images]
+    vecs = [tuple(unflat_index(v, shape)) for v in images]
     lb = min(5, tb)
     return LinearLayout((("register", tuple(vecs[tb:])), ("lane", tuple(vecs[:lb])), ("warp", tuple(vecs[lb:lb + wb])),
                          ("block", tuple(vecs[lb + wb:tb]))), outs)
@@ -402,7 +403,7 @@ def _from_triton(lin: Any, shape: list[int]) -> Any:
     if set(bases) <= {"offset", "block"} and "offset" in bases:
         if bases.get("block"):
             raise LayoutError(f"{op}: shared bases over several CTAs (block) are not supported")
-        pre = invert_f2([_flat(v, shape) for v in bases["offset"]], op)
+        pre = invert_f2([flat_index(v, shape) for v in bases["offset"]], op)
         per_dim, k = [], 0
         for s in shape:
             n = s.bit_length() - 1
@@ -412,12 +413,12 @@ def _from_triton(lin: Any, shape: list[int]) -> Any:
     if not set(bases) <= {"register", "lane", "warp", "block"}:
         raise LayoutError(f"{op}: in-dims {sorted(bases)} are neither Triton's distributed (register, lane, warp, "
                           "block) nor shared (offset) ones")
-    levels = {k: [_flat(v, shape) for v in bases.get(k, [])] for k in ("register", "lane", "warp", "block")}
+    levels = {k: [flat_index(v, shape) for v in bases.get(k, [])] for k in ("register", "lane", "warp", "block")}
     flat = [v for vs in levels.values() for v in vs if v]
 
     def build(f: Any) -> Layout:
-        thr = [_mode_layout([f(v) for v in levels[k]]) for k in ("lane", "warp", "block")]
-        val = _mode_layout([f(v) for v in levels["register"]])
+        thr = [mode_layout([f(v) for v in levels[k]]) for k in ("lane", "warp", "block")]
+        val = mode_layout([f(v) for v in levels["register"]])
         return Layout((tuple(t.shape for t in thr), val.shape), (tuple(t.stride for t in thr), val.stride))
 
     if _disjoint(flat):

@@ -52,12 +52,13 @@ from .algebra import zipped_divide as _algebra_zipped_divide
 from .composed import ComposedLayout
 from .swizzle import Swizzle
 from .errors import LayoutError
-from .layout import Layout, _fmt, make_layout
+from .layout import Layout, fmt_tuple, make_layout
 from .parse import parse
 
 __all__ = [
     "_",
     "Underscore",
+    "underscore",
     "is_underscore",
     "slice_",
     "dice",
@@ -94,8 +95,9 @@ class Underscore:
         return "_"
 
 
-#: CuTe's underscore.
-_ = Underscore()
+#: CuTe's underscore ``_``, the one :class:`Underscore`; modules of the package import it by this name
+#: (``from .tensor import underscore as _``), users as ``_`` (``from layoutalg import _``)
+underscore = _ = Underscore()
 
 
 def is_underscore(x: Any) -> bool:
@@ -150,7 +152,7 @@ def _lift(coord: Any, t: Any, keep_underscore: bool, op: str) -> tuple:
 
 
 def it_fmt(t: Any) -> str:
-    return _fmt(t)
+    return fmt_tuple(t)
 
 
 def _tuple_op(coord: Any, t: Any, keep_underscore: bool, op: str) -> Any:

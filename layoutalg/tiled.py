@@ -62,7 +62,6 @@ from .layout import Layout, make_layout
 from .parse import parse
 from .tensor import (
     Tensor,
-    _,
     compact_col_major,
     get_flat_coord,
     is_underscore,
@@ -70,6 +69,7 @@ from .tensor import (
     make_tensor,
     zipped_divide,
 )
+from .tensor import underscore as _
 
 __all__ = [
     "MMAAtom",

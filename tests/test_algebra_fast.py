@@ -2,7 +2,7 @@
 
 Every algebra operation on concrete layouts first runs a kernel on plain int tuples and falls back
 to its reference construction (the code CuTe conformance was established with) wherever the kernel
-is not sure. Here both run on the same random inputs (``algebra._reference_only()`` switches the
+is not sure. Here both run on the same random inputs (``speedups.reference_only()`` switches the
 kernels off) and must agree exactly: the same shape and stride tuples (so the same text and the same
 nesting), or the same exception type and message. The inputs reach every branch a kernel takes or
 declines: size-1 and stride-0 modes, trailing size-1 modes, negative strides, non-injective and
@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from strategies import compact_layouts, layouts, nested_shape
 
 import layoutalg as la
-from layoutalg import Layout, algebra
+from layoutalg import Layout, algebra, speedups
 from layoutalg.inttuple import flatten, unflatten
-from layoutalg.layout import _flatten_pair
+from layoutalg.layout import flatten_pair
 
 STRIDES_NEG = st.sampled_from([0, 1, 1, 2, 3, 4, 8, 16, 32, -1, -2, -4])
 
@@ -51,7 +51,7 @@ def _outcome(f: Callable[..., Any], *args: Any) -> tuple:
     except Exception as e:  # noqa: BLE001 - any exception must be the reference's
         return ("raised", type(e).__name__, str(e))
     if isinstance(r, Layout):
-        assert r.flat == _flatten_pair(r.shape, r.stride), f"stale flat cache on {r}"
+        assert r.flat == flatten_pair(r.shape, r.stride), f"stale flat cache on {r}"
         assert r.is_static == (algebra.Layout(r.shape, r.stride).is_static)
         return ("layout", repr(r.shape), repr(r.stride), str(r))
     return ("value", repr(r))
@@ -59,16 +59,16 @@ def _outcome(f: Callable[..., Any], *args: Any) -> tuple:
 
 def _same(f: Callable[..., Any], *args: Any) -> None:
     fast = _outcome(f, *args)
-    with algebra._reference_only():
+    with speedups.reference_only():
         ref = _outcome(f, *args)
     assert fast == ref
 
 
 def test_reference_only_switches_the_kernels_off() -> None:
-    assert algebra._FAST
-    with algebra._reference_only():
-        assert not algebra._FAST
-    assert algebra._FAST
+    assert speedups.enabled()
+    with speedups.reference_only():
+        assert not speedups.enabled()
+    assert speedups.enabled()
 
 
 @settings(max_examples=500)
@@ -108,7 +108,7 @@ def test_binary_ops_on_tiles(A: Layout, B: Layout) -> None:
 @given(ANY, ANY)
 def test_unchecked_composition(A: Layout, B: Layout) -> None:
     """With the functional check off (the conformance tests' mode) both return CuTe's construction."""
-    with algebra._cute_construction_only():
+    with algebra.cute_construction_only():
         _same(la.composition, A, B)
         _same(la.logical_divide, A, B)
 

@@ -18,7 +18,7 @@ import pytest
 import cute_oracle as co
 import layoutalg as la
 from layoutalg import Layout, LayoutError, parse
-from layoutalg.algebra import CompositionError, _cute_construction_only
+from layoutalg.algebra import CompositionError, cute_construction_only
 from layoutalg.composed import ComposedLayout
 from layoutalg.interop import cutecpp
 
@@ -129,7 +129,7 @@ def test_identical_text_and_function(results, op):
 def _replay(c: co.Case):
     """layoutalg's answer to a refused case with the composition check off: CuTe's bare construction."""
     op = c.op.split("/")[0]
-    with _cute_construction_only():
+    with cute_construction_only():
         if op == "composed":
             op = "composition" if c.op.endswith("composition") else "logical_divide"
         return getattr(la, op)(*[x for x in c.inputs if x is not None])

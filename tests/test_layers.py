@@ -20,7 +20,7 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "layoutalg"
 #: import each other either.
 LAYERS: list[list[str]] = [
     ["errors", "_speedups"],  # _speedups: the C fast paths (layoutalg/_speedups.c), importing nothing
-    ["hooks", "symbolic", "inttuple"],
+    ["hooks", "symbolic", "inttuple", "speedups"],  # speedups: the one Python front of _speedups
     ["layout"],
     ["algebra"],
     ["swizzle"],

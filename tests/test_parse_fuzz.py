@@ -210,10 +210,10 @@ def test_too_many_digits_name_the_limit() -> None:
 
 def _full(text: str) -> tuple:
     """What the full recursive-descent parser makes of ``text``, with no fast path in front."""
-    from layoutalg.parse import _Parser
+    from layoutalg.parse.notation import Parser
 
     try:
-        r = _Parser(text).composed()
+        r = Parser(text).composed()
     except LayoutError as e:
         return ("refused", str(e))
     return _described(r)
@@ -229,21 +229,20 @@ def test_fast_paths_read_as_the_full_parser() -> None:
     """parse's fast paths (plain ints through the JSON reader, symbolic leaves read once per distinct
     text) give what the full parser gives -- the same tuples, flat modes and static flag -- or hand
     the text over, on the fuzz corpus (CuTe notation only: C++ spellings have their own reader)."""
-    import sys
+    from layoutalg.parse import cpp, notation
 
-    parse_module = sys.modules["layoutalg.parse"]  # the module (the package's `parse` is the function)
     rng = random.Random(SEED + 1)
     corpus = [_seed_text(rng) for _ in range(600)]
     texts = corpus + [_mutate(rng.choice(corpus), rng, corpus) for _ in range(4000)]
-    texts = [t for t in texts if not parse_module._CPP_MARK.search(t)]
+    texts = [t for t in texts if not cpp.CPP_MARK.search(t)]
     taken = 0
     for text in texts:
-        fast = parse_module._fast(text)
+        fast = notation.read_fast(text)
         if fast is None:
             continue
         taken += 1
         assert _described(fast) == _full(text), text
     # the symbolic fast path in particular is exercised
-    sym = [t for t in texts if parse_module._SYMBOLIC(t) and not parse_module._PLAIN(t)]
-    n_sym = sum(parse_module._symbolic(t) is not None for t in sym)
+    sym = [t for t in texts if notation.SYMBOLIC(t) and not notation.PLAIN(t)]
+    n_sym = sum(notation.read_symbolic(t) is not None for t in sym)
     assert taken > 600 and n_sym > 100, (taken, n_sym)

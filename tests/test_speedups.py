@@ -1,7 +1,7 @@
 """The C fast paths (``layoutalg/_speedups.c``) against the pure-Python code they stand in for.
 
 ``Layout(shape, stride)`` and ``Layout(shape)`` are checked in C for plain-int tuples and by
-``layout._checked``/``_checked_compact`` otherwise; ``coalesce``, ``filter``, ``right_inverse``, ``composition``
+``layout.checked``/``checked_compact`` otherwise; ``coalesce``, ``filter``, ``right_inverse``, ``composition``
 (and the composition inside ``logical_divide``), ``size``, ``cosize`` and ``L(i)`` run a C kernel
 on flat int64 modes. Here every input -- valid or not, ints past 64 bits, bools, floats, numpy and
 sympy leaves, lists, nesting past the depth limit -- must give what the pure-Python class gives:
@@ -26,12 +26,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import layoutalg as la
-from layoutalg import Layout, algebra
+from layoutalg import Layout, speedups
 from layoutalg import layout as lm
 from layoutalg.inttuple import flatten, unflatten
 
 ROOT = Path(__file__).resolve().parents[1]
-built = pytest.mark.skipif(lm._speedups is None, reason="the C fast paths are not built (pure Python)")
+built = pytest.mark.skipif(speedups.ext is None, reason="the C fast paths are not built (pure Python)")
 
 
 def test_built_where_a_compiler_is() -> None:
@@ -40,17 +40,17 @@ def test_built_where_a_compiler_is() -> None:
         pytest.skip("LAYOUTALG_PURE_PYTHON is set")
     if not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler: layoutalg runs in pure Python")
-    assert lm._speedups is not None, "a C compiler is here, but layoutalg._speedups was not built"
-    assert Layout.__mro__[1] is lm._speedups.LayoutBase
+    assert speedups.ext is not None, "a C compiler is here, but layoutalg._speedups was not built"
+    assert Layout.__mro__[1] is speedups.ext.LayoutBase
 
 
 def _pure(shape: Any, stride: Any = None) -> tuple:
     """What the pure-Python class builds, or the exception it raises."""
     try:
-        e = lm._checked(shape, stride) if stride is not None else lm._checked_compact(shape)
+        e = lm.checked(shape, stride) if stride is not None else lm.checked_compact(shape)
     except Exception as err:  # noqa: BLE001 - compared with what the C path raises
         return ("raised", type(err).__name__, str(err))
-    flat = e[4] if e[4] is not None else lm._flatten_pair(e[2], e[3])
+    flat = e[4] if e[4] is not None else lm.flatten_pair(e[2], e[3])
     static = e[5] if e[5] is not None else all(type(x) is int for x in flat[0] + flat[1])
     return ("layout", repr(e[2]), repr(e[3]), repr(flat), static)
 
@@ -197,7 +197,7 @@ def _outcome(f: Any, L: Layout) -> tuple:
 def test_kernels_match_the_reference(L: Layout) -> None:
     for f in (la.coalesce, la.right_inverse, la.filter):
         fast = _outcome(f, L)
-        with algebra._reference_only():
+        with speedups.reference_only():
             assert fast == _outcome(f, L)
 
 
@@ -207,7 +207,7 @@ def test_kernels_match_the_reference(L: Layout) -> None:
 def test_complement_kernel_matches_the_reference(L: Layout, m: int) -> None:
     for f in (lambda x: la.complement(x, m), la.complement):
         fast = _outcome(f, L)
-        with algebra._reference_only():
+        with speedups.reference_only():
             assert fast == _outcome(f, L)
 
 
@@ -227,14 +227,14 @@ def _outcome2(f: Any, A: Layout, B: Layout) -> tuple:
 def test_composition_kernel_matches_the_reference(A: Layout, B: Layout) -> None:
     for f in (la.composition, la.logical_divide):
         fast = _outcome2(f, A, B)
-        with algebra._reference_only():
+        with speedups.reference_only():
             assert fast == _outcome2(f, A, B)
 
 
 @built
 def test_kernels_hand_over() -> None:
     """Where the C kernels decline (past 64 bits, symbolic, size 1), the Python code answers."""
-    sp = lm._speedups
+    sp = speedups.ext
     assert sp.coalesce(Layout((2, 1 << 64), (1 << 63, 1))) is None
     assert sp.coalesce(la.parse("(m,2):(1,m)")) is None
     assert sp.coalesce(Layout((4, 2), (1, 4))) == Layout(8, 1)
@@ -260,8 +260,8 @@ def test_pure_python_build() -> None:
     """The package without its C part (a machine with no compiler): the core and algebra tests."""
     env = dict(os.environ, LAYOUTALG_PURE_PYTHON="1")
     tests = ["tests/test_layout.py", "tests/test_algebra_fast.py", "tests/test_algebra_laws.py", "tests/test_errors.py",
-             "tests/test_parse_fuzz.py", "layoutalg/layout.py", "layoutalg/algebra.py"]
-    code = ("import layoutalg.layout as lm, sys, pytest; assert lm._speedups is None; "
+             "tests/test_parse_fuzz.py", "layoutalg/layout.py", "layoutalg/algebra", "layoutalg/speedups.py"]
+    code = ("import layoutalg.speedups as sp, sys, pytest; assert sp.ext is None; "
             f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-x', *{tests!r}]))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

@@ -149,7 +149,7 @@ def hopper_plan(seed: int = 0) -> dict:
     from .. import ComposedLayout, Layout
     from ..nvidia import wgmma
     from ..nvidia.atoms import mma_atom
-    from ..tensor import _, make_tensor
+    from ..tensor import make_tensor, underscore as _
     from ..tiled import make_tiled_mma
 
     M, N, K = 128, 64, 64
