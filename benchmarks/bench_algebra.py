@@ -280,9 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     import platform
 
-    from layoutalg import layout as _layout_module
+    from layoutalg import speedups
 
-    built = "built" if _layout_module._speedups is not None else "not built: pure Python"
+    built = "built" if speedups.built() else "not built: pure Python"
     print(f"layoutalg {la.__version__} (C fast paths {built}); pycute (nvidia-cutlass); python {sys.version.split()[0]}; "
           f"{platform.machine()}, {platform.processor() or 'cpu'}")
 

@@ -120,7 +120,7 @@ def _first_line(doc: str) -> str:
 
 def _fields_twin(cls):
     """Layout's fields and constructor live in a base class that is C where the extension is built
-    (``layoutalg._speedups.LayoutBase``); its pure-Python twin documents them the same either way."""
+    (``layoutalg.speedups._ext.LayoutBase``); its pure-Python twin documents them the same either way."""
     from layoutalg.layout import Layout, _PyLayoutFields
 
     return _PyLayoutFields if cls is Layout else None

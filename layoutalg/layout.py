@@ -97,7 +97,7 @@ _LEAF_TEXT: dict[Any, str] = {}
 class _PyLayoutFields:
     """The five fields of a :class:`Layout` and its checked construction, in pure Python.
 
-    ``layoutalg._speedups.LayoutBase`` is the same in C (built where a compiler is at hand): it
+    ``layoutalg.speedups._ext.LayoutBase`` is the same in C (built where a compiler is at hand): it
     validates plain-int tuples itself and defers to the same Python checks (``checked``) for the
     rest, so results and error messages are one. ``LAYOUTALG_PURE_PYTHON=1`` selects this class.
     """

@@ -19,8 +19,8 @@ PKG = pathlib.Path(__file__).resolve().parents[1] / "layoutalg"
 #: lowest first; a unit is a top-level module or subpackage of layoutalg. Units in one layer may not
 #: import each other either.
 LAYERS: list[list[str]] = [
-    ["errors", "_speedups"],  # _speedups: the C fast paths (layoutalg/_speedups.c), importing nothing
-    ["hooks", "symbolic", "inttuple", "speedups"],  # speedups: the one Python front of _speedups
+    ["errors"],
+    ["hooks", "symbolic", "inttuple", "speedups"],  # speedups: the C fast paths (speedups/_ext.c) and their one Python front
     ["layout"],
     ["algebra"],
     ["swizzle"],

@@ -1,4 +1,4 @@
-"""The C fast paths (``layoutalg/_speedups.c``) against the pure-Python code they stand in for.
+"""The C fast paths (``layoutalg/speedups/_ext.c``) against the pure-Python code they stand in for.
 
 ``Layout(shape, stride)`` and ``Layout(shape)`` are checked in C for plain-int tuples and by
 ``layout.checked``/``checked_compact`` otherwise; ``coalesce``, ``filter``, ``right_inverse``, ``composition``
@@ -40,7 +40,7 @@ def test_built_where_a_compiler_is() -> None:
         pytest.skip("LAYOUTALG_PURE_PYTHON is set")
     if not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler: layoutalg runs in pure Python")
-    assert speedups.ext is not None, "a C compiler is here, but layoutalg._speedups was not built"
+    assert speedups.ext is not None, "a C compiler is here, but layoutalg.speedups._ext was not built"
     assert Layout.__mro__[1] is speedups.ext.LayoutBase
 
 
@@ -260,7 +260,7 @@ def test_pure_python_build() -> None:
     """The package without its C part (a machine with no compiler): the core and algebra tests."""
     env = dict(os.environ, LAYOUTALG_PURE_PYTHON="1")
     tests = ["tests/test_layout.py", "tests/test_algebra_fast.py", "tests/test_algebra_laws.py", "tests/test_errors.py",
-             "tests/test_parse_fuzz.py", "layoutalg/layout.py", "layoutalg/algebra", "layoutalg/speedups.py"]
+             "tests/test_parse_fuzz.py", "layoutalg/layout.py", "layoutalg/algebra", "layoutalg/speedups"]
     code = ("import layoutalg.speedups as sp, sys, pytest; assert sp.ext is None; "
             f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-x', *{tests!r}]))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)

@@ -1,4 +1,4 @@
-/* layoutalg._speedups: the C fast path of Layout's construction and of coalesce.
+/* layoutalg.speedups._ext: the C fast path of Layout's construction and of coalesce.
  *
  * Optional: setup.py builds it when a C compiler is there, and layoutalg runs the same code in
  * pure Python without it (or with LAYOUTALG_PURE_PYTHON=1). It knows one thing only: shapes and
@@ -189,7 +189,7 @@ set_from_checked(LayoutObject *self, PyObject *e)
         return -1;
     if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 6) {
         Py_DECREF(e);
-        PyErr_SetString(PyExc_SystemError, "layoutalg._speedups: the registered check returned a bad value");
+        PyErr_SetString(PyExc_SystemError, "layoutalg.speedups._ext: the registered check returned a bad value");
         return -1;
     }
     set_fields(self, PyTuple_GET_ITEM(e, 2), PyTuple_GET_ITEM(e, 3), PyTuple_GET_ITEM(e, 4),
@@ -213,7 +213,7 @@ Layout_init(LayoutObject *self, PyObject *args, PyObject *kwds)
             return -1;
     }
     if (checked_fn == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "layoutalg._speedups: import layoutalg.layout first");
+        PyErr_SetString(PyExc_RuntimeError, "layoutalg.speedups._ext: import layoutalg.layout first");
         return -1;
     }
     if (stride == Py_None) {
@@ -288,7 +288,7 @@ static PyMemberDef Layout_members[] = {
 
 static PyTypeObject LayoutBase_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "layoutalg._speedups.LayoutBase",
+    .tp_name = "layoutalg.speedups._ext.LayoutBase",
     .tp_basicsize = sizeof(LayoutObject),
     .tp_dealloc = (destructor)Layout_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
@@ -303,7 +303,7 @@ static LayoutObject *
 new_layout(void)
 {
     if (layout_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "layoutalg._speedups: import layoutalg.layout first");
+        PyErr_SetString(PyExc_RuntimeError, "layoutalg.speedups._ext: import layoutalg.layout first");
         return NULL;
     }
     return (LayoutObject *)Layout_new(layout_type, NULL, NULL);
@@ -1053,12 +1053,12 @@ static PyMethodDef sp_methods[] = {
 };
 
 static struct PyModuleDef sp_module = {
-    PyModuleDef_HEAD_INIT, "layoutalg._speedups",
+    PyModuleDef_HEAD_INIT, "layoutalg.speedups._ext",
     "C fast paths of Layout construction and coalesce (optional; pure Python without it).", -1, sp_methods,
 };
 
 PyMODINIT_FUNC
-PyInit__speedups(void)
+PyInit__ext(void)
 {
     if (PyType_Ready(&LayoutBase_Type) < 0)
         return NULL;

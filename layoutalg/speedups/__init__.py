@@ -1,4 +1,4 @@
-"""The one Python front of the optional C extension ``layoutalg._speedups`` (``layoutalg/_speedups.c``).
+"""The one Python front of the optional C extension ``layoutalg.speedups._ext`` (``layoutalg/speedups/_ext.c``).
 
 The C part holds Layout's fields and its construction from plain-int tuples, and kernels of size,
 cosize, ``L(i)``, coalesce, filter, right_inverse, composition and complement on flat int64 modes.
@@ -31,13 +31,13 @@ from typing import Any
 
 __all__ = ["ext", "built", "enabled", "reference_only", "register_layout"]
 
-#: the C extension module ``layoutalg._speedups``, or None (not built, or ``LAYOUTALG_PURE_PYTHON`` set)
+#: the C extension module ``layoutalg.speedups._ext``, or None (not built, or ``LAYOUTALG_PURE_PYTHON`` set)
 ext: Any
 if os.environ.get("LAYOUTALG_PURE_PYTHON"):
     ext = None
 else:
     try:
-        from . import _speedups as ext
+        from . import _ext as ext
     except ImportError:  # not built (no C compiler at install): the same in pure Python
         ext = None
 

@@ -1,4 +1,4 @@
-"""Types of the optional C fast paths (layoutalg/_speedups.c)."""
+"""Types of the optional C fast paths (layoutalg/speedups/_ext.c)."""
 
 from typing import Any
 
