@@ -84,16 +84,20 @@ from . import viz_tiled as _viz_tiled  # noqa: E402,F401  (the pictures of Tiled
 from . import viz_tmem as _viz_tmem  # noqa: E402,F401  (the pictures of tensor memory: TMEM copy atoms)
 
 
-def _mma_atom_by_name(*args: Any, **kwargs: Any) -> Any:
-    """make_tiled_mma("SM80_...") reads the name with the NVIDIA catalog, imported only when asked (hooks)."""
-    from .nvidia.atoms import mma_atom
+def _load_nvidia_atoms() -> None:
+    """The NVIDIA generations' atom modules, each registering its families (imported on the first lookup)."""
+    import importlib
 
-    return mma_atom(*args, **kwargs)
+    for gen in ("ampere", "hopper", "blackwell"):
+        importlib.import_module(f".nvidia.{gen}.atoms", __name__)
 
 
+from . import registry as _registry  # noqa: E402
 from .hooks import provide as _provide  # noqa: E402
 
-_provide("mma_atom", _mma_atom_by_name)
+_registry.add_provider("nvidia", _load_nvidia_atoms)
+# make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", ...) reads the name with the atom registry (layoutalg.hooks)
+_provide("mma_atom", _registry.mma_atom)
 
 #: Names exported lazily (module-level ``__getattr__``): importing layoutalg does not import the
 #: modules that define them, which sit above the NVIDIA catalog. They are documented with their

@@ -60,11 +60,11 @@ from typing import Any
 
 import numpy as np
 
-from ..composed import ComposedLayout, parse_composed
-from ..errors import LayoutError
-from .dtypes import dtype_name as _dtype_name
-from ..layout import Layout
-from ..swizzle import Swizzle
+from ...composed import ComposedLayout, parse_composed
+from ...errors import LayoutError
+from ..common.dtypes import dtype_name as _dtype_name
+from ...layout import Layout
+from ...swizzle import Swizzle
 
 __all__ = [
     "DATA_TYPES",
@@ -903,7 +903,7 @@ def make_tma_copy(
     The result is verified element by element (:meth:`TmaCopy.verify`). Raises LayoutError naming the
     rule (:data:`RULES`) when the driver would refuse the map or no tensor map can write the layout.
 
-    >>> from layoutalg.nvidia.wgmma import tile
+    >>> from layoutalg.nvidia.hopper.wgmma import tile
     >>> t = make_tma_copy("(1000,512):(512,1)", tile("K", 128, "f16", (128, 128)), "f16")
     >>> t.tensor_map.box_dim, t.tensor_map.global_strides, [ld.smem_offset for ld in t.loads]
     ((64, 128), (1024,), [0, 16384])
@@ -1086,7 +1086,7 @@ def make_tma_copy(
 def descriptor_reads(descriptor: Any, dtype: str, major: str, shape: tuple[int, int]) -> np.ndarray:
     """The shared byte wgmma reads for each element (mn, k) of one instruction's operand block, from its descriptor.
 
-    ``descriptor``: a :class:`~layoutalg.nvidia.descriptor.MatrixDescriptor` or its 64-bit word; ``shape``:
+    ``descriptor``: a :class:`~layoutalg.nvidia.common.descriptor.MatrixDescriptor` or its 64-bit word; ``shape``:
     (MN, K) of the block (64 x K for A, N x K for B; K = 32 bytes). The address is the PTX canonical layout
     (docs/wgmma.md, T = 16 / bytes elements per 16 B, W = swizzle / 16) on bytes::
 
@@ -1098,13 +1098,14 @@ def descriptor_reads(descriptor: Any, dtype: str, major: str, shape: tuple[int, 
     then swizzled by absolute address with the base offset: row bits ``(addr >> 7) - base_offset``
     (measured on the H100, tests/test_gpu_replay.py). Returns ``[MN, K]`` int64.
 
-    >>> from layoutalg.nvidia.wgmma import k_block_descriptors, tile
+    >>> from layoutalg.nvidia.hopper.wgmma import k_block_descriptors, tile
     >>> kb = k_block_descriptors(tile("K", 128, "bf16", (64, 64)), "bf16", "m64n8k16")
     >>> descriptor_reads(kb[1].descriptor, "bf16", "K", (64, 16))[1, :2].tolist()   # row 1, k = 16, 17
     [176, 178]
     """
-    from .descriptor import MatrixDescriptor
-    from .wgmma import _major, dtype_bits
+    from ..common.descriptor import MatrixDescriptor
+    from ..common.dtypes import operand_major
+    from .wgmma import dtype_bits
 
     op = "descriptor_reads"
     d = MatrixDescriptor.decode(int(descriptor)) if isinstance(descriptor, (int, np.integer)) else descriptor
@@ -1112,7 +1113,7 @@ def descriptor_reads(descriptor: Any, dtype: str, major: str, shape: tuple[int, 
         raise LayoutError(f"{op}: {descriptor!r} is not a MatrixDescriptor or a 64-bit descriptor word")
     b = dtype_bits(dtype) // 8
     T = 16 // b
-    major = _major(major)
+    major = operand_major(major)
     MN, K = shape
     mn = np.arange(MN)[:, None]
     k = np.arange(K)[None, :]
@@ -1178,13 +1179,13 @@ def check_wgmma(
     the shared byte of ``tma.writes()`` equals the byte the descriptor of its k-block reads.
 
     ``operand``: the wgmma operand as a layout (its k-block descriptors are derived with
-    :func:`~layoutalg.nvidia.wgmma.k_block_descriptors`), or the descriptors themselves
+    :func:`~layoutalg.nvidia.hopper.wgmma.k_block_descriptors`), or the descriptors themselves
     (``MatrixDescriptor`` or words, one per instruction block in MN-block-major order; ``major``
     needed). The tile's mode 0 is MN and mode 1 is K. ``instruction`` (e.g. 'm64n128k16') sets the
     block; default: M = 64 for A, N = the tile's MN (<= 256) for B, K = 32 bytes. Descriptor start
     addresses are relative to ``tile_base``, the shared address of the tile's pattern origin.
 
-    >>> from layoutalg.nvidia.wgmma import tile
+    >>> from layoutalg.nvidia.hopper.wgmma import tile
     >>> t = make_tma_copy("(256,64):(64,1)", tile("K", 128, "f16", (64, 64)), "f16")
     >>> bool(check_wgmma(t, tile("K", 128, "f16", (64, 64))))
     True
@@ -1193,8 +1194,9 @@ def check_wgmma(
     TMA and wgmma disagree on 4064 of 4096 elements; first: element (1, 0) is written at byte 144
     but descriptor 0 reads byte 64, which holds element (0, 32)
     """
-    from .descriptor import MatrixDescriptor
-    from .wgmma import _major, dtype_name, k_block_descriptors, parse_instruction
+    from ..common.descriptor import MatrixDescriptor
+    from ..common.dtypes import operand_major
+    from .wgmma import dtype_name, k_block_descriptors, parse_instruction
 
     op = "check_wgmma"
     if not isinstance(tma, TmaCopy):
@@ -1219,7 +1221,7 @@ def check_wgmma(
     if isinstance(operand, (list, tuple)):
         if major is None:
             raise LayoutError(f"{op}: descriptors given without major= ('K' or 'MN')")
-        maj = _major(major)
+        maj = operand_major(major)
         words = [MatrixDescriptor.decode(int(w)) if not isinstance(w, MatrixDescriptor) else w for w in operand]
     else:
         lay = _as_layout(operand, op)

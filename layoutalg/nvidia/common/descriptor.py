@@ -44,7 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, cast
 
-from ..errors import LayoutError
+from ...errors import LayoutError
 
 __all__ = [
     "DerivedDescriptor",

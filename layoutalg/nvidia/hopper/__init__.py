@@ -1,0 +1,3 @@
+"""NVIDIA Hopper (sm_90): ``wgmma`` (shared-memory layouts, atoms, tiles, descriptor derivation,
+k-blocks), ``wgmma_fragments`` (register fragments), ``tma`` (tensor maps) and ``atoms`` (CuTe's
+SM90_* wgmma and stmatrix atoms, registered in :mod:`layoutalg.registry`)."""
