@@ -44,6 +44,7 @@ __all__ = [
     "register",
     "unregister",
     "add_provider",
+    "remove_provider",
     "families",
     "mma_atom",
     "copy_atom",
@@ -109,6 +110,12 @@ def add_provider(vendor: str, load: Callable[[], Any]) -> None:
     """Let the registry import ``vendor``'s atom modules when it is first asked: ``load()`` imports
     them (each registers its families). ``layoutalg/__init__.py`` adds ``"nvidia"``."""
     _PROVIDERS[vendor] = load
+    _LOADED.discard(vendor)
+
+
+def remove_provider(vendor: str) -> None:
+    """Forget ``vendor``'s provider (its registered families stay)."""
+    _PROVIDERS.pop(vendor, None)
     _LOADED.discard(vendor)
 
 

@@ -147,7 +147,7 @@ def accumulator_layout(M: int, N: int, *, cta_group: int = 1, value_bits: int = 
 
 
 def _bits(t: str) -> int:
-    from ..common.atoms import value_bits as vb
+    from ..common.atom_types import value_bits as vb
 
     try:
         return vb(t)
@@ -195,7 +195,7 @@ def make_tmem_copy(op: str, tmem: Layout, value_type: Any = "f32") -> TiledCopy:
     ``make_cotiled_copy`` turns it into a TV layout over the accumulator's coordinates and a
     by-mode tiler that picks the elements the 128 threads touch.
     """
-    from ..common.atoms import value_bits
+    from ..common.atom_types import value_bits
 
     bits = value_bits(value_type)
     cop = tmem_copy_op(op)
@@ -259,7 +259,7 @@ def make_utccp_copy(op: str, tmem: Layout, value_type: Any = "u32") -> TiledCopy
     >>> str(tc.layout_tv), tc.tiler
     ('(1,(128,4)):(0,(1,128))', (Layout(128, 1), Layout(4, 1)))
     """
-    from ..common.atoms import value_bits
+    from ..common.atom_types import value_bits
 
     bits = value_bits(value_type)
     cop = tmem_copy_op(op)

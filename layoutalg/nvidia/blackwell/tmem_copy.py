@@ -225,7 +225,7 @@ class TmemCopyOp:
 
     def copy_atom(self, value_type: Any = "f32") -> CopyAtom:
         """This instruction as a :class:`~layoutalg.tiled.CopyAtom` (CuTe's ``Copy_Atom<Op, T>``)."""
-        from ..common.atoms import value_bits
+        from ..common.atom_types import value_bits
 
         vb = value_bits(value_type)
         if self.kind == "cp":
