@@ -83,6 +83,14 @@ from . import viz as _viz  # noqa: E402,F401  (registers the notebook pictures: 
 from . import viz_tiled as _viz_tiled  # noqa: E402,F401  (the pictures of TiledMMA / TiledCopy)
 from . import viz_tmem as _viz_tmem  # noqa: E402,F401  (the pictures of tensor memory: TMEM copy atoms)
 
+# viz and viz_tmem register the pictures of Fragment and TmemCopyOp by their flat ``layoutalg.nvidia.<module>``
+# class paths; the classes now live in the generation folders: the same pictures under those paths too
+from .hooks import register_svg as _register_svg  # noqa: E402
+
+_register_svg("layoutalg.nvidia.common.fragment.Fragment", _viz.fragment_svg)
+_viz.register_scene("layoutalg.nvidia.blackwell.tmem_copy.TmemCopyOp", _viz_tmem.tmem_scene)
+_register_svg("layoutalg.nvidia.blackwell.tmem_copy.TmemCopyOp", _viz_tmem.tmem_svg)
+
 
 def _load_nvidia_atoms() -> None:
     """The NVIDIA generations' atom modules, each registering its families (imported on the first lookup)."""

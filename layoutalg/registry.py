@@ -26,7 +26,7 @@ it on the first lookup. Worked example, a family of one made-up atom::
     >>> mma_atom("TOY_1x1x2")     # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    layoutalg.errors.LayoutError: mma_atom: unknown mma atom 'TOY_1x1x2': not an atom name of any registered family...; close names: TOY_1x1x1
+    layoutalg.errors.LayoutError: mma_atom: unknown mma atom 'TOY_1x1x2': ...; close names: TOY_1x1x1
     >>> unregister("doctest", "toy.mma")
 """
 

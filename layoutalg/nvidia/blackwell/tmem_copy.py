@@ -248,7 +248,7 @@ class TmemCopyOp:
         >>> op.check_access(TmemAllocation(64), 64 << 16, warp=2)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        layoutalg.nvidia.blackwell.tmem.TmemError: TMEM bounds: ...: columns 0..127 overrun the allocation of 64 columns at column 0 (columns 0..63)
+        layoutalg...TmemError: TMEM bounds: ...: columns 0..127 overrun the allocation of 64 columns at column 0 (columns 0..63)
         """
         lane0, col0 = taddr >> 16, taddr & 0xFFFF
         if self.kind == "cp":
