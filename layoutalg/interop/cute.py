@@ -196,6 +196,7 @@ def _fragment_atom(f: Any, dtype: str | None, ctype: str | None) -> str | None:
     accumulator of A) when more than one atom fits.
     """
     from ..nvidia import atoms
+    from ..nvidia.common.atom_types import PTX_TO_NAME
 
     variant = dict(getattr(f, "variant", ()) or ())
     shape, operand = getattr(f, "shape", ""), getattr(f, "operand", "")
@@ -210,8 +211,8 @@ def _fragment_atom(f: Any, dtype: str | None, ctype: str | None) -> str | None:
         head = f"SM90_64x{n}x{k}_"
         names = [
             nm for nm in atoms.mma_atom_names() if nm.startswith(head) and nm.endswith("_" + kind)
-            and (acc is None or nm[len(head):].startswith(atoms._PTX_TO_NAME.get(acc, "?")))
-            and (mult is None or nm[len(head):].split("_")[0].endswith(2 * atoms._PTX_TO_NAME.get(mult, "?")))
+            and (acc is None or nm[len(head):].startswith(PTX_TO_NAME.get(acc, "?")))
+            and (mult is None or nm[len(head):].split("_")[0].endswith(2 * PTX_TO_NAME.get(mult, "?")))
         ]
         return f"{names[0]}<GMMA::Major::K,GMMA::Major::K>" if len(names) == 1 else None
     from ..nvidia.ampere import mma
