@@ -33,12 +33,12 @@ from ..errors import LayoutError
 from ..tiled import CopyAtom, MMAAtom
 from .ampere import atoms as _ampere
 from .ampere.atoms import cute_mma_name, mma_close_names, sync_atom_names
+from .hopper import atoms as _hopper
+from .hopper import wgmma_fragments as _wf
 from .blackwell import atoms as _blackwell  # noqa: F401  (registers tcgen05.mma and the TMEM copies)
 from .common.atom_types import PTX_TO_NAME, hashable_cache, normalise_copy_name, value_bits
 from .common.dtypes import dtype_name
 from .common.fragment import parse_mnk
-from .hopper import atoms as _hopper
-from .hopper import wgmma_fragments as _wf
 
 __all__ = [
     "mma_atom",
