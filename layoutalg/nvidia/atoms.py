@@ -36,7 +36,7 @@ from .ampere.atoms import cute_mma_name, mma_close_names, sync_atom_names
 from .hopper import atoms as _hopper
 from .hopper import wgmma_fragments as _wf
 from .blackwell import atoms as _blackwell  # noqa: F401  (registers tcgen05.mma and the TMEM copies)
-from .common.atom_types import PTX_TO_NAME, hashable_cache, normalise_copy_name, value_bits
+from .common.atom_types import PTX_TO_NAME, hashable_cache, normalise_copy_name, tuple_scale, value_bits  # noqa: F401
 from .common.dtypes import dtype_name
 from .common.fragment import parse_mnk
 
