@@ -11,13 +11,13 @@ PTX formula it must equal (:mod:`layoutalg.nvidia.common.ptx_formulas`)::
 The folders, as Triton Gluon's ``nvidia/{ampere,hopper,blackwell}`` and CuTe's sm80/sm90/sm100 files:
 
 * :mod:`~layoutalg.nvidia.common`: what the generations share -- ``dtypes``, ``ptx_formulas``,
-  ``fragment`` (:class:`Fragment`), ``descriptor`` (the 64-bit shared-memory descriptor words of
-  sm_90 and sm_100), ``atom_types`` (type spellings of atom names);
+  ``fragment`` (:class:`Fragment`), ``descriptor`` (the common format of the 64-bit shared-memory
+  descriptor words), ``atom_types`` (type spellings of atom names);
 * :mod:`~layoutalg.nvidia.ampere`: ``mma`` (mma.sync / mma.sp fragments), ``ldmatrix``, ``atoms``;
 * :mod:`~layoutalg.nvidia.hopper`: ``wgmma`` (shared-memory layouts, descriptors, k-blocks),
-  ``wgmma_fragments``, ``tma``, ``atoms``;
-* :mod:`~layoutalg.nvidia.blackwell`: ``umma``, ``umma_smem``, ``idesc``, ``tmem``, ``tmem_accum``,
-  ``tmem_copy``, ``blockscale``, ``atoms``.
+  ``wgmma_fragments``, ``descriptor`` (sm_90), ``tma``, ``tensor_map``, ``atoms``;
+* :mod:`~layoutalg.nvidia.blackwell`: ``umma``, ``umma_smem``, ``idesc``, ``descriptor`` (sm_100), ``tmem``,
+  ``tmem_accum``, ``tmem_copy``, ``blockscale``, ``atoms``.
 
 Each generation's ``atoms`` registers its MMA and copy atoms in :mod:`layoutalg.registry`;
 :mod:`layoutalg.nvidia.atoms` is the NVIDIA facade (``mma_atom``, ``copy_atom``). The old flat
@@ -32,13 +32,13 @@ from .aliases import OLD_PATHS as _OLD_PATHS
 
 _aliases.install()
 
-from .common import descriptor, dtypes, ptx_formulas  # noqa: E402
+from .common import dtypes, ptx_formulas  # noqa: E402
 from .common import fragment as _fragment_module  # noqa: E402,F401
 from .common.fragment import Fragment  # noqa: E402
 from .ampere import ldmatrix, mma  # noqa: E402
 from .ampere.mma import catalog, scale_fragment, sparse_fragment, sparse_metadata, tile_fragment  # noqa: E402
 from .hopper import tma, wgmma, wgmma_fragments  # noqa: E402
-from .blackwell import idesc, umma, umma_smem  # noqa: E402  (tcgen05 atoms and shared-memory operands)
+from .blackwell import descriptor, idesc, umma, umma_smem  # noqa: E402  (tcgen05 atoms and shared-memory operands)
 
 for _short in ("descriptor", "dtypes", "ptx_formulas", "fragment", "ldmatrix", "mma", "tma", "wgmma",
                "wgmma_fragments", "idesc", "umma", "umma_smem"):

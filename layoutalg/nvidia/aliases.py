@@ -30,7 +30,8 @@ _PACKAGE = __name__.rpartition(".")[0]  # layoutalg.nvidia
 
 #: old module name (under layoutalg.nvidia) -> its generation folder
 OLD_PATHS: dict[str, str] = {
-    "dtypes": "common", "ptx_formulas": "common", "fragment": "common", "descriptor": "common",
+    "dtypes": "common", "ptx_formulas": "common", "fragment": "common",
+    "descriptor": "blackwell",  # sm_100's descriptor module re-exports sm_90's and the common format: every old name
     "mma": "ampere", "ldmatrix": "ampere",
     "wgmma": "hopper", "wgmma_fragments": "hopper", "tma": "hopper",
     "umma": "blackwell", "umma_smem": "blackwell", "idesc": "blackwell", "tmem": "blackwell",

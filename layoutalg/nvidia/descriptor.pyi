@@ -1,3 +1,4 @@
-"""Type stub of the old path: ``layoutalg.nvidia.descriptor`` is ``layoutalg.nvidia.common.descriptor`` (:mod:`layoutalg.nvidia.aliases`)."""
+"""Type stub of the old path: ``layoutalg.nvidia.descriptor`` is
+``layoutalg.nvidia.blackwell.descriptor`` (:mod:`layoutalg.nvidia.aliases`)."""
 
-from .common.descriptor import *  # noqa: F403
+from .blackwell.descriptor import *  # noqa: F403

@@ -1,7 +1,7 @@
 """tcgen05 (UMMA) shared-memory operands: CuTe's canonical smem atoms, their tiles, and descriptors.
 
 ``tcgen05.mma`` reads A and B from shared memory through the 64-bit descriptor of
-:class:`~layoutalg.nvidia.common.descriptor.Tcgen05Descriptor` -- the same canonical layouts as Hopper's
+:class:`~layoutalg.nvidia.blackwell.descriptor.Tcgen05Descriptor` -- the same canonical layouts as Hopper's
 wgmma (:mod:`layoutalg.nvidia.hopper.wgmma`), plus one mode wgmma lacks: **128B swizzle with 32-byte
 atomicity** (``128B_base32B``, layout-type code 1), ``Swizzle<2,5,2>`` on byte addresses, MN-major
 only. CuTe writes its atom in bits: ``Sw<2,5,2> o (1024,4):(1,1024)`` -- 128-byte MN rows, 4 K rows,
@@ -54,7 +54,8 @@ from ...layout import Layout, make_layout
 from ...parse import parse_composed
 from ...swizzle import Swizzle
 from ..hopper import wgmma as _wg
-from ..common.descriptor import DerivedDescriptor, Tcgen05Descriptor, base_offset_for
+from ..common.descriptor import DerivedDescriptor, base_offset_for
+from .descriptor import Tcgen05Descriptor
 
 __all__ = [
     "SMEM_ATOM_NAMES",

@@ -552,7 +552,7 @@ def make_tma_copy(
 def descriptor_reads(descriptor: Any, dtype: str, major: str, shape: tuple[int, int]) -> np.ndarray:
     """The shared byte wgmma reads for each element (mn, k) of one instruction's operand block, from its descriptor.
 
-    ``descriptor``: a :class:`~layoutalg.nvidia.common.descriptor.MatrixDescriptor` or its 64-bit word; ``shape``:
+    ``descriptor``: a :class:`~layoutalg.nvidia.hopper.descriptor.MatrixDescriptor` or its 64-bit word; ``shape``:
     (MN, K) of the block (64 x K for A, N x K for B; K = 32 bytes). The address is the PTX canonical layout
     (docs/wgmma.md, T = 16 / bytes elements per 16 B, W = swizzle / 16) on bytes::
 
@@ -569,7 +569,7 @@ def descriptor_reads(descriptor: Any, dtype: str, major: str, shape: tuple[int, 
     >>> descriptor_reads(kb[1].descriptor, "bf16", "K", (64, 16))[1, :2].tolist()   # row 1, k = 16, 17
     [176, 178]
     """
-    from ..common.descriptor import MatrixDescriptor
+    from .descriptor import MatrixDescriptor
     from ..common.dtypes import operand_major
     from .wgmma import dtype_bits
 
@@ -660,7 +660,7 @@ def check_wgmma(
     TMA and wgmma disagree on 4064 of 4096 elements; first: element (1, 0) is written at byte 144
     but descriptor 0 reads byte 64, which holds element (0, 32)
     """
-    from ..common.descriptor import MatrixDescriptor
+    from .descriptor import MatrixDescriptor
     from ..common.dtypes import operand_major
     from .wgmma import dtype_name, k_block_descriptors, parse_instruction
 

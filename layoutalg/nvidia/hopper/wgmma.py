@@ -1,7 +1,7 @@
 """wgmma shared-memory operands: canonical layouts, swizzle atoms, tiles and their descriptors.
 
 A ``wgmma.mma_async`` operand in shared memory is read through a 64-bit matrix
-descriptor (:mod:`layoutalg.nvidia.common.descriptor`) that holds only a start address,
+descriptor (:mod:`layoutalg.nvidia.hopper.descriptor`) that holds only a start address,
 two byte strides (LBO, SBO) and a swizzle mode. The PTX ISA spells out which
 layouts those five numbers can describe, as CuTe layouts with parameters
 (section "Canonical Layouts"; the layout is a function (mn, k) -> element offset)::
@@ -69,7 +69,8 @@ from ...swizzle import Swizzle
 
 from ..common import dtypes as _dtypes
 from ..common.dtypes import operand_major
-from ..common.descriptor import DerivedDescriptor, MatrixDescriptor, Tcgen05Descriptor, base_offset_for
+from ..common.descriptor import DerivedDescriptor, base_offset_for
+from .descriptor import MatrixDescriptor
 
 __all__ = [
     "WGMMA_DTYPE_BITS",
@@ -610,7 +611,11 @@ def _descriptor(params: CanonicalParams, start: int, pattern_start: int, target:
         )
     if target not in ("sm_90", "sm_100"):
         raise LayoutError(f"descriptor_from_layout: target {target!r} is not 'sm_90' or 'sm_100'")
-    cls = MatrixDescriptor if target == "sm_90" else Tcgen05Descriptor
+    cls = MatrixDescriptor
+    if target != "sm_90":  # the sm_100 word (tcgen05), which extends sm_90's
+        from ..blackwell.descriptor import Tcgen05Descriptor
+
+        cls = Tcgen05Descriptor
     return cls(
         start_address=start,
         leading_byte_offset=lbo_b,
@@ -641,7 +646,7 @@ def descriptor_from_layout(
     the swizzle pattern's origin (offset 0); the descriptor's start address is
     ``start_address + offset * bytes`` and its base offset follows the PTX rule
     (:func:`~layoutalg.nvidia.common.descriptor.base_offset_for`). ``target="sm_100"``
-    returns the same fields as a :class:`~layoutalg.nvidia.common.descriptor.Tcgen05Descriptor`
+    returns the same fields as a :class:`~layoutalg.nvidia.blackwell.descriptor.Tcgen05Descriptor`
     (tcgen05 reads the same canonical forms; not checked on hardware); tcgen05-only operands (the
     ``128B_base32B`` mode, 4-bit types) go to :func:`layoutalg.nvidia.blackwell.umma_smem.descriptor_from_layout`.
 
