@@ -81,17 +81,29 @@ from .verify import Counterexample, Verdict, equivalent, verify  # noqa: E402
 from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: E402
 from . import viz as _viz  # noqa: E402,F401  (registers every picture -- layouts, fragments, TiledMMA / TiledCopy, TMEM atoms: layoutalg.hooks)
 
+# viz and viz_tmem register the pictures of Fragment and TmemCopyOp by their flat ``layoutalg.nvidia.<module>``
+# class paths; the classes now live in the generation folders: the same pictures under those paths too
+from .hooks import register_svg as _register_svg  # noqa: E402
 
-def _mma_atom_by_name(*args: Any, **kwargs: Any) -> Any:
-    """make_tiled_mma("SM80_...") reads the name with the NVIDIA catalog, imported only when asked (hooks)."""
-    from .nvidia.atoms import mma_atom
-
-    return mma_atom(*args, **kwargs)
+_register_svg("layoutalg.nvidia.common.fragment.Fragment", _viz.fragment_svg)
+_viz.register_scene("layoutalg.nvidia.blackwell.tmem_copy.TmemCopyOp", _viz_tmem.tmem_scene)
+_register_svg("layoutalg.nvidia.blackwell.tmem_copy.TmemCopyOp", _viz_tmem.tmem_svg)
 
 
+def _load_nvidia_atoms() -> None:
+    """The NVIDIA generations' atom modules, each registering its families (imported on the first lookup)."""
+    import importlib
+
+    for gen in ("ampere", "hopper", "blackwell"):
+        importlib.import_module(f".nvidia.{gen}.atoms", __name__)
+
+
+from . import registry as _registry  # noqa: E402
 from .hooks import provide as _provide  # noqa: E402
 
-_provide("mma_atom", _mma_atom_by_name)
+_registry.add_provider("nvidia", _load_nvidia_atoms)
+# make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", ...) reads the name with the atom registry (layoutalg.hooks)
+_provide("mma_atom", _registry.mma_atom)
 
 #: Names exported lazily (module-level ``__getattr__``): importing layoutalg does not import the
 #: modules that define them, which sit above the NVIDIA catalog. They are documented with their

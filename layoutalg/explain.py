@@ -28,7 +28,7 @@ it is the top bit of ``i`` (0..3), so eight rows per step of ``i >> 1``::
 The PTX ISA writes the row as ``groupID`` for ``c0, c1`` and ``groupID + 8`` for ``c2, c3``: the
 same function, one operator longer (``i < 2 ? groupID : groupID + 8``)::
 
-    >>> from layoutalg.nvidia import mma
+    >>> from layoutalg.nvidia.ampere import mma
     >>> e = explain(mma.fragment("m16n8k8", "f16", "C"))
     >>> print(e.formula())
     row = groupID + 8 * (i >> 1)
@@ -79,7 +79,7 @@ def count_ops(expr: Any) -> int:
     relation, ``Min``/``Max`` count once per pair. Symbols and integers are free. A tuple counts
     the sum of its members.
 
-    >>> from layoutalg.nvidia.ptx_formulas import FORMULAS
+    >>> from layoutalg.nvidia.common.ptx_formulas import FORMULAS
     >>> count_ops(FORMULAS["m16n8k8.C"].outputs)    # i < 2 ? gid : gid + 8 ; tig * 2 + (i & 1)
     9
     """
@@ -544,7 +544,7 @@ class _Subject:
 
 
 class _TiledView:
-    """A :class:`~layoutalg.nvidia.mma.TiledFragment` seen through the verify protocol: (thread, value) -> (row, col)."""
+    """A :class:`~layoutalg.nvidia.ampere.mma.TiledFragment` seen through the verify protocol: (thread, value) -> (row, col)."""
 
     def __init__(self, tf: Any):
         self.tf = tf
@@ -635,8 +635,8 @@ def _names(default: Sequence[str], outputs: Sequence[str], names: Any, op: str) 
 
 
 def _symbol(name: str) -> sympy.Symbol:
-    from .nvidia.ptx_formulas import i as i_sym
-    from .nvidia.ptx_formulas import lane as lane_sym
+    from .nvidia.common.ptx_formulas import i as i_sym
+    from .nvidia.common.ptx_formulas import lane as lane_sym
 
     if name == "lane":
         return lane_sym
@@ -647,8 +647,8 @@ def _symbol(name: str) -> sympy.Symbol:
 
 def _subject(x: Any, names: Any) -> _Subject:
     from .inttuple import flatten
-    from .nvidia.fragment import Fragment
-    from .nvidia.mma import TiledFragment
+    from .nvidia.common.fragment import Fragment
+    from .nvidia.ampere.mma import TiledFragment
     from .parse import as_concrete_layout
 
     op = "explain"
@@ -835,9 +835,9 @@ def explain(x: Any, *, names: Any = None) -> Explanation:
 
     ``x`` is a :class:`~layoutalg.layout.Layout` or :class:`~layoutalg.composed.ComposedLayout`
     (or its CuTe text; inputs: one per top-level mode, named ``row, col`` for rank 2, ``i`` for
-    rank 1; output ``offset``), an :class:`~layoutalg.nvidia.fragment.Fragment` (inputs ``lane``
+    rank 1; output ``offset``), an :class:`~layoutalg.nvidia.common.fragment.Fragment` (inputs ``lane``
     -- ``tid`` for a warpgroup -- and ``i``; outputs the PTX formula's, e.g. ``row, col``), a
-    :class:`~layoutalg.nvidia.mma.TiledFragment` partition (``thread, i -> row, col``), or any
+    :class:`~layoutalg.nvidia.ampere.mma.TiledFragment` partition (``thread, i -> row, col``), or any
     object speaking the verify protocol (``verify_domain``/``verify_eval``). ``names`` renames the
     inputs (a sequence, one per input) or any input/output (a mapping ``old -> new``).
 
@@ -847,7 +847,7 @@ def explain(x: Any, *, names: Any = None) -> Explanation:
 
     >>> print(explain("(4,8):(8,1)").formula())
     offset = 8 * row + col
-    >>> from layoutalg.nvidia import mma
+    >>> from layoutalg.nvidia.ampere import mma
     >>> print(explain(mma.fragment("m8n8k4", "f64", "C")).text)
     m8n8k4.f64.C[ctype=f64]  (mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64)
       groupID = lane >> 2;  threadID_in_group = lane % 4
@@ -908,7 +908,7 @@ def c_text(expr: Any, names: Mapping[Any, str] | None = None) -> str:
     ``names`` maps sub-expressions to names printed instead (``{shr(lane, 2): "groupID"}``).
     ``Piecewise`` becomes ``cond ? a : b``; operands of bit operators are bracketed.
 
-    >>> from layoutalg.nvidia.ptx_formulas import FORMULAS, groupID, lane
+    >>> from layoutalg.nvidia.common.ptx_formulas import FORMULAS, groupID, lane
     >>> row, col = FORMULAS["m16n8k8.C"].outputs
     >>> c_text(row, {groupID: "groupID"})
     'i < 2 ? groupID : groupID + 8'

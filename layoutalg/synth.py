@@ -36,7 +36,7 @@ The families searched (``SwizzleSynthesis.searched`` says which, with counts):
 * CuTe's eight GMMA atoms (K/MN-major, INTER/SW32/SW64/SW128) tiled to the shape, in both
   orientations of the tile, and the row pitches ``cols + pad`` (padding).
 
-Ties go to a CuTe atom, then to what wgmma (a canonical layout, :func:`~layoutalg.nvidia.wgmma.
+Ties go to a CuTe atom, then to what wgmma (a canonical layout, :func:`~layoutalg.nvidia.hopper.wgmma.
 descriptor_from_layout`) or TMA (a K-major atom tile or row-major) accept, then to the simplest map.
 Every reported number comes from :func:`layoutalg.banks.address_report`, instruction by instruction;
 a vectorized copy of that model ranks the candidates (``tests/test_synth.py`` holds the two equal).
@@ -62,7 +62,7 @@ import numpy as np
 from .composed import ComposedLayout
 from .errors import LayoutError
 from .layout import Layout, make_layout
-from .nvidia.dtypes import dtype_name
+from .nvidia.common.dtypes import dtype_name
 from .swizzle import Swizzle
 
 __all__ = [
@@ -255,7 +255,7 @@ def ldmatrix_copy(shape: tuple[int, int], *, num: int = 4, trans: bool = False, 
                   warps: int = 4, name: str | None = None) -> Access:
     """``ldmatrix.x{num}{.trans}``: each lane gives the address of one 16-byte row of an 8x8 matrix of b16.
 
-    Lane ``l`` supplies row ``l % 8`` of matrix ``l // 8`` (:func:`layoutalg.nvidia.ldmatrix.address_lanes`).
+    Lane ``l`` supplies row ``l % 8`` of matrix ``l // 8`` (:func:`layoutalg.nvidia.ampere.ldmatrix.address_lanes`).
     Matrix ``j`` sits at (row, col) offset ``(8 * (j % 2), 8 * (j // 2))`` (``order="row-first"``:
     the A operand of ``mma.m16n8k16`` and, with ``.trans``, V read as the B operand of ``P @ V``)
     or ``(8 * (j // 2), 8 * (j % 2))`` (``"col-first"``: B read N x K without ``.trans``). One
@@ -267,7 +267,7 @@ def ldmatrix_copy(shape: tuple[int, int], *, num: int = 4, trans: bool = False, 
     >>> [a.tv(l, 0) for l in (0, 7, 8, 16)]        # rows 0, 7, 8 at col 0; row 0 at col 8
     [0, 7, 8, 128]
     """
-    from .nvidia import ldmatrix
+    from .nvidia.ampere import ldmatrix
 
     op = "ldmatrix_copy"
     num, warps = _pos_int(num, op, "num"), _pos_int(warps, op, "warps")
@@ -454,7 +454,7 @@ class Candidate:
     """One layout of the tile with its wavefronts per access (from :func:`layoutalg.banks.address_report`).
 
     ``layout`` maps the tile's (row, col) to element offsets; ``family`` says where it came from;
-    ``accepted_by`` lists "wgmma" (a canonical wgmma layout, :func:`~layoutalg.nvidia.wgmma.descriptor_from_layout`)
+    ``accepted_by`` lists "wgmma" (a canonical wgmma layout, :func:`~layoutalg.nvidia.hopper.wgmma.descriptor_from_layout`)
     and "tma" (row-major, or a K-major GMMA atom tile: the image of TMA boxes in a swizzle mode);
     ``atom`` names the CuTe atom it equals, if any; ``extra_bytes`` is the padding's cost.
     """
@@ -573,7 +573,7 @@ def _transposed(L: Any) -> Any:
 
 
 def _atom_tiles(shape: tuple[int, int], dtype: str) -> list[tuple[str, Any]]:
-    from .nvidia import wgmma
+    from .nvidia.hopper import wgmma
 
     R, C = shape
     out: list[tuple[str, Any]] = []
@@ -599,7 +599,7 @@ def _table(L: Any, shape: tuple[int, int]) -> np.ndarray:
 
 
 def _accepted(L: Any, shape: tuple[int, int], dtype: str, atoms: list, base_table: np.ndarray) -> tuple[tuple[str, ...], str]:
-    from .nvidia import wgmma
+    from .nvidia.hopper import wgmma
 
     tab = _table(L, shape)
     atom = next((name for name, t in atoms if np.array_equal(_table(t, shape), tab)), "")

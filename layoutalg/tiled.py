@@ -374,8 +374,12 @@ class TiledMMA:
         """Thread groups along K (``size<3>(thr_layout_vmnk)``): each holds partial sums of the same C."""
         return int(self.thr_layout_vmnk[3].size())
 
-    def _cute_layoutC_TV(self) -> Layout:
-        """CuTe 4.2's ``get_layoutC_TV`` exactly: with threads along K, their thread ids run past the C tile."""
+    def cute_layoutC_TV(self) -> Layout:  # noqa: N802 - CuTe's name
+        """CuTe 4.2's ``get_layoutC_TV`` exactly: with threads along K, their thread ids run past the C tile.
+
+        Equal to :meth:`get_layoutC_TV` when ``k_split == 1``; otherwise the layout CuTe computes, which
+        names a difference (a documented hook for the tests that compare the two, and for CuTe interop).
+        """
         M, N, _K = self.tile_size_mnk
         return composition(self.thrfrg_C(_compact((M, N))), (self._thridx_2_thrid(), None))
 
@@ -417,7 +421,7 @@ class TiledMMA:
         """
         M, N, _K = self.tile_size_mnk
         if self.k_split == 1:
-            return self._checked_tv(self._cute_layoutC_TV(), (M, N), "C", (0, 1))
+            return self._checked_tv(self.cute_layoutC_TV(), (M, N), "C", (0, 1))
         tn = int(self.thr_layout_vmnk[2].size())
         # (ThrV,(ThrM,ThrN)) -> (ThrV,(ThrM,(ThrN,ThrK))): the K groups repeat the thread ids of K group 0
         ctile = (None, (None, Layout((tn, self.k_split), (1, 0))))
@@ -534,7 +538,7 @@ class ThrMMA:
 
 def make_tiled_mma(atom: MMAAtom, atom_layout: Any = (1, 1, 1), permutation: Any = None) -> TiledMMA:
     """CuTe's ``make_tiled_mma(atom, atom_layout, permutation)``; ``atom`` is an MMAAtom or CuTe's name of one
-    (``"SM80_16x8x16_F32F16F16F32_TN"``, read by :func:`layoutalg.nvidia.atoms.mma_atom`).
+    (``"SM80_16x8x16_F32F16F16F32_TN"``, read by :func:`layoutalg.registry.mma_atom`; NVIDIA's: :func:`layoutalg.nvidia.atoms.mma_atom`).
 
     ``atom_layout`` (a Layout or a shape, padded to rank 3 with ``1:0``) lays atoms over threads:
     ``(2,2,1)`` is 2 atoms along M times 2 along N, 4x the atom's threads. ``permutation`` is
@@ -551,7 +555,7 @@ def make_tiled_mma(atom: MMAAtom, atom_layout: Any = (1, 1, 1), permutation: Any
     if isinstance(atom, str):  # CuTe's name of the atom (the NVIDIA catalog reads it, registered through hooks)
         atom = service("mma_atom")(atom)
     if not isinstance(atom, MMAAtom):
-        raise LayoutError(f"make_tiled_mma: {atom!r} is not an MMAAtom or an atom name (see layoutalg.nvidia.atoms.mma_atom)")
+        raise LayoutError(f"make_tiled_mma: {atom!r} is not an MMAAtom or an atom name (see layoutalg.registry.mma_atom)")
     op = "make_tiled_mma"
     L = _pad3(_as_layout_arg(atom_layout, op, "atom layout"))
     if permutation is None:
@@ -938,7 +942,7 @@ def _refuse_k_split_C(op: str, mma: TiledMMA) -> None:
     if mma.k_split == 1:
         return
     M, N, _K = mma.tile_size_mnk
-    cute = mma._cute_layoutC_TV()
+    cute = mma.cute_layoutC_TV()
     true = mma.get_layoutC_TV()
     t = np.asarray(cute.table(), dtype=np.int64)
     want = np.asarray(true.table(), dtype=np.int64)

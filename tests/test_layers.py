@@ -29,7 +29,8 @@ LAYERS: list[list[str]] = [
     ["verify"],
     ["tensor"],
     ["tiled"],
-    ["nvidia", "amd"],  # the vendor catalogs: siblings, neither imports the other
+    ["registry"],  # the atom registry: every vendor's generations register their MMA / copy atom families
+    ["nvidia", "amd"],  # the vendors; a subfolder (nvidia/ampere, nvidia/hopper, ...) is inside its vendor's unit
     ["banks"],
     ["explain"],
     ["synth"],

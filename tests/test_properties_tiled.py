@@ -495,7 +495,7 @@ def check_tiled_copy_operand(data):
     except LayoutError as e:
         nthr, nval = int(mtv[0].size()), int(mtv[1].size())
         ref = catom.val_layout_ref
-        cute_c_wrong = which == "C" and str(mma._cute_layoutC_TV()) != str(mtv)
+        cute_c_wrong = which == "C" and str(mma.cute_layoutC_TV()) != str(mtv)
         assert nval % int(ref[1].size()) or nthr % int(ref[0].size()) or cute_c_wrong, e
         event(f"make_tiled_copy_{which} refused")
         return

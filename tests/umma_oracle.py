@@ -61,9 +61,10 @@ def _illegal_cpp(name: str) -> str:
     """The C++ of an atom layoutalg refuses: its spelling with the checks skipped."""
     from layoutalg.nvidia import umma
 
-    m = umma._NAME_RE.match(name)
-    f = umma.UMMA_FAMILIES[m.group("fam")]
-    args = [x.strip() for x in m.group("args").split(",")]
+    split = umma.split_umma_name(name)
+    assert split is not None, name
+    fam, args = split
+    f = umma.UMMA_FAMILIES[fam]
     need = ["a", "b", "c"] + (["sf"] if f.block_scaled else []) + ["M", "N"] + (["vs"] if f.vs else []) + ["am", "bm"]
     v = dict(zip(need, args))
     kind = f.kind

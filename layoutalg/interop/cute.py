@@ -196,6 +196,7 @@ def _fragment_atom(f: Any, dtype: str | None, ctype: str | None) -> str | None:
     accumulator of A) when more than one atom fits.
     """
     from ..nvidia import atoms
+    from ..nvidia.common.atom_types import PTX_TO_NAME
 
     variant = dict(getattr(f, "variant", ()) or ())
     shape, operand = getattr(f, "shape", ""), getattr(f, "operand", "")
@@ -210,11 +211,11 @@ def _fragment_atom(f: Any, dtype: str | None, ctype: str | None) -> str | None:
         head = f"SM90_64x{n}x{k}_"
         names = [
             nm for nm in atoms.mma_atom_names() if nm.startswith(head) and nm.endswith("_" + kind)
-            and (acc is None or nm[len(head):].startswith(atoms._PTX_TO_NAME.get(acc, "?")))
-            and (mult is None or nm[len(head):].split("_")[0].endswith(2 * atoms._PTX_TO_NAME.get(mult, "?")))
+            and (acc is None or nm[len(head):].startswith(PTX_TO_NAME.get(acc, "?")))
+            and (mult is None or nm[len(head):].split("_")[0].endswith(2 * PTX_TO_NAME.get(mult, "?")))
         ]
         return f"{names[0]}<GMMA::Major::K,GMMA::Major::K>" if len(names) == 1 else None
-    from ..nvidia import mma
+    from ..nvidia.ampere import mma
 
     sparse = bool(getattr(f, "sparse", False))
     if operand in ("C", "D"):
@@ -243,7 +244,7 @@ _TYPE_OF_BITS = {8: "u8", 16: "f16", 32: "tf32"}
 
 def _gmma_spelling(x: Any, dtype: str | None) -> str | None:
     """``GMMA::Layout_K_SW128_Atom<T>{}`` or ``tile_to_shape(<that>, make_shape(...))`` when x is one."""
-    from ..nvidia import wgmma
+    from ..nvidia.hopper import wgmma
 
     if not (isinstance(x, ComposedLayout) and isinstance(x.outer, Swizzle) and x.offset == 0 and isinstance(x.inner, Layout)):
         return None
@@ -274,8 +275,9 @@ def _gmma_spelling(x: Any, dtype: str | None) -> str | None:
 
 def _umma_smem_spelling(x: Any, dtype: str | None) -> str | None:
     """``UMMA::Layout_..._Atom<T>{}`` or ``tile_to_shape(<that>, ...)`` for a tcgen05 smem atom or tile
-    (:mod:`layoutalg.nvidia.umma_smem`: 4-bit types, the 128B_base32B atom, either swizzle spelling)."""
-    from ..nvidia import umma, umma_smem
+    (:mod:`layoutalg.nvidia.blackwell.umma_smem`: 4-bit types, the 128B_base32B atom, either swizzle spelling)."""
+    from ..nvidia.blackwell import umma
+    from ..nvidia.blackwell import umma_smem
 
     if not (isinstance(x, ComposedLayout) and isinstance(x.outer, Swizzle) and x.offset == 0 and isinstance(x.inner, Layout)):
         return None
@@ -323,7 +325,7 @@ _TMEM_DSL_CP = {"128x256b": "Cp128x256bOp", "128x128b": "Cp128x128bOp", "4x256b"
 
 def _tmem_op(x: Any) -> Any:
     """The TmemCopyOp of a TMEM copy op or of a CopyAtom named SM100_TMEM_* / SM100_UTCCP_*, else None."""
-    from ..nvidia.tmem_copy import TmemCopyOp, tmem_copy_op
+    from ..nvidia.blackwell.tmem_copy import TmemCopyOp, tmem_copy_op
     from ..tiled import CopyAtom
 
     if isinstance(x, TmemCopyOp):
@@ -335,8 +337,8 @@ def _tmem_op(x: Any) -> Any:
 
 def _tmem_cute_cpp(x: Any, op: Any, dtype: str | None, ctype: str | None) -> CuteCpp:
     """``Copy_Atom<Op, T>{}`` of a TMEM copy atom: CuTe's print of it is ``str(tmem_copy_atom(Op, T))``."""
-    from ..nvidia.dtypes import dtype_name
-    from ..nvidia.tmem_copy import TmemCopyOp
+    from ..nvidia.common.dtypes import dtype_name
+    from ..nvidia.blackwell.tmem_copy import TmemCopyOp
 
     if ctype is not None:
         raise LayoutError(f"to_cute_cpp: ctype names an MMA accumulator; {op.name} is a copy atom (leave ctype out)")
@@ -376,7 +378,7 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
     Accepts a Layout, a Swizzle or a ComposedLayout (and anything with a ``layout`` attribute
     holding one, such as a catalog Fragment's TV layout). Symbolic extents are spelled as
     ``int`` variables of the same name (the value type is then None). A wgmma shared-memory
-    atom or tile (:mod:`layoutalg.nvidia.wgmma`) also gets CuTe's idiom in ``cute``: the GMMA atom
+    atom or tile (:mod:`layoutalg.nvidia.hopper.wgmma`) also gets CuTe's idiom in ``cute``: the GMMA atom
     of ``dtype`` (inferred from the swizzle when not given), tiled with ``tile_to_shape``. A catalog
     fragment gets the CuTe MMA atom it belongs to in ``atom``, where CuTe has one
     (``SM80_16x8x16_F32F16F16F32_TN``; a wgmma fragment names ``SM90_64xNxK_..._SS/RS`` when its
@@ -388,25 +390,25 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
     ('Layout<Shape<_8,_64>,Stride<_64,_1>>', 'make_layout(make_shape(Int<8>{}, Int<64>{}), make_stride(Int<64>{}, Int<1>{}))')
     >>> to_cute_cpp(Layout(6, -2)).type
     'Layout<_6,_m2>'
-    >>> from layoutalg.nvidia.wgmma import tile
+    >>> from layoutalg.nvidia.hopper.wgmma import tile
     >>> to_cute_cpp(tile("K", 128, "bf16", (64, 64)), dtype="bf16").cute
     'tile_to_shape(GMMA::Layout_K_SW128_Atom<bfloat16_t>{}, make_shape(Int<64>{}, Int<64>{}))'
-    >>> from layoutalg.nvidia.umma_smem import smem_tile
+    >>> from layoutalg.nvidia.blackwell.umma_smem import smem_tile
     >>> to_cute_cpp(smem_tile("MN", "128B_base32B", "e2m1", (256, 64)), dtype="e2m1").cute
     'tile_to_shape(UMMA::Layout_MN_SW128_32B_Atom<cutlass::float_e2m1_t>{}, make_shape(Int<256>{}, Int<64>{}))'
-    >>> from layoutalg.nvidia.umma import umma_atom
+    >>> from layoutalg.nvidia.blackwell.umma import umma_atom
     >>> to_cute_cpp(umma_atom("SM100_MMA_TF32_SS<tf32,tf32,float,64,64,K,K>")).type  # doctest: +ELLIPSIS
     'MMA_Atom<MMA_Traits<SM100_MMA_TF32_SS<cutlass::tfloat32_t, cutlass::tfloat32_t, float, 64, 64, UMMA::Major::K, UMMA::Major::K, ...>>>'
-    >>> from layoutalg.nvidia import mma
+    >>> from layoutalg.nvidia.ampere import mma
     >>> c = to_cute_cpp(mma.fragment("m16n8k16", "f16", "A", ctype="f32"))
     >>> c.atom, c.cute
     ('SM80_16x8x16_F32F16F16F32_TN', 'typename MMA_Traits<SM80_16x8x16_F32F16F16F32_TN>::ALayout{}')
 
-    A TMEM copy atom (:mod:`layoutalg.nvidia.tmem_copy`; a ``TmemCopyOp`` with ``dtype``, or a
+    A TMEM copy atom (:mod:`layoutalg.nvidia.blackwell.tmem_copy`; a ``TmemCopyOp`` with ``dtype``, or a
     ``CopyAtom`` that carries its value type) is CuTe's ``Copy_Atom<Op, T>``, and ``text`` is what
     CuTe prints for it (checked by compiling the expression on the host):
 
-    >>> from layoutalg.nvidia.tmem_copy import tmem_copy_atom, tmem_copy_op
+    >>> from layoutalg.nvidia.blackwell.tmem_copy import tmem_copy_atom, tmem_copy_op
     >>> to_cute_cpp(tmem_copy_op("SM100_TMEM_LOAD_32dp32b1x"), dtype="f32").expr
     'Copy_Atom<SM100_TMEM_LOAD_32dp32b1x, float>{}'
     >>> print(to_cute_cpp(tmem_copy_atom("SM100_TMEM_LOAD_16dp256b1x_16b", "f16")).text)
@@ -417,13 +419,13 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
       ValLayoutRef: (32,256):(0,1)
       ValueType:    16b
     """
-    from ..nvidia.dtypes import dtype_name
-    from ..nvidia.umma import UMMAAtom
+    from ..nvidia.common.dtypes import dtype_name
+    from ..nvidia.blackwell.umma import UMMAAtom
 
     top = _tmem_op(x)
-    if top is not None:  # a tcgen05.ld/st/cp copy atom: CuTe's Copy_Atom<Op, T> (layoutalg.nvidia.tmem_copy)
+    if top is not None:  # a tcgen05.ld/st/cp copy atom: CuTe's Copy_Atom<Op, T> (layoutalg.nvidia.blackwell.tmem_copy)
         return _tmem_cute_cpp(x, top, dtype, ctype)
-    if isinstance(x, UMMAAtom):  # a tcgen05 atom: CuTe's MMA_Atom of its MMA_Traits (layoutalg.nvidia.umma)
+    if isinstance(x, UMMAAtom):  # a tcgen05 atom: CuTe's MMA_Atom of its MMA_Traits (layoutalg.nvidia.blackwell.umma)
         if dtype is not None or ctype is not None:
             raise LayoutError(f"to_cute_cpp: {x.name} fixes its own types; dtype/ctype would be ignored (leave them out)")
         t = f"MMA_Atom<MMA_Traits<{x.cute_cpp}>>"
@@ -516,19 +518,19 @@ def to_cute_dsl(x: Any) -> str:
 
     A dense UMMA atom becomes its ``tcgen05`` op (``from cutlass.cute.nvgpu import tcgen05``)::
 
-    >>> from layoutalg.nvidia.umma import umma_atom
+    >>> from layoutalg.nvidia.blackwell.umma import umma_atom
     >>> to_cute_dsl(umma_atom("SM100_MMA_F16BF16_2x1SM_SS<bf16,bf16,float,256,128,K,MN>"))  # doctest: +ELLIPSIS
     'tcgen05.MmaF16BF16Op(cutlass.BFloat16, cutlass.Float32, (256, 128, 16), tcgen05.CtaGroup.TWO, ..., cute.nvgpu.OperandMajorMode.MN)'
 
     and a TMEM copy instruction its ``tcgen05`` copy op (``cute.make_copy_atom(op, T)`` makes the atom)::
 
-    >>> from layoutalg.nvidia.tmem_copy import tmem_copy_op
+    >>> from layoutalg.nvidia.blackwell.tmem_copy import tmem_copy_op
     >>> to_cute_dsl(tmem_copy_op("SM100_TMEM_LOAD_16dp32b4x_16b"))
     'tcgen05.Ld16x32bx2Op(tcgen05.Repetition.x4, tcgen05.Pack.PACK_16b_IN_32b)'
     >>> to_cute_dsl(tmem_copy_op("SM100_UTCCP_2x64dp128bitlw0213_2cta"))
     'tcgen05.Cp2x64x128b0213Op(tcgen05.CtaGroup.TWO)'
     """
-    from ..nvidia.umma import UMMAAtom
+    from ..nvidia.blackwell.umma import UMMAAtom
 
     if isinstance(x, UMMAAtom):
         return _umma_dsl(x)

@@ -7,7 +7,7 @@ num_warps, instr_variant)`` is the register layout that load needs: a linear lay
 (``getDistributedLayoutForTmemLdSt``): it writes the TMEM buffer as a linear layout (row, col) ->
 (dim0, dim1) (``tensorMemoryToLinearLayout`` / ``tensorMemoryScalesToLinearLayout``), packs
 narrow elements into 32-bit cells, takes the instruction's tile (register, lane) -> (row, col)
-(the tcgen05 data-movement shapes of :mod:`layoutalg.nvidia.tmem_copy`), repeats it along the
+(the tcgen05 data-movement shapes of :mod:`layoutalg.nvidia.blackwell.tmem_copy`), repeats it along the
 columns over registers (and warps past four), puts the warps on the lane quarters (rows 32, 64)
 and composes. This module does the same over GF(2) with a small linear-layout type
 (:class:`F2Layout`), so that the answer is available without Triton and can be checked against

@@ -1,8 +1,8 @@
 """tcgen05 (UMMA) shared-memory operands: CuTe's canonical smem atoms, their tiles, and descriptors.
 
 ``tcgen05.mma`` reads A and B from shared memory through the 64-bit descriptor of
-:class:`~layoutalg.nvidia.descriptor.Tcgen05Descriptor` -- the same canonical layouts as Hopper's
-wgmma (:mod:`layoutalg.nvidia.wgmma`), plus one mode wgmma lacks: **128B swizzle with 32-byte
+:class:`~layoutalg.nvidia.blackwell.descriptor.Tcgen05Descriptor` -- the same canonical layouts as Hopper's
+wgmma (:mod:`layoutalg.nvidia.hopper.wgmma`), plus one mode wgmma lacks: **128B swizzle with 32-byte
 atomicity** (``128B_base32B``, layout-type code 1), ``Swizzle<2,5,2>`` on byte addresses, MN-major
 only. CuTe writes its atom in bits: ``Sw<2,5,2> o (1024,4):(1,1024)`` -- 128-byte MN rows, 4 K rows,
 32-byte chunks swapped by K row.
@@ -21,7 +21,7 @@ builds them for every element width down to 4 bits (packed fp4 of ``kind::mxf4*`
     Sw<2,5,2> o _0 o (64,4):(1,64)
 
 The descriptor of a tile is *derived* from its layout (:func:`descriptor_from_layout`): the
-standard modes through :func:`layoutalg.nvidia.wgmma.descriptor_from_layout` (4-bit tiles read as
+standard modes through :func:`layoutalg.nvidia.hopper.wgmma.descriptor_from_layout` (4-bit tiles read as
 the byte tile they are), the ``128B_base32B`` mode here. :func:`k_block_descriptors` lists the
 words a mainloop issues, stepped as CuTe's ``UMMA::DescriptorIterator`` steps them: one descriptor
 made from the first k-block, every other block adding its (unswizzled) 16-byte offset to the start
@@ -46,15 +46,16 @@ from typing import Any
 
 import numpy as np
 
-from ..algebra import logical_divide, tile_to_shape, tiled_divide, upcast
-from ..composed import ComposedLayout
-from ..errors import LayoutError, LayoutWarning
-from ..hooks import provide
-from ..layout import Layout, make_layout
-from ..parse import parse_composed
-from ..swizzle import Swizzle
-from . import wgmma as _wg
-from .descriptor import DerivedDescriptor, Tcgen05Descriptor, base_offset_for
+from ...algebra import logical_divide, tile_to_shape, tiled_divide, upcast
+from ...composed import ComposedLayout
+from ...errors import LayoutError, LayoutWarning
+from ...hooks import provide
+from ...layout import Layout, make_layout
+from ...parse import parse_composed
+from ...swizzle import Swizzle
+from ..hopper import wgmma as _wg
+from ..common.descriptor import DerivedDescriptor, base_offset_for
+from .descriptor import Tcgen05Descriptor
 
 __all__ = [
     "SMEM_ATOM_NAMES",

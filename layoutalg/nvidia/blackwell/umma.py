@@ -41,10 +41,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from ..errors import LayoutError
-from ..layout import Layout
-from ..tiled import MMAAtom
-from .dtypes import dtype_name
+from ...errors import LayoutError
+from ...layout import Layout
+from ...tiled import MMAAtom
+from ..common.dtypes import dtype_name
 
 __all__ = [
     "UMMA_FAMILIES",
@@ -54,6 +54,7 @@ __all__ = [
     "umma_type",
     "umma_type_bits",
     "cute_cpp_type",
+    "split_umma_name",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -356,7 +357,7 @@ class UMMAAtom(MMAAtom):
         return _cpp_spelling(self)
 
     def idesc(self) -> Any:
-        """The atom's 32-bit instruction descriptor (:func:`layoutalg.nvidia.idesc.make_instr_desc` with the
+        """The atom's 32-bit instruction descriptor (:func:`layoutalg.nvidia.blackwell.idesc.make_instr_desc` with the
         atom's kind, types, M, N, majors, negation, saturation, sparsity, cta_group and scale type): equal
         to CuTe's ``MMA_Traits<...>::idesc_`` for every atom of the sweep (tests/test_nvidia_umma.py).
 
@@ -483,6 +484,19 @@ def _unwrap_cpp(text: str) -> str:
 
 
 _NAME_RE = re.compile(r"^\s*(?:cute::)?SM100_MMA_(?P<fam>[A-Z0-9_x]+?)\s*<(?P<args>.*)>\s*$", re.S)
+
+
+def split_umma_name(name: str) -> tuple[str, list[str]] | None:
+    """``(family, template arguments)`` of a UMMA atom's name, read without any check (None if it is not
+    spelled ``SM100_MMA_<family><args...>``). A documented hook for tests that spell atoms layoutalg refuses.
+
+    >>> split_umma_name("SM100_MMA_F16BF16_SS<bf16, bf16, float, 128, 256, K, K>")
+    ('F16BF16_SS', ['bf16', 'bf16', 'float', '128', '256', 'K', 'K'])
+    """
+    m = _NAME_RE.match(str(name))
+    if not m:
+        return None
+    return m.group("fam"), [x.strip() for x in m.group("args").split(",")]
 
 
 def _int(x: Any, op: str, what: str) -> int:

@@ -55,12 +55,12 @@ from typing import Any
 
 import sympy
 
-from ..algebra import composition
-from ..errors import LayoutError
-from ..hooks import svg_of
-from ..layout import Layout, make_layout
-from ..symbolic import bitand, shr
-from ..tiled import CopyAtom
+from ...algebra import composition
+from ...errors import LayoutError
+from ...hooks import svg_of
+from ...layout import Layout, make_layout
+from ...symbolic import bitand, shr
+from ...tiled import CopyAtom
 from .tmem import CELL_BITS, LANE_STRIDE, LANE_STRIDE_BITS, TmemAllocation, TmemError
 
 __all__ = [
@@ -225,7 +225,7 @@ class TmemCopyOp:
 
     def copy_atom(self, value_type: Any = "f32") -> CopyAtom:
         """This instruction as a :class:`~layoutalg.tiled.CopyAtom` (CuTe's ``Copy_Atom<Op, T>``)."""
-        from .atoms import value_bits
+        from ..common.atom_types import value_bits
 
         vb = value_bits(value_type)
         if self.kind == "cp":
@@ -239,7 +239,7 @@ class TmemCopyOp:
                         notes=self.ptx + " (TMEM side: every thread sees the whole block, CuTe's convention)")
 
     def check_access(self, allocation: TmemAllocation, taddr: int, warp: int | None = None) -> None:
-        """Raise a :class:`~layoutalg.nvidia.tmem.TmemError` unless this access at ``taddr`` (relative
+        """Raise a :class:`~layoutalg.nvidia.blackwell.tmem.TmemError` unless this access at ``taddr`` (relative
         to the allocation: ``lane << 16 | column``) stays in the allocation and, for ``ld``/``st``, in
         the lane quarter of ``warp``.
 
@@ -248,7 +248,7 @@ class TmemCopyOp:
         >>> op.check_access(TmemAllocation(64), 64 << 16, warp=2)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        layoutalg.nvidia.tmem.TmemError: TMEM bounds: ...: columns 0..127 overrun the allocation of 64 columns at column 0 (columns 0..63)
+        layoutalg...TmemError: TMEM bounds: ...: columns 0..127 overrun the allocation of 64 columns at column 0 (columns 0..63)
         """
         lane0, col0 = taddr >> 16, taddr & 0xFFFF
         if self.kind == "cp":

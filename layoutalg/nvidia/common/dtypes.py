@@ -32,9 +32,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import LayoutError
+from ...errors import LayoutError
 
-__all__ = ["dtype_name", "dtype_bits", "DTYPE_BITS", "CUTE_NAMES", "spellings"]
+__all__ = ["dtype_name", "dtype_bits", "DTYPE_BITS", "CUTE_NAMES", "spellings", "operand_major"]
 
 #: bits of one element of each PTX type name (the canonical names :func:`dtype_name` returns)
 DTYPE_BITS: dict[str, int] = {
@@ -133,9 +133,27 @@ def dtype_name(dtype: Any, *, allowed: Iterable[str] | None = None, op: str = "d
 
 def dtype_bits(dtype: Any, *, op: str = "dtype") -> int:
     """Bits of one element of ``dtype`` (any spelling), as CuTe's ``sizeof_bits`` (e2m1 4, e2m3/e3m2 6; a
-    fragment's register container is :func:`layoutalg.nvidia.fragment.element_bits`).
+    fragment's register container is :func:`layoutalg.nvidia.common.fragment.element_bits`).
 
     >>> dtype_bits("half_t"), dtype_bits("cutlass::float_e4m3_t"), dtype_bits("tf32"), dtype_bits("uint128_t")
     (16, 8, 32, 128)
     """
     return DTYPE_BITS[dtype_name(dtype, op=op)]
+
+
+def operand_major(major: str, op: str = "wgmma") -> str:
+    """The major-ness of a matrix operand in shared memory, normalised: ``"K"`` or ``"MN"``.
+
+    Accepts ``"K"``, ``"MN"``, ``"M"``, ``"N"`` (any case, ``"-major"`` suffix and ``/``, ``|`` ignored);
+    anything else is a LayoutError naming ``op``.
+
+    >>> operand_major("k"), operand_major("M/N"), operand_major("N-major")
+    ('K', 'MN', 'MN')
+    """
+    if isinstance(major, str):
+        key = major.strip().upper().replace("-MAJOR", "").replace("/", "").replace("|", "")
+        if key == "K":
+            return "K"
+        if key in ("MN", "M", "N"):
+            return "MN"
+    raise LayoutError(f"{op}: major {major!r} is not 'K' or 'MN' (also accepted: 'M', 'N')")

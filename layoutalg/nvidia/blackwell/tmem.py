@@ -14,7 +14,7 @@ it, because warp ``w`` owns the lane *quarter* ``32 * (w % 4) .. +31`` (5 % 4 = 
     >>> check_warp_access(2, 37)
     Traceback (most recent call last):
     ...
-    layoutalg.nvidia.tmem.TmemError: TMEM lane quarter: warp 2 may access lanes 64..95 only (32 * (warp % 4) .. +31), not lane 37
+    layoutalg.nvidia.blackwell.tmem.TmemError: TMEM lane quarter: warp 2 may access lanes 64..95 only (32 * (warp % 4) .. +31), not lane 37
 
 Rules checked here, each with a named :class:`TmemError` (a :class:`~layoutalg.errors.LayoutError`):
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from collections.abc import Iterable
 
-from ..errors import LayoutError
+from ...errors import LayoutError
 
 __all__ = [
     "LANES",
@@ -133,10 +133,10 @@ def check_allocation(columns: int) -> int:
 
     >>> check_allocation(256)
     256
-    >>> check_allocation(48)
+    >>> check_allocation(48)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    layoutalg.nvidia.tmem.TmemError: TMEM allocation: tcgen05.alloc of 48 columns: the column count must be a power of two from 32 to 512
+    layoutalg...TmemError: TMEM allocation: tcgen05.alloc of 48 columns: the column count must be a power of two from 32 to 512
     """
     columns = _int(columns, "column count", "tcgen05.alloc")
     if not (MIN_ALLOC_COLUMNS <= columns <= MAX_ALLOC_COLUMNS and columns & (columns - 1) == 0):
@@ -189,10 +189,10 @@ def check_cta_pair(a: int, b: int) -> tuple[int, int]:
 
     >>> check_cta_pair(3, 2)
     (2, 3)
-    >>> check_cta_pair(1, 2)
+    >>> check_cta_pair(1, 2)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    layoutalg.nvidia.tmem.TmemError: TMEM cta pair: CTAs 1 and 2 are not a cta_group::2 pair (ranks 2k and 2k+1; the peer of 1 is 0)
+    layoutalg...TmemError: TMEM cta pair: CTAs 1 and 2 are not a cta_group::2 pair (ranks 2k and 2k+1; the peer of 1 is 0)
     """
     pa = cta_pair(a)
     if cta_pair(b) != pa or a == b:
@@ -211,10 +211,10 @@ class TmemAllocation:
     >>> a = TmemAllocation(128)
     >>> hex(a.address(33, 127))
     '0x21007f'
-    >>> a.check_access(warp=1, lanes=range(32, 64), columns=range(96, 160))
+    >>> a.check_access(warp=1, lanes=range(32, 64), columns=range(96, 160))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    layoutalg.nvidia.tmem.TmemError: TMEM bounds: columns 96..159 overrun the allocation of 128 columns at column 0 (columns 0..127)
+    layoutalg...TmemError: TMEM bounds: columns 96..159 overrun the allocation of 128 columns at column 0 (columns 0..127)
     """
 
     columns: int

@@ -16,7 +16,7 @@ For ``mma.m16n8k16`` with ``.f16`` A (16x16, index ``m + 16*k``)::
     >>> f.coords(5, 6), f.num_registers, f.register(6), f.instruction
     ((9, 10), 4, (3, 0), 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32')
 
-None of these layouts is derived from :mod:`layoutalg.nvidia.ptx_formulas`; the test-suite
+None of these layouts is derived from :mod:`layoutalg.nvidia.common.ptx_formulas`; the test-suite
 proves each equal to its PTX formula on every ``(lane, i)`` and, where CUTLASS has the same atom,
 equal as a function to CuTe's ``ALayout`` / ``BLayout`` / ``CLayout``.
 
@@ -40,11 +40,11 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..errors import LayoutError
-from .dtypes import dtype_name
-from ..layout import Layout
-from .fragment import Fragment, _parse_mnk, element_bits
-from .ptx_formulas import FORMULAS, METADATA_FORMULAS
+from ...errors import LayoutError
+from ..common.dtypes import dtype_name
+from ...layout import Layout
+from ..common.fragment import Fragment, parse_mnk, element_bits
+from ..common.ptx_formulas import FORMULAS, METADATA_FORMULAS
 
 __all__ = [
     "fragment",
@@ -369,7 +369,7 @@ def _valid_list(entries: Iterable[CatalogEntry]) -> str:
 
 
 def _resolve(shape, dtype, operand, alayout, blayout, ctype, kind, sparse, op_name):
-    _parse_mnk(shape)
+    parse_mnk(shape)
     operand = str(operand).upper()
     if operand not in ("A", "B", "C", "D"):
         raise LayoutError(f"{op_name}: operand {operand!r} is not one of 'A', 'B', 'C', 'D'")
@@ -440,7 +440,7 @@ def _resolve(shape, dtype, operand, alayout, blayout, ctype, kind, sparse, op_na
 @cache
 def _build(entry: CatalogEntry, operand: str) -> Fragment:
     shape, dtype, kind = entry.shape, entry.dtype, entry.kind
-    M, N, K = _parse_mnk(shape)
+    M, N, K = parse_mnk(shape)
     fkey = _formula_key(shape, dtype, operand, entry.ctype, entry.sparse, entry.alayout, entry.blayout, kind)
     tv_shape, tv_stride = _TV[fkey]  # same key, independent table
     layout = Layout(tv_shape, tv_stride)
@@ -488,7 +488,7 @@ def fragment(shape: str, dtype: str, operand: str, *, alayout: str | None = None
 
     ``shape`` is spelled as in PTX (``"m16n8k16"``), ``dtype`` is the multiplicand type
     (``"f16"``, ``"tf32"``, ``"e4m3"``, ... or CuTe's ``"half_t"``, ``"tfloat32_t"``,
-    ``"float_e4m3_t"``: :func:`layoutalg.nvidia.dtypes.dtype_name`), ``kind`` one of
+    ``"float_e4m3_t"``: :func:`layoutalg.nvidia.common.dtypes.dtype_name`), ``kind`` one of
     ``"f8f6f4"``, ``"mxf8f6f4"``, ``"mxf4"``, ``"mxf4nvf4"`` (inferred for the types that need it).
 
     The accumulator rule, the same across the catalog (``wgmma_fragments.fragment`` too): for C/D,
@@ -619,7 +619,7 @@ class SparseMetadata(Fragment):
 
     @property
     def formula(self):
-        """The field-to-chunk formula (:data:`~layoutalg.nvidia.ptx_formulas.METADATA_FORMULAS`)."""
+        """The field-to-chunk formula (:data:`~layoutalg.nvidia.common.ptx_formulas.METADATA_FORMULAS`)."""
         return METADATA_FORMULAS[self.formula_key]
 
     def verify_eval(self, lane: Any, i: Any) -> tuple:
@@ -661,7 +661,7 @@ def sparse_metadata(shape: str, dtype: str, *, selector: int = 0, kind: str | No
     entry = _resolve(shape, dtype, "A", None, None, None, kind, True, "sparse_metadata")
     cls = _bit_class(shape, entry.dtype, entry.kind)
     tshape, tstride, vshape, vstride, per_group, w = _META[(shape, cls)]
-    M, _, K = _parse_mnk(shape)
+    M, _, K = parse_mnk(shape)
     fkey = f"sp.meta.{shape}.{cls}"
     f = METADATA_FORMULAS[fkey]
     variant = [("selector", selector)] + ([("kind", entry.kind)] if entry.kind else [])
@@ -740,7 +740,7 @@ def scale_fragment(shape: str, kind: str, operand: str, *, scale_vec: int | None
         raise LayoutError(
             f"scale_fragment: byte_id {byte_id} invalid for scale_vec::{scale_vec}X; valid: {_VALID_BYTE_IDS[scale_vec]}"
         )
-    M, N, _ = _parse_mnk(shape)
+    M, N, _ = parse_mnk(shape)
     V = scale_vec
     if operand == "A":
         # lane = (lane&1: rows +8, (lane>>1)&1: the thread-id pair (broadcast), groupID: row)
@@ -807,8 +807,8 @@ def tile_fragment(atom: Fragment, tile: tuple, warps: tuple = (1, 1)) -> TiledFr
     >>> tf.num_values, tf.elements(5)[:4]
     (128, [(1, 2), (1, 3), (9, 2), (9, 3)])
     """
-    from ..algebra import composition
-    from ..layout import make_layout
+    from ...algebra import composition
+    from ...layout import make_layout
 
     if atom.batch != 1:
         raise LayoutError(f"tile_fragment: {atom.name} stacks {atom.batch} matrices; tile a single-matrix fragment")

@@ -1,7 +1,7 @@
 """wgmma shared-memory operands: canonical layouts, swizzle atoms, tiles and their descriptors.
 
 A ``wgmma.mma_async`` operand in shared memory is read through a 64-bit matrix
-descriptor (:mod:`layoutalg.nvidia.descriptor`) that holds only a start address,
+descriptor (:mod:`layoutalg.nvidia.hopper.descriptor`) that holds only a start address,
 two byte strides (LBO, SBO) and a swizzle mode. The PTX ISA spells out which
 layouts those five numbers can describe, as CuTe layouts with parameters
 (section "Canonical Layouts"; the layout is a function (mn, k) -> element offset)::
@@ -59,16 +59,18 @@ from typing import Any, cast
 import numpy as np
 import sympy
 
-from ..algebra import tile_to_shape
-from ..composed import ComposedLayout
-from ..errors import LayoutError, LayoutWarning
-from ..hooks import service
-from ..layout import Layout
-from ..parse import parse_composed
-from ..swizzle import Swizzle
+from ...algebra import tile_to_shape
+from ...composed import ComposedLayout
+from ...errors import LayoutError, LayoutWarning
+from ...hooks import service
+from ...layout import Layout
+from ...parse import parse_composed
+from ...swizzle import Swizzle
 
-from . import dtypes as _dtypes
-from .descriptor import DerivedDescriptor, MatrixDescriptor, Tcgen05Descriptor, base_offset_for
+from ..common import dtypes as _dtypes
+from ..common.dtypes import operand_major
+from ..common.descriptor import DerivedDescriptor, base_offset_for
+from .descriptor import MatrixDescriptor
 
 __all__ = [
     "WGMMA_DTYPE_BITS",
@@ -118,7 +120,7 @@ def _sym(name: str) -> sympy.Symbol:
 # --- small validators -----------------------------------------------------------------------
 def dtype_name(dtype: str) -> str:
     """The canonical name ('tf32', 'f16', 'bf16', 'e4m3', 'e5m2', 's8', 'u8') of a wgmma operand type, from any
-    spelling :func:`layoutalg.nvidia.dtypes.dtype_name` reads (``"bfloat16_t"``, ``"cutlass::float_e4m3_t"``).
+    spelling :func:`layoutalg.nvidia.common.dtypes.dtype_name` reads (``"bfloat16_t"``, ``"cutlass::float_e4m3_t"``).
 
     >>> dtype_name("cutlass::bfloat16_t"), dtype_name("tfloat32_t")
     ('bf16', 'tf32')
@@ -142,16 +144,6 @@ def elements_per_16B(dtype: str) -> int:
     [4, 8, 16]
     """
     return 128 // dtype_bits(dtype)
-
-
-def _major(major: str) -> str:
-    if isinstance(major, str):
-        key = major.strip().upper().replace("-MAJOR", "").replace("/", "").replace("|", "")
-        if key == "K":
-            return "K"
-        if key in ("MN", "M", "N"):
-            return "MN"
-    raise LayoutError(f"wgmma: major {major!r} is not 'K' or 'MN' (also accepted: 'M', 'N')")
 
 
 def _swizzle_B(swizzle: int) -> int:
@@ -217,7 +209,7 @@ def canonical_layout(
     >>> print(canonical_layout("K", 128, "bf16", m=8, k=1, sbo=512))
     Sw<3,3,3> o _0 o ((8,8),(8,2)):((64,512),(1,8))
     """
-    major = _major(major)
+    major = operand_major(major)
     B = _swizzle_B(swizzle)
     unit = _resolve_unit(swizzle_unit, dtype)
     T = _sym("T") if dtype is None else elements_per_16B(dtype)
@@ -267,7 +259,7 @@ def atom(major: str, swizzle: int, dtype: str, *, swizzle_unit: str = "element")
     >>> print(atom("MN", 32, "tf32", swizzle_unit="byte").ptx)
     Swizzle<1,4,3> o (8,8):(1,8)
     """
-    major = _major(major)
+    major = operand_major(major)
     B = _swizzle_B(swizzle)
     w = (1 << B) * elements_per_16B(dtype)  # elements per row of the pattern
     inner = Layout((w, 8), (1, w)) if major == "MN" else Layout((8, w), (w, 1))
@@ -474,7 +466,7 @@ def _derive_modes(
                 f"K mode starts {g[:2].tolist()}); pass major='K' or 'MN'"
             )
         major = "MN" if f_unit else "K"
-    major = _major(major)
+    major = operand_major(major)
 
     def check_bytes(name: str, elems: int | None) -> None:
         if elems is None:
@@ -619,7 +611,11 @@ def _descriptor(params: CanonicalParams, start: int, pattern_start: int, target:
         )
     if target not in ("sm_90", "sm_100"):
         raise LayoutError(f"descriptor_from_layout: target {target!r} is not 'sm_90' or 'sm_100'")
-    cls = MatrixDescriptor if target == "sm_90" else Tcgen05Descriptor
+    cls = MatrixDescriptor
+    if target != "sm_90":  # the sm_100 word (tcgen05), which extends sm_90's
+        from ..blackwell.descriptor import Tcgen05Descriptor
+
+        cls = Tcgen05Descriptor
     return cls(
         start_address=start,
         leading_byte_offset=lbo_b,
@@ -649,10 +645,10 @@ def descriptor_from_layout(
     inferred when not given. ``start_address`` is the shared-memory byte address of
     the swizzle pattern's origin (offset 0); the descriptor's start address is
     ``start_address + offset * bytes`` and its base offset follows the PTX rule
-    (:func:`~layoutalg.nvidia.descriptor.base_offset_for`). ``target="sm_100"``
-    returns the same fields as a :class:`~layoutalg.nvidia.descriptor.Tcgen05Descriptor`
+    (:func:`~layoutalg.nvidia.common.descriptor.base_offset_for`). ``target="sm_100"``
+    returns the same fields as a :class:`~layoutalg.nvidia.blackwell.descriptor.Tcgen05Descriptor`
     (tcgen05 reads the same canonical forms; not checked on hardware); tcgen05-only operands (the
-    ``128B_base32B`` mode, 4-bit types) go to :func:`layoutalg.nvidia.umma_smem.descriptor_from_layout`.
+    ``128B_base32B`` mode, 4-bit types) go to :func:`layoutalg.nvidia.blackwell.umma_smem.descriptor_from_layout`.
 
     Raises LayoutError when the layout is not of a canonical form (naming the
     mode, index and the offending stride). When it matches a form but the hardware
@@ -667,7 +663,7 @@ def descriptor_from_layout(
     (16, 32, '0xc000002000100000')
     """
     if target == "sm_100" and _tcgen05_only(layout, dtype, swizzle):
-        # the 128B_base32B mode and 4-bit types exist on tcgen05 only: layoutalg.nvidia.umma_smem derives them
+        # the 128B_base32B mode and 4-bit types exist on tcgen05 only: layoutalg.nvidia.blackwell.umma_smem derives them
         # (asked through layoutalg.hooks, which umma_smem fills on import: no import circle wgmma <-> umma_smem)
         umma_descriptor = service("umma_descriptor_from_layout")
         return umma_descriptor(layout, dtype, major=major, start_address=start_address, strict=strict)  # type: ignore[no-any-return]
@@ -774,7 +770,7 @@ def k_block_descriptors(
     For a 128B-swizzled K-major bf16 tile, k-blocks step by 16 elements = +32 B; a 128-row tile has
     two MN blocks of 64 rows for operand A:
 
-    >>> from layoutalg.nvidia.wgmma import tile
+    >>> from layoutalg.nvidia.hopper.wgmma import tile
     >>> [kb.offset_bytes for kb in k_block_descriptors(tile("K", 128, "bf16", (64, 64)), "bf16")]
     [0, 32, 64, 96]
     >>> [(kb.mn_block, kb.k_block) for kb in k_block_descriptors(tile("K", 128, "bf16", (128, 64)), "bf16")]

@@ -9,7 +9,7 @@ ISA's own helper names::
     threadID_in_group = %laneid % 4
 
 so that ``row = groupID + 8 for a2 and a3`` becomes ``Piecewise((gid, i < 2), (gid + 8, True))``.
-The formulas never look at the layouts of :mod:`layoutalg.nvidia.mma`; the layouts never look at
+The formulas never look at the layouts of :mod:`layoutalg.nvidia.ampere.mma`; the layouts never look at
 the formulas. Checking that the two agree on every ``(lane, i)`` is the proof.
 
 A worked check by hand, m16n8k16 f16 A (PTX "Matrix Fragments for mma.m16n8k16 with floating
@@ -37,7 +37,7 @@ import numpy as np
 import sympy
 from sympy import And, Eq, Mod, Or, Piecewise
 
-from ..symbolic import bitand, shr
+from ...symbolic import bitand, shr
 
 __all__ = ["lane", "i", "groupID", "threadID_in_group", "PtxFormula", "FORMULAS", "METADATA_FORMULAS"]
 

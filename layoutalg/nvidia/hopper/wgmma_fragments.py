@@ -17,7 +17,7 @@ By hand: thread 37 is lane 5 of warp 1, thread coordinate (1, 1, 1); value 6 is 
     ('((4,8,4),(2,2,2)):((128,1,16),(64,8,512))', (25, 10), 8)
 
 The ISA draws these fragments (Figures 148, 149 and their k8 / k32 siblings) without printing a
-formula; :mod:`layoutalg.nvidia.ptx_formulas` holds the formula read off the figures
+formula; :mod:`layoutalg.nvidia.common.ptx_formulas` holds the formula read off the figures
 (``source="figure"``), and the tests check these layouts against it and against CUTLASS's
 ``CLayout_64xN`` / ``ALayout_64x{8,16,32}``.
 """
@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..errors import LayoutError
-from ..layout import Layout
-from .dtypes import dtype_name
-from .fragment import Fragment, _parse_mnk, element_bits
-from .ptx_formulas import FORMULAS
+from ...errors import LayoutError
+from ...layout import Layout
+from ..common.dtypes import dtype_name
+from ..common.fragment import Fragment, parse_mnk, element_bits
+from ..common.ptx_formulas import FORMULAS
 
 __all__ = ["fragment", "catalog", "valid_n"]
 
@@ -80,7 +80,7 @@ _A_LAYOUTS = {
 
 def _resolve_type(dtype: str, operand: str, K: int, op: str, ctype: str | None = None):
     """(multiplicand type, accumulator type) for the requested fragment (the catalog's accumulator rule:
-    see :func:`layoutalg.nvidia.mma.fragment`)."""
+    see :func:`layoutalg.nvidia.ampere.mma.fragment`)."""
     dtype = dtype_name(dtype, op=op)
     if ctype is not None:
         ctype = dtype_name(ctype, op=f"{op}: ctype")
@@ -119,8 +119,8 @@ def _resolve_type(dtype: str, operand: str, K: int, op: str, ctype: str | None =
 def fragment(shape: str, dtype: str, operand: str, ctype: str | None = None) -> Fragment:
     """wgmma register fragment of ``operand`` ``"D"`` (or ``"C"``) or ``"A"`` for ``shape = "m64n{N}k{K}"``.
 
-    The catalog's one accumulator rule (as :func:`layoutalg.nvidia.mma.fragment`): ``dtype`` is the
-    multiplicand type (any spelling :func:`~layoutalg.nvidia.dtypes.dtype_name` reads, e.g. CuTe's
+    The catalog's one accumulator rule (as :func:`layoutalg.nvidia.ampere.mma.fragment`): ``dtype`` is the
+    multiplicand type (any spelling :func:`~layoutalg.nvidia.common.dtypes.dtype_name` reads, e.g. CuTe's
     ``"half_t"``); for D, ``ctype`` is the accumulator, by default ``f32`` where the instruction allows
     it (``s32`` for integers); a ``dtype`` that is no multiplicand of this K names the accumulator
     (``fragment("m64n8k16", "f32", "D")``). Threads are the warpgroup's 128 ``%tid`` values (warp
@@ -133,7 +133,7 @@ def fragment(shape: str, dtype: str, operand: str, ctype: str | None = None) -> 
     (24, 5)
     """
     op = "wgmma fragment"
-    M, N, K = _parse_mnk(shape)
+    M, N, K = parse_mnk(shape)
     operand = str(operand).upper()
     if operand not in ("A", "C", "D"):
         raise LayoutError(f"{op}: operand {operand!r} must be 'A' (registers) or 'D'/'C'; B is always in shared memory")

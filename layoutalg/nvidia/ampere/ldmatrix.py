@@ -44,11 +44,11 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..errors import LayoutError
-from ..layout import Layout
-from .dtypes import dtype_name
-from .fragment import Fragment
-from .ptx_formulas import FORMULAS
+from ...errors import LayoutError
+from ...layout import Layout
+from ..common.dtypes import dtype_name
+from ..common.fragment import Fragment
+from ..common.ptx_formulas import FORMULAS
 
 __all__ = ["fragment", "address_lanes", "catalog"]
 

@@ -47,12 +47,12 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Sequence
 
-from .. import inttuple as it
-from ..algebra import coalesce, composition, filter as cute_filter, left_inverse, make_layout, tiled_product, upcast
-from ..errors import LayoutError
-from ..layout import Layout
-from ..tensor import compact_col_major
-from ..tiled import TiledCopy
+from ... import inttuple as it
+from ...algebra import coalesce, composition, filter as cute_filter, left_inverse, make_layout, tiled_product, upcast
+from ...errors import LayoutError
+from ...layout import Layout
+from ...tensor import compact_col_major
+from ...tiled import TiledCopy
 from .tmem_copy import tmem_copy_op
 
 __all__ = ["tmem_frg", "tmem_frg_ws", "tmem_sf_frg", "tmem_e_frg", "tmem_e_frg_ws", "umma_tmem_sf",
@@ -147,7 +147,7 @@ def accumulator_layout(M: int, N: int, *, cta_group: int = 1, value_bits: int = 
 
 
 def _bits(t: str) -> int:
-    from .atoms import value_bits as vb
+    from ..common.atom_types import value_bits as vb
 
     try:
         return vb(t)
@@ -159,7 +159,7 @@ def _bits(t: str) -> int:
 
 def umma_accumulator(atom: Any, tile_mn: Sequence[int]) -> Layout:
     """``partition_fragment_C(make_tiled_mma(atom), tile_mn)``'s TMEM layout (CuTe's FrgTypeC of the atom)."""
-    from ..tiled import make_tiled_mma, partition_shape_C
+    from ...tiled import make_tiled_mma, partition_shape_C
 
     mma = make_tiled_mma(atom)
     shape = partition_shape_C(mma, tuple(tile_mn))
@@ -177,7 +177,7 @@ def umma_tmem_a(atom: Any, tile_mk: Sequence[int]) -> Layout:
     CuTe's FrgTypeA: ``tmem_frg_1sm<a, a, NonInterleaved>`` / ``tmem_frg_2sm<a, a, Duplicated>``
     (A stored densely: value type = storage type).
     """
-    from ..tiled import make_tiled_mma, partition_shape_A
+    from ...tiled import make_tiled_mma, partition_shape_A
 
     if atom.source != "TS":
         raise LayoutError(f"umma_tmem_a: {atom.name} reads A from shared memory (a descriptor), not TMEM")
@@ -195,7 +195,7 @@ def make_tmem_copy(op: str, tmem: Layout, value_type: Any = "f32") -> TiledCopy:
     ``make_cotiled_copy`` turns it into a TV layout over the accumulator's coordinates and a
     by-mode tiler that picks the elements the 128 threads touch.
     """
-    from .atoms import value_bits
+    from ..common.atom_types import value_bits
 
     bits = value_bits(value_type)
     cop = tmem_copy_op(op)
@@ -259,7 +259,7 @@ def make_utccp_copy(op: str, tmem: Layout, value_type: Any = "u32") -> TiledCopy
     >>> str(tc.layout_tv), tc.tiler
     ('(1,(128,4)):(0,(1,128))', (Layout(128, 1), Layout(4, 1)))
     """
-    from .atoms import value_bits
+    from ..common.atom_types import value_bits
 
     bits = value_bits(value_type)
     cop = tmem_copy_op(op)
@@ -349,7 +349,7 @@ def tmem_sf_frg(tmem_shape: Any, sf_bits: int = 8, n_sm: int = 1, operand: str =
 
     ``tmem_shape`` is an MMA-SF partitioned shape ``((MN, (VS, NSF)), MMA_MN, MMA_K, ...)`` -- as
     CUTLASS passes it, the shape of the shared-memory SF layout
-    (:func:`layoutalg.nvidia.blockscale.smem_sf_layout`): ``VS`` is the SF vector (16 or 32 K
+    (:func:`layoutalg.nvidia.blackwell.blockscale.smem_sf_layout`): ``VS`` is the SF vector (16 or 32 K
     elements per factor, stride 0: one factor serves them all), ``NSF`` the factors per MMA K. The SF
     are compact (``sf_bits``-bit cells, column address = value index) and *duplicated*: with the
     "4x1" allocation (SFA always; SFB of the M = 256 pair and the 1SM atoms) rows ``32 j .. 32 j + 31``
@@ -474,11 +474,11 @@ def umma_tmem_sf(atom: Any, operand: str, tile_mnk: Sequence[int]) -> Layout:
 
     CUTLASS (``sm100_blockscaled_mma_warpspecialized.hpp``): ``make_tensor<FrgTypeSFA>(shape(SmemLayoutAtomSFA))``
     -- :func:`tmem_sf_frg` over the shape of the shared-memory SF layout
-    (:func:`layoutalg.nvidia.blockscale.smem_sf_layout`, CuTe's ``deduce_smem_layoutSFA/SFB``). The
+    (:func:`layoutalg.nvidia.blackwell.blockscale.smem_sf_layout`, CuTe's ``deduce_smem_layoutSFA/SFB``). The
     ``2x1SM`` atoms of M = 128 allocate ``ScaleFactorDuplicated2by2``, every other atom
     ``ScaleFactorDuplicated4by1`` (CuTe's ``MMA_Traits``).
 
-    >>> from layoutalg.nvidia.umma import umma_atom
+    >>> from layoutalg.nvidia.blackwell.umma import umma_atom
     >>> a = umma_atom("SM100_MMA_MXF8F6F4_SS<e4m3,e4m3,float,ue8m0,128,128,K,K>")
     >>> str(umma_tmem_sf(a, "A", (128, 128, 128)))
     '((((32,4),4),(32,1)),1,(4,1)):((((262144,4),8388608),(0,1)),0,(1,0))'

@@ -6,7 +6,7 @@ the kind: one table for ``kind::tf32``, ``kind::f16``, ``kind::f8f6f4`` and ``ki
 ``UMMA::InstrDescriptor``), one for the block-scaled ``kind::mxf8f6f4``, ``kind::mxf4`` and
 ``kind::mxf4nvf4`` (``UMMA::InstrDescriptorBlockScaled``)::
 
-    >>> from layoutalg.nvidia.idesc import make_instr_desc, decode
+    >>> from layoutalg.nvidia.blackwell.idesc import make_instr_desc, decode
     >>> d = make_instr_desc("f16", "bf16", "bf16", "f32", 128, 128)
     >>> d
     InstrDescriptor(0x08200490: kind::f16 bf16 x bf16 -> f32, M=128 N=128 K=16, A K-major, B K-major)
@@ -34,8 +34,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import LayoutError
-from .dtypes import dtype_name
+from ...errors import LayoutError
+from ..common.dtypes import dtype_name
 
 __all__ = [
     "BLOCK_SCALED_KINDS",
@@ -463,7 +463,7 @@ def make_instr_desc(
     >>> make_instr_desc("f16", "bf16", "bf16", "f32", 96, 128)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    layoutalg.nvidia.idesc.IdescError: make_instr_desc: kind::f16 with cta_group::1 takes M in (64, 128), got M=96 (PTX ISA: ...)
+    layoutalg.nvidia.blackwell.idesc.IdescError: make_instr_desc: kind::f16 with cta_group::1 takes M in (64, 128), got M=96 (PTX ISA: ...)
     """
     return InstrDescriptor(**_normalize(
         kind, a_type, b_type, c_type, m, n, a_major, b_major, negate_a=negate_a, negate_b=negate_b,
@@ -689,7 +689,7 @@ def decode(word: int, kind: str | None = None, *, cta_group: int | None = None, 
     >>> decode(0x08200490)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    layoutalg.nvidia.idesc.IdescError: decode: 0x08200490 reads legally as more than one kind: kind::f16 (bf16 x bf16 -> f32), ...
+    layoutalg.nvidia.blackwell.idesc.IdescError: decode: 0x08200490 reads legally as more than one kind: kind::f16 (bf16 x bf16 -> f32), ...
     """
     if isinstance(word, bool) or not isinstance(word, int) or not 0 <= word < 1 << 32:
         raise IdescError(f"decode: an instruction descriptor is a 32-bit unsigned int, got {word!r}")

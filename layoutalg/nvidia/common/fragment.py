@@ -13,7 +13,7 @@ Check one thread by hand. Lane 5 is thread coordinate ``(5 % 4, 5 // 4) = (1, 1)
 lane 5 holds ``C[9][3]``. The PTX ISA says the same: ``row = groupID + 8 = 9`` (c3 is one of
 c2, c3) and ``col = threadID_in_group*2 + (3 & 1) = 3``.
 
-    >>> from layoutalg.nvidia.mma import fragment
+    >>> from layoutalg.nvidia.ampere.mma import fragment
     >>> f = fragment("m16n8k8", "f16", "C")
     >>> str(f.layout), f.coords(5, 3), f.formula.evaluate(5, 3)
     ('((4,8),(2,2)):((32,1),(16,8))', (9, 3), (9, 3))
@@ -39,13 +39,13 @@ from typing import Any, cast
 import numpy as np
 import sympy
 
-from ..errors import LayoutError
-from ..hooks import svg_of
-from ..inttuple import flatten
-from ..layout import Layout
+from ...errors import LayoutError
+from ...hooks import svg_of
+from ...inttuple import flatten
+from ...layout import Layout
 from .ptx_formulas import FORMULAS, PtxFormula
 
-__all__ = ["Fragment", "element_bits"]
+__all__ = ["Fragment", "element_bits", "parse_mnk"]
 
 #: Bits per element as held in registers, by PTX type name.
 _BITS = {
@@ -131,11 +131,11 @@ class Fragment:
     @property
     def mnk(self) -> tuple:
         """``(M, N, K)`` parsed from :attr:`shape` (``"m16n8k16"`` -> ``(16, 8, 16)``)."""
-        return _parse_mnk(self.shape)
+        return parse_mnk(self.shape)
 
     @property
     def formula(self) -> PtxFormula:
-        """The PTX formula of this operand (:mod:`layoutalg.nvidia.ptx_formulas`)."""
+        """The PTX formula of this operand (:mod:`layoutalg.nvidia.common.ptx_formulas`)."""
         return FORMULAS[self.formula_key]
 
     @property
@@ -231,7 +231,7 @@ class Fragment:
         """``(lanes, values)``: for each element of operand matrix ``batch`` (PTX orientation, rows x cols),
         the lane and value index of a thread holding it (the lowest flat ``lane + threads*i``), -1 if none.
 
-        >>> from layoutalg.nvidia.mma import fragment
+        >>> from layoutalg.nvidia.ampere.mma import fragment
         >>> lanes, values = fragment("m8n8k4", "f64", "C").grid()
         >>> lanes[3].tolist(), values[3].tolist()   # row 3 = groupID 3: lanes 12..15, c0 c1 each
         ([12, 12, 13, 13, 14, 14, 15, 15], [0, 1, 0, 1, 0, 1, 0, 1])
@@ -318,7 +318,12 @@ class Fragment:
         return f"Fragment({self.instruction!r}, {self.name}, layout={self.layout})"
 
 
-def _parse_mnk(shape: str) -> tuple[int, int, int]:
+def parse_mnk(shape: str) -> tuple[int, int, int]:
+    """``(M, N, K)`` of a PTX shape ``"m<M>n<N>k<K>"``; a LayoutError for any other text.
+
+    >>> parse_mnk("m16n8k16"), parse_mnk("m64n256k32")
+    ((16, 8, 16), (64, 256, 32))
+    """
     import re
 
     m = re.fullmatch(r"m(\d+)n(\d+)k(\d+)", shape)

@@ -35,9 +35,9 @@ from collections.abc import Sequence
 
 import sympy
 
-from ..algebra import append, blocked_product
-from ..errors import LayoutError
-from ..layout import Layout
+from ...algebra import append, blocked_product
+from ...errors import LayoutError
+from ...layout import Layout
 
 __all__ = ["SF_VECS", "BLOCK_ROWS", "BLOCK_COLS", "sf_atom", "sf_layout", "blocked_offset", "blocked_formula",
            "symbolic_sf_layout", "smem_sf_layout"]

@@ -1,0 +1,4 @@
+"""NVIDIA Blackwell (sm_100): ``umma`` (tcgen05.mma atoms), ``umma_smem`` (shared-memory operands),
+``idesc`` (the instruction descriptor), ``descriptor`` (the sm_100 shared-memory descriptor),
+``tmem`` / ``tmem_accum`` / ``tmem_copy`` (tensor memory), ``blockscale`` (scale-factor layouts)
+and ``atoms`` (CuTe's SM100_* atoms, registered in :mod:`layoutalg.registry`)."""
