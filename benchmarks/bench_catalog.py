@@ -14,8 +14,9 @@ import time
 
 def main() -> int:
     t0 = time.perf_counter()
-    from layoutalg.nvidia import ldmatrix, mma, wgmma_fragments
-    from layoutalg.nvidia.ptx_formulas import i, lane
+    from layoutalg.nvidia.ampere import ldmatrix, mma
+    from layoutalg.nvidia.hopper import wgmma_fragments
+    from layoutalg.nvidia.common.ptx_formulas import i, lane
     from layoutalg.verify import verify
 
     t_import = time.perf_counter() - t0

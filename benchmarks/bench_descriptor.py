@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import timeit
 
-from layoutalg.nvidia.descriptor import MatrixDescriptor
-from layoutalg.nvidia.wgmma import descriptor_from_layout, k_block_descriptors, tile
+from layoutalg.nvidia.hopper.descriptor import MatrixDescriptor
+from layoutalg.nvidia.hopper.wgmma import descriptor_from_layout, k_block_descriptors, tile
 
 
 def main() -> None:

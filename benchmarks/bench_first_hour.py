@@ -53,7 +53,7 @@ def main() -> None:
 
 def wgmma_text() -> str:
     sys.path.insert(0, ROOT)
-    from layoutalg.nvidia import wgmma
+    from layoutalg.nvidia.hopper import wgmma
 
     return str(wgmma.tile("K", 128, "bf16", (128, 128)))
 
@@ -62,7 +62,7 @@ def sizes(d: str) -> None:
     sys.path.insert(0, ROOT)
     from layoutalg import viz
     from layoutalg.banks import analyze_copy
-    from layoutalg.nvidia import wgmma, wgmma_fragments
+    from layoutalg.nvidia.hopper import wgmma, wgmma_fragments
     from layoutalg.nvidia.atoms import copy_atom, mma_atom
     from layoutalg.tiled import make_tiled_copy_A, make_tiled_mma
 

@@ -12,7 +12,7 @@ signature and docstring. Optional modules (pictures, bank analysis, CLI) are ski
 note when they fail to import.
 
 ptx-crossref.md: every PTX ISA figure / formula the library reproduces -> the call that
-reproduces it. The mma rows are built from :func:`layoutalg.nvidia.mma.catalog` (each entry's
+reproduces it. The mma rows are built from :func:`layoutalg.nvidia.ampere.mma.catalog` (each entry's
 fragment carries its PTX section, figure and formula key); each row's call is evaluated and
 checked to rebuild the catalog's fragment before it is written.
 """
@@ -246,7 +246,7 @@ def _q(x) -> str:
 
 
 def mma_call(entry) -> str:
-    """The public call that builds the fragment of a :class:`~layoutalg.nvidia.mma.CatalogEntry`."""
+    """The public call that builds the fragment of a :class:`~layoutalg.nvidia.ampere.mma.CatalogEntry`."""
     if entry.operand in ("SFA", "SFB"):
         return (f"mma.scale_fragment({_q(entry.shape)}, {_q(entry.kind)}, {_q(entry.operand[-1])}, "
                 f"scale_vec={entry.scale_vec}, stype={_q(entry.stype)})")
@@ -264,7 +264,8 @@ def mma_call(entry) -> str:
 
 
 def _eval_call(call: str):
-    from layoutalg.nvidia import ldmatrix, mma, wgmma, wgmma_fragments  # noqa: F401
+    from layoutalg.nvidia.ampere import ldmatrix, mma  # noqa: F401
+    from layoutalg.nvidia.hopper import wgmma, wgmma_fragments
 
     return eval(call, {"mma": mma, "wgmma": wgmma, "wgmma_fragments": wgmma_fragments, "ldmatrix": ldmatrix})
 
@@ -275,7 +276,7 @@ def _sec_key(section: str) -> tuple:
 
 
 def _mma_rows() -> list[list[str]]:
-    from layoutalg.nvidia import mma
+    from layoutalg.nvidia.ampere import mma
 
     groups: "OrderedDict[tuple, dict]" = OrderedDict()
     for entry in mma.catalog():
@@ -316,7 +317,7 @@ def _mma_rows() -> list[list[str]]:
 
 
 def _wgmma_fragment_rows() -> list[list[str]]:
-    from layoutalg.nvidia import wgmma_fragments
+    from layoutalg.nvidia.hopper import wgmma_fragments
 
     groups: "OrderedDict[tuple, dict]" = OrderedDict()
     for entry in wgmma_fragments.catalog():
@@ -339,7 +340,7 @@ def _wgmma_fragment_rows() -> list[list[str]]:
 
 
 def _ldmatrix_rows() -> list[list[str]]:
-    from layoutalg.nvidia import ldmatrix
+    from layoutalg.nvidia.ampere import ldmatrix
 
     rows = []
     seen = OrderedDict()
@@ -361,7 +362,7 @@ def _ldmatrix_rows() -> list[list[str]]:
 
 def _metadata_rows() -> list[list[str]]:
     """One row per mma.sp metadata formula: the sparse_metadata call that reproduces it."""
-    from layoutalg.nvidia.ptx_formulas import METADATA_FORMULAS
+    from layoutalg.nvidia.common.ptx_formulas import METADATA_FORMULAS
 
     shapes = {
         "16bit": ("f16", ("m16n8k16", "m16n8k32")), "32bit": ("tf32", ("m16n8k8", "m16n8k16")),
@@ -384,7 +385,7 @@ _SMEM_SEC = "9.7.15.5.1.2"
 
 
 def _smem_rows() -> list[list[str]]:
-    from layoutalg.nvidia import wgmma
+    from layoutalg.nvidia.hopper import wgmma
 
     rows = []
     # Table 38: the swizzle atoms, in 128-bit units, scaled by T along the leading dimension.
@@ -504,7 +505,7 @@ def generate_crossref() -> str:
 
 
 def _count_catalog() -> int:
-    from layoutalg.nvidia import mma
+    from layoutalg.nvidia.ampere import mma
 
     return len(mma.catalog())
 

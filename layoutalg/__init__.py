@@ -81,14 +81,6 @@ from .verify import Counterexample, Verdict, equivalent, verify  # noqa: E402
 from .linear import LinearLayout, from_linear, is_f2_linear, to_linear  # noqa: E402
 from . import viz as _viz  # noqa: E402,F401  (registers every picture -- layouts, fragments, TiledMMA / TiledCopy, TMEM atoms: layoutalg.hooks)
 
-# viz and viz_tmem register the pictures of Fragment and TmemCopyOp by their flat ``layoutalg.nvidia.<module>``
-# class paths; the classes now live in the generation folders: the same pictures under those paths too
-from .hooks import register_svg as _register_svg  # noqa: E402
-
-_register_svg("layoutalg.nvidia.common.fragment.Fragment", _viz.fragment_svg)
-_viz.register_scene("layoutalg.nvidia.blackwell.tmem_copy.TmemCopyOp", _viz_tmem.tmem_scene)
-_register_svg("layoutalg.nvidia.blackwell.tmem_copy.TmemCopyOp", _viz_tmem.tmem_svg)
-
 
 def _load_nvidia_atoms() -> None:
     """The NVIDIA generations' atom modules, each registering its families (imported on the first lookup)."""
@@ -101,7 +93,15 @@ def _load_nvidia_atoms() -> None:
 from . import registry as _registry  # noqa: E402
 from .hooks import provide as _provide  # noqa: E402
 
+def _load_amd_atoms() -> None:
+    """AMD's atom families (MFMA of CDNA1-4, WMMA of RDNA3/4), registered on the first lookup."""
+    import importlib
+
+    importlib.import_module(".amd.atoms", __name__)
+
+
 _registry.add_provider("nvidia", _load_nvidia_atoms)
+_registry.add_provider("amd", _load_amd_atoms)
 # make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", ...) reads the name with the atom registry (layoutalg.hooks)
 _provide("mma_atom", _registry.mma_atom)
 

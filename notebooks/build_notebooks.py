@@ -128,7 +128,7 @@ ISA's own spelling, and derives the 64-bit descriptor from a layout.
 """),
     code("""
 from layoutalg import Swizzle
-from layoutalg.nvidia import wgmma
+from layoutalg.nvidia.hopper import wgmma
 
 sw = Swizzle(3, 4, 3)              # the 128B swizzle, on byte addresses
 print(sw, [sw(a) for a in (0, 16, 128, 144, 1024 + 128)])
@@ -196,7 +196,7 @@ it by hand for the ISA's `mma.m8n8k4` (Figures 46-55) and sparse `m16n8k128`.
 import sympy
 
 from layoutalg import verify
-from layoutalg.nvidia import mma
+from layoutalg.nvidia.ampere import mma
 from layoutalg.symbolic import bitand, shr
 
 lane, i = sympy.symbols("lane i", integer=True, nonnegative=True)
@@ -312,7 +312,7 @@ For each swizzle mode, a warp of 16-byte row reads over a row-major fp16 tile wh
 wide as the swizzle (the wgmma K-major atoms):
 """),
     code("""
-from layoutalg.nvidia import wgmma
+from layoutalg.nvidia.hopper import wgmma
 for swz in (0, 32, 64, 128):
     tile = wgmma.tile("K", swz, "f16", (64, 64))
     r = banks.analyze(tile, rows16, 2, 16)
@@ -368,13 +368,13 @@ nb(
 Hopper kernels fill shared memory with the Tensor Memory Accelerator (`cp.async.bulk.tensor`) and read
 it with `wgmma`. Two descriptors must agree: the TMA *tensor map* (built on the host by
 `cuTensorMapEncodeTiled`) decides where each element lands, the wgmma *matrix descriptor* where it is
-read. `layoutalg.nvidia.tma` derives the tensor map from the shared layout (as CuTe's `make_tma_copy`
+read. `layoutalg.nvidia.hopper.tma` derives the tensor map from the shared layout (as CuTe's `make_tma_copy`
 does) and proves the two agree -- or names the first element where they do not. See docs/tma.md.
 """),
     code("""
 from layoutalg import Layout
-from layoutalg.nvidia.tma import make_tma_copy, check_wgmma, TensorMap
-from layoutalg.nvidia.wgmma import tile
+from layoutalg.nvidia.hopper.tma import make_tma_copy, check_wgmma, TensorMap
+from layoutalg.nvidia.hopper.wgmma import tile
 
 A = Layout((1000, 512), (512, 1))          # bf16 A[M][K], row-major: (M, K):(K, 1) in elements
 t = tile("K", 64, "bf16", (128, 64))       # the wgmma tile: K-major, 64-byte swizzle
@@ -459,7 +459,8 @@ Each explanation is proven (`verify`) and counted against the PTX ISA's own form
 """),
     code("""
 from layoutalg import explain
-from layoutalg.nvidia import mma, wgmma_fragments
+from layoutalg.nvidia.ampere import mma
+from layoutalg.nvidia.hopper import wgmma_fragments
 
 fragments = [
     mma.fragment("m16n8k16", "f16", "A"),
@@ -483,7 +484,7 @@ print([int(x.subs({e.inputs[0]: 5, e.inputs[1]: 6})) for x in e.exprs], fragment
 A swizzled tile comes back in its XOR form: the 16-byte chunk `col >> 3` XOR-ed with the row.
 """),
     code("""
-from layoutalg.nvidia import wgmma
+from layoutalg.nvidia.hopper import wgmma
 print(explain(wgmma.tile("K", 128, "bf16", (64, 64))))
 """),
     md("""
@@ -606,7 +607,7 @@ the hardware does not read: Triton writes 0 there and CuTe (and layoutalg) 1. Th
 kernels to PTX on the CPU and compare every field under that rule.
 """),
     code("""
-from layoutalg.nvidia.wgmma import k_block_descriptors
+from layoutalg.nvidia.hopper.wgmma import k_block_descriptors
 
 for kb in k_block_descriptors(S, "f16", "m64n64k16"):
     d = kb.descriptor
@@ -649,7 +650,7 @@ The shared-memory tiles are the canonical 128B-swizzled K-major layouts of the w
 """),
     code("""
 from layoutalg import Layout, ComposedLayout, Swizzle
-from layoutalg.nvidia import wgmma
+from layoutalg.nvidia.hopper import wgmma
 from layoutalg.nvidia.atoms import mma_atom, copy_atom
 from layoutalg.tensor import make_tensor, _
 from layoutalg.tiled import make_tiled_mma, make_tiled_copy, make_tiled_copy_A, make_tiled_copy_B, make_tiled_copy_C
@@ -800,7 +801,7 @@ for it (`tests/data/cute/umma_atoms.json`, recorded by compiling `MMA_Traits<...
     code("""
 import json, re
 from layoutalg import Layout, explain
-from layoutalg.nvidia.umma import umma_atom
+from layoutalg.nvidia.blackwell.umma import umma_atom
 from layoutalg.tiled import make_tiled_mma, partition_shape_A, partition_shape_B, partition_shape_C
 
 atom = umma_atom("SM100_MMA_MXF8F6F4_2x1SM_SS<e4m3,e4m3,float,ue8m0,256,256,K,K>")
@@ -826,7 +827,7 @@ K-major 128-byte-swizzled layout (`UMMA::Layout_K_SW128_Atom<float_e4m3_t>`: 8 r
 `DescriptorIterator` does: 32 e4m3 = 32 bytes per k-block, i.e. +2 in the 16-byte start field.
 """),
     code("""
-from layoutalg.nvidia.umma_smem import smem_atom, smem_tile, tile_to_mma_shape, k_block_descriptors
+from layoutalg.nvidia.blackwell.umma_smem import smem_atom, smem_tile, tile_to_mma_shape, k_block_descriptors
 
 sA = smem_tile("K", 128, "e4m3", (128, 128))          # one CTA's A: 128 rows x K 128
 print("A tile          ", sA)
@@ -858,8 +859,8 @@ With M = 128 rows per CTA the accumulator is the simplest data path of the ISA: 
 epilogue may read only lanes `32 w .. 32 w + 31`.
 """),
     code("""
-from layoutalg.nvidia.tmem_accum import umma_accumulator, make_tmem_copy, epilogue_tv
-from layoutalg.nvidia.tmem import TmemAllocation
+from layoutalg.nvidia.blackwell.tmem_accum import umma_accumulator, make_tmem_copy, epilogue_tv
+from layoutalg.nvidia.blackwell.tmem import TmemAllocation
 from layoutalg.viz.tmem import tmem_scene
 
 acc = umma_accumulator(atom, (256, 256))
@@ -903,7 +904,7 @@ test suite compiles the C++ on the host and requires CuTe's print of it to be la
 """),
     code("""
 from layoutalg.interop.cute import to_cute_cpp, to_cute_dsl
-from layoutalg.nvidia.tmem_copy import tmem_copy_op
+from layoutalg.nvidia.blackwell.tmem_copy import tmem_copy_op
 c = to_cute_cpp(tmem_copy_op(LOAD), dtype="f32")
 print(c.expr)
 print(c.text)
@@ -920,7 +921,7 @@ builds and CUTLASS's `Sm1xxBlockScaledConfig<32>` tiles): 128 rows x 4 factor co
 equal to it *for every number of blocks* (symbolically), and one entry is worked by hand.
 """),
     code("""
-from layoutalg.nvidia.blockscale import sf_layout, blocked_formula, blocked_offset, symbolic_sf_layout, smem_sf_layout
+from layoutalg.nvidia.blackwell.blockscale import sf_layout, blocked_formula, blocked_offset, symbolic_sf_layout, smem_sf_layout
 from layoutalg.verify import verify
 
 SFA = sf_layout((256, 256, 128, 1), 32, "A")

@@ -79,9 +79,24 @@ def test_names_listing() -> None:
     nv = registry.atom_names("mma", vendor="nvidia", arch=("sm80", "sm90"))
     assert nv == atoms.mma_atom_names()
     assert set(atoms.copy_atom_names()) <= set(registry.atom_names("copy", vendor="nvidia"))
-    assert registry.atom_names("mma", vendor="amd") == ()
+    amd = registry.atom_names("mma", vendor="amd")
+    assert "v_mfma_f32_32x32x8_f16" in amd and "v_wmma_f32_16x16x16_f16" in amd
+    assert {f.arch for f in registry.families(vendor="amd")} == {"cdna1", "cdna2", "cdna3", "cdna4", "rdna3", "rdna4"}
     assert {f.arch for f in registry.families(vendor="nvidia")} == {"sm80", "sm90", "sm100", "generic"}
     assert all(f.vendor == "nvidia" for f in registry.families(vendor="nvidia"))
+
+
+def test_amd_atoms_through_the_registry() -> None:
+    """AMD's mnemonics, in AMD's spellings, are atoms wherever a name is taken (the "amd" provider)."""
+    atom = registry.mma_atom("V_MFMA_F32_32X32X8F16")
+    assert atom.shape_mnk == (32, 32, 8) and atom.num_threads == 64
+    assert str(atom.layout_c_tv) == "((32,2),(4,4)):((32,4),(1,8))"
+    assert make_tiled_mma("v_mfma_f32_16x16x16_f16", (2, 2, 1)).tile_size_mnk == (32, 32, 16)
+    assert registry.mma_atom("v_wmma_f32_16x16x16_f16", vendor="amd").num_threads == 32
+    with pytest.raises(LayoutError, match="takes no options"):
+        registry.mma_atom("v_mfma_f32_32x32x8_f16", ctype="f16")
+    with pytest.raises(LayoutError, match="unknown mma atom"):
+        registry.mma_atom("v_mfma_f32_33x32x8_f16")
 
 
 def test_make_tiled_mma_reads_names_through_the_registry() -> None:

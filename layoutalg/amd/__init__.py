@@ -40,8 +40,8 @@ from .rdna import families as _wmma_families
 def families() -> tuple[AtomFamily, ...]:
     """Every AMD atom family for a vendor-neutral registry: MFMA per CDNA generation, WMMA per RDNA one.
 
-    >>> [(f.arch, f.kind) for f in families()][-1]
-    ('rdna4', 'wmma')
+    >>> [(f.arch, f.kind, f.label) for f in families()][-1]
+    ('rdna4', 'mma', 'v_wmma.rdna4')
     """
     return _mfma_families() + _wmma_families()
 

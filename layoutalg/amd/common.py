@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
@@ -41,6 +41,7 @@ import sympy
 from ..errors import LayoutError
 from ..inttuple import flatten
 from ..layout import Layout
+from ..registry import AtomFamily
 from ..symbolic import lambdify_numpy
 
 if TYPE_CHECKING:
@@ -170,18 +171,6 @@ def close_names(name: str, names: list[str], n: int = 4) -> str:
 _RULES: dict[tuple, Any] = {}
 
 
-class AtomFamily(NamedTuple):
-    """What a vendor-neutral atom registry needs of one family: who, which instructions, how to build one.
-
-    ``names()`` lists the family's mnemonics (AMD's spelling); ``build(name)`` returns the
-    :class:`~layoutalg.tiled.MMAAtom` of any spelling of one of them, or None.
-    """
-
-    vendor: str
-    arch: str
-    kind: str
-    names: Callable[[], tuple[str, ...]]
-    build: Callable[[str], MMAAtom | None]
 
 
 @dataclass(frozen=True)

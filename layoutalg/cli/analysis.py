@@ -74,7 +74,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     else:
         if not args.shape or not args.dtype or not args.access:
             raise LayoutError("synth: give SHAPE DTYPE ACCESS... or --kernel NAME")
-        from ..nvidia.dtypes import dtype_name
+        from ..nvidia.common.dtypes import dtype_name
 
         shape, dtype = parse_tile(args.shape), dtype_name(args.dtype, op="synth")
         if args.threads is not None and not any(a in ("cp.async", "st.shared.v4", "block4") for a in args.access):

@@ -17,10 +17,10 @@ def catalog_items() -> list[tuple[str, str, Callable[[], Any]]]:
     """(family, name, builder) for every fragment of the catalog that carries a PTX formula.
 
     ``family`` is the row of ``layoutalg verify``'s table (mma.sync, mma.sp, block-scale, ldmatrix, stmatrix,
-    wgmma); ``builder()`` returns the :class:`~layoutalg.nvidia.fragment.Fragment`. :func:`prove_catalog` proves
+    wgmma); ``builder()`` returns the :class:`~layoutalg.nvidia.common.fragment.Fragment`. :func:`prove_catalog` proves
     each one; tests walk the same list.
     """
-    mma = need("layoutalg.nvidia.mma", "the mma catalog")
+    mma = need("layoutalg.nvidia.ampere.mma", "the mma catalog")
     items: list = []
     for e in mma.catalog():
         fam = "mma.sp" if e.sparse else "mma.sync"
@@ -28,7 +28,7 @@ def catalog_items() -> list[tuple[str, str, Callable[[], Any]]]:
             fam = "block-scale"
         items.append((fam, "", e.fragment))
     try:
-        ldm = need("layoutalg.nvidia.ldmatrix", "ldmatrix")
+        ldm = need("layoutalg.nvidia.ampere.ldmatrix", "ldmatrix")
         for num, trans, store in ldm.catalog():
             items.append(
                 (
@@ -40,7 +40,7 @@ def catalog_items() -> list[tuple[str, str, Callable[[], Any]]]:
     except Unavailable:
         pass
     try:
-        wf = need("layoutalg.nvidia.wgmma_fragments", "wgmma fragments")
+        wf = need("layoutalg.nvidia.hopper.wgmma_fragments", "wgmma fragments")
         for key in wf.catalog():
             items.append(("wgmma", "", (lambda k=key: wf.fragment(*k))))
     except Unavailable:
@@ -53,8 +53,8 @@ def prove_catalog(progress: Progress | None = None) -> tuple[list[dict], list[st
 
     Each row: family, fragments, proven (symbolic), exhaustive (every point enumerated), failed.
     """
-    from ..nvidia.ptx_formulas import i as i_sym
-    from ..nvidia.ptx_formulas import lane as lane_sym
+    from ..nvidia.common.ptx_formulas import i as i_sym
+    from ..nvidia.common.ptx_formulas import lane as lane_sym
     from ..verify import verify
 
     fams: dict = {}
@@ -82,7 +82,7 @@ def prove_catalog(progress: Progress | None = None) -> tuple[list[dict], list[st
         progress.step("catalog proven")
     # wgmma shared-memory descriptors: the PTX ISA's five worked examples
     try:
-        wg = need("layoutalg.nvidia.wgmma", "wgmma descriptors")
+        wg = need("layoutalg.nvidia.hopper.wgmma", "wgmma descriptors")
         row = {
             "family": "wgmma smem (the PTX ISA's examples)",
             "fragments": 0,

@@ -31,7 +31,7 @@ def cmd_desc(args: argparse.Namespace) -> int:
 
 def _desc_tile(args: argparse.Namespace) -> int:
     """desc --major/--swizzle/--dtype/--tile: a canonical tile built from the atom."""
-    wg = need("layoutalg.nvidia.wgmma", "desc")
+    wg = need("layoutalg.nvidia.hopper.wgmma", "desc")
     mn, k = parse_tile(args.tile or "64x64")
     major, swizzle, dtype = args.major or "K", 128 if args.swizzle is None else args.swizzle, args.dtype or "bf16"
     if args.instruction:
@@ -48,7 +48,7 @@ def _desc_derive(args: argparse.Namespace, layout: Any, dtype: str, major: Any, 
     """The descriptor of ``layout`` (when it is one canonical block) and of each k-block of the instruction."""
     import warnings
 
-    wg = need("layoutalg.nvidia.wgmma", "desc")
+    wg = need("layoutalg.nvidia.hopper.wgmma", "desc")
     bits = wg.dtype_bits(dtype)
     operand = args.operand or "A"
     start = args.start or 0
@@ -113,15 +113,15 @@ def _desc_derive(args: argparse.Namespace, layout: Any, dtype: str, major: Any, 
 def _target_word(d: Any, target: str) -> int:
     """The word of an sm_90 descriptor ``d``, or of the tcgen05 descriptor with its fields (sm_100)."""
     if target == "sm_100" and d.target != "sm_100":
-        dm = need("layoutalg.nvidia.descriptor", "desc")
+        dm = need("layoutalg.nvidia.blackwell.descriptor", "desc")
         d = dm.Tcgen05Descriptor(d.start_address, d.leading_byte_offset, d.stride_byte_offset, d.base_offset, d.swizzle)
     return int(d.encode())
 
 
 def _desc_word(args: argparse.Namespace, word: int) -> int:
     """desc WORD: the fields of a descriptor word, its swizzle mode and the canonical layout it implies."""
-    dm = need("layoutalg.nvidia.descriptor", "desc")
-    wg = need("layoutalg.nvidia.wgmma", "desc")
+    dm = need("layoutalg.nvidia.blackwell.descriptor", "desc")
+    wg = need("layoutalg.nvidia.hopper.wgmma", "desc")
     cls = dm.Tcgen05Descriptor if args.target == "sm_100" else dm.MatrixDescriptor
     d = cls.decode(word)
     print(d.describe())
@@ -156,9 +156,9 @@ def _desc_word(args: argparse.Namespace, word: int) -> int:
 
 
 def _desc_umma(args: argparse.Namespace) -> int:
-    """desc --target sm_100 on a layout or a tile: tcgen05 descriptors (layoutalg.nvidia.umma_smem: also
+    """desc --target sm_100 on a layout or a tile: tcgen05 descriptors (layoutalg.nvidia.blackwell.umma_smem: also
     the 128B_base32B mode and 4-bit types), the whole block and each k-block (K = 32 bytes)."""
-    us = need("layoutalg.nvidia.umma_smem", "desc --target sm_100")
+    us = need("layoutalg.nvidia.blackwell.umma_smem", "desc --target sm_100")
     if args.operand is not None:
         raise LayoutError("desc: --operand picks a wgmma instruction's block (--instruction); with --target sm_100 the "
                           "k-blocks span the whole MN extent of the tile")
@@ -193,8 +193,8 @@ def _desc_umma(args: argparse.Namespace) -> int:
 
 def cmd_tma(args: argparse.Namespace) -> int:
     """`layoutalg tma`: derive the TMA tensor map of a shared tile; optionally check it against wgmma."""
-    tm = need("layoutalg.nvidia.tma", "tma")
-    wg = need("layoutalg.nvidia.wgmma", "tma")
+    tm = need("layoutalg.nvidia.hopper.tma", "tma")
+    wg = need("layoutalg.nvidia.hopper.wgmma", "tma")
     if args.smem:
         refuse_unused(args, "tma", "with --smem (they build the wgmma tile used when --smem is not given)",
                        {"major": "--major", "swizzle": "--swizzle", "tile": "--tile", "desc_swizzle": "--desc-swizzle"})

@@ -35,7 +35,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.dsl:
         refuse_unused(args, "export", "with --dsl (it names the GMMA atom type of --cpp)", {"dtype": "--dtype"})
     if text.strip().startswith(("SM100_TMEM_", "SM100_UTCCP_")):  # a TMEM copy atom: Copy_Atom<Op, T> / tcgen05 op
-        from ..nvidia.tmem_copy import tmem_copy_op
+        from ..nvidia.blackwell.tmem_copy import tmem_copy_op
 
         op = tmem_copy_op(text)
         if args.dsl:

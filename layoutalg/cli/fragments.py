@@ -46,15 +46,15 @@ def find_fragment(args: argparse.Namespace, cmd: str = "frag") -> Any:
     refuse_unused(args, cmd, f"for a {fam} fragment ({shape})",
                    {a: f for a, f in FRAGMENT_OPTIONS.items() if a not in uses})
     if family == "wgmma":
-        wf = need("layoutalg.nvidia.wgmma_fragments", "wgmma fragments")
+        wf = need("layoutalg.nvidia.hopper.wgmma_fragments", "wgmma fragments")
         return wf.fragment(shape, args.dtype, args.operand, args.ctype)
     if family in ("ldmatrix", "stmatrix"):
-        ldm = need("layoutalg.nvidia.ldmatrix", "ldmatrix")
+        ldm = need("layoutalg.nvidia.ampere.ldmatrix", "ldmatrix")
         text = (args.operand or "x4").strip().lower()
         if text not in ("x1", "x2", "x4", "1", "2", "4"):
             raise LayoutError(f"{cmd}: {family} takes x1, x2 or x4 where the operand goes; got {args.operand!r}")
         return ldm.fragment(int(text.lstrip("x")), bool(args.trans), dtype=args.dtype, store=family == "stmatrix")
-    mma = need("layoutalg.nvidia.mma", "the mma catalog")
+    mma = need("layoutalg.nvidia.ampere.mma", "the mma catalog")
     if args.sparse:
         return mma.sparse_fragment(shape, args.dtype, args.operand, ctype=args.ctype, kind=args.kind)
     return mma.fragment(
@@ -73,7 +73,7 @@ def _frag_umma(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..layout import Layout
-    from ..nvidia.umma import umma_atom, umma_type
+    from ..nvidia.blackwell.umma import umma_atom, umma_type
 
     at = umma_atom(args.shape)
     ignored = [o for o, v in (("--ctype", args.ctype), ("--kind", args.kind), ("--sparse", args.sparse),
@@ -115,7 +115,7 @@ def _frag_umma(args: argparse.Namespace) -> int:
 def fragment_lines() -> list[str]:
     """Every fragment of the catalog as the arguments of ``layoutalg frag`` (what ``frag --list`` prints)."""
     out: list[str] = []
-    mma = need("layoutalg.nvidia.mma", "the mma catalog")
+    mma = need("layoutalg.nvidia.ampere.mma", "the mma catalog")
     for e in mma.catalog():
         if e.operand in ("SFA", "SFB"):
             continue
@@ -131,7 +131,7 @@ def fragment_lines() -> list[str]:
         if e.sparse:
             words.append("--sparse")
         out.append(" ".join(words))
-    wf = need("layoutalg.nvidia.wgmma_fragments", "wgmma fragments")
+    wf = need("layoutalg.nvidia.hopper.wgmma_fragments", "wgmma fragments")
     for key in wf.catalog():
         shape, dtype, op = key[:3]
         out.append(f"{shape} {dtype} {op}" + (f" --ctype {key[3]}" if len(key) > 3 else ""))
@@ -172,8 +172,8 @@ def _list(lines: list[str], pattern: str | None, what: str, cmd: str) -> int:
 def cmd_frag(args: argparse.Namespace) -> int:
     if args.list is None and args.shape and args.shape.startswith(("SM100_MMA_", "cute::SM100_MMA_")):
         return _frag_umma(args)
-    from ..nvidia.ptx_formulas import i as i_sym
-    from ..nvidia.ptx_formulas import lane as lane_sym
+    from ..nvidia.common.ptx_formulas import i as i_sym
+    from ..nvidia.common.ptx_formulas import lane as lane_sym
     from ..verify import verify
 
     if args.list is not None:
@@ -223,11 +223,11 @@ def cmd_atoms(args: argparse.Namespace) -> int:
     """``atoms --list [FILTER]``: CuTe's names of the MMA and copy atoms; ``atoms NAME``: CuTe's print of one."""
     at = need("layoutalg.nvidia.atoms", "atoms")
     names = [f"mma  {n}" for n in at.mma_atom_names()] + [f"copy {n}" for n in at.copy_atom_names()]
-    from ..nvidia.tmem_copy import tmem_copy_names  # tcgen05.ld/st/cp (sm_100): CuTe's SM100_TMEM_* / SM100_UTCCP_*
+    from ..nvidia.blackwell.tmem_copy import tmem_copy_names  # tcgen05.ld/st/cp (sm_100): CuTe's SM100_TMEM_* / SM100_UTCCP_*
 
     names += [f"copy {n}" for n in tmem_copy_names() if f"copy {n}" not in names]
     if args.list is not None:
-        from ..nvidia.umma import umma_atom_names  # tcgen05.mma (sm_100): CuTe's SM100_MMA_* over types, M, N, majors
+        from ..nvidia.blackwell.umma import umma_atom_names  # tcgen05.mma (sm_100): CuTe's SM100_MMA_* over types, M, N, majors
 
         names += [f"mma  {n}" for n in umma_atom_names()]
         refuse_unused(args, "atoms", "with --list", {"dtype": "--dtype"})

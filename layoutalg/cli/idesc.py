@@ -18,7 +18,7 @@ _IDESC_PLAIN_ONLY = (("saturate", "--saturate"), ("sparse_selector", "--sparse-s
 
 
 def _idesc_encode(args: argparse.Namespace) -> int:
-    from ..nvidia import idesc
+    from ..nvidia.blackwell import idesc
 
     kind = idesc.canonical_kind(args.kind)
     blk = kind in idesc.BLOCK_SCALED_KINDS
@@ -43,7 +43,7 @@ def _idesc_encode(args: argparse.Namespace) -> int:
 
 
 def _idesc_decode(args: argparse.Namespace) -> int:
-    from ..nvidia import idesc
+    from ..nvidia.blackwell import idesc
 
     word = parse_word(args.word)
     if word is None:

@@ -119,7 +119,7 @@ def _report(args: argparse.Namespace, t0: float, out: str) -> int:
 
 
 def _descriptor_table() -> tuple[str, bool]:
-    wg = need("layoutalg.nvidia.wgmma", "the descriptor table")
+    wg = need("layoutalg.nvidia.hopper.wgmma", "the descriptor table")
     keys = ["T", "m", "k", "LBO", "SBO", "LBO_encoded", "SBO_encoded"]
     lines = [
         "| Figure | example | exact layout | "
@@ -150,7 +150,7 @@ def _descriptor_table() -> tuple[str, bool]:
 
 def _descriptor_console() -> str:
     """The PTX ISA's five worked wgmma descriptor examples, ours beside the ISA's, as a console table."""
-    wg = need("layoutalg.nvidia.wgmma", "the descriptor table")
+    wg = need("layoutalg.nvidia.hopper.wgmma", "the descriptor table")
     keys = ["T", "m", "k", "LBO", "SBO", "LBO_encoded", "SBO_encoded"]
     head = f"{'figure':<11}{'exact layout (as the PTX ISA spells it)':<55}" + "".join(
         f"{k.replace('_encoded', '>>4'):>12}" for k in keys) + "  agrees"
@@ -168,9 +168,9 @@ def _descriptor_console() -> str:
 
 def _m8n8k4_proofs() -> list[tuple[Any, Any]]:
     """(fragment, verdict) for every m8n8k4 entry of the catalog, proven against its PTX formula."""
-    mma = need("layoutalg.nvidia.mma", "the m8n8k4 formulas")
-    from ..nvidia.ptx_formulas import i as i_sym
-    from ..nvidia.ptx_formulas import lane as lane_sym
+    mma = need("layoutalg.nvidia.ampere.mma", "the m8n8k4 formulas")
+    from ..nvidia.common.ptx_formulas import i as i_sym
+    from ..nvidia.common.ptx_formulas import lane as lane_sym
     from ..verify import verify
 
     out = []

@@ -26,7 +26,7 @@ def _tmem_window(args: argparse.Namespace) -> Any:
 
 def _tmem_alloc(args: argparse.Namespace, columns: int) -> Any:
     """The allocation the access is checked against: --alloc, or the smallest legal one holding ``columns``."""
-    from ..nvidia.tmem import TmemAllocation
+    from ..nvidia.blackwell.tmem import TmemAllocation
 
     if args.alloc is not None:
         return TmemAllocation(args.alloc)
@@ -46,7 +46,7 @@ def _tmem_atom(args: argparse.Namespace, quiet: bool) -> int:
     """``tmem SM100_TMEM_LOAD_*``: one tcgen05.ld/st atom, (thread, register) -> (lane, column)."""
     import numpy as np
 
-    from ..nvidia.tmem_copy import tmem_copy_op
+    from ..nvidia.blackwell.tmem_copy import tmem_copy_op
     from ..verify import verify
 
     op = tmem_copy_op(args.name)
@@ -109,8 +109,8 @@ def _tmem_accumulator(args: argparse.Namespace, quiet: bool) -> int:
     import numpy as np
 
     from ..nvidia.atoms import value_bits
-    from ..nvidia.tmem_accum import dp, epilogue_tv, make_tmem_copy, umma_accumulator
-    from ..nvidia.umma import umma_atom
+    from ..nvidia.blackwell.tmem_accum import dp, epilogue_tv, make_tmem_copy, umma_accumulator
+    from ..nvidia.blackwell.umma import umma_atom
 
     load = None if args.acc is None else args.name
     at = umma_atom(args.acc if load else args.name)

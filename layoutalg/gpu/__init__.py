@@ -7,12 +7,12 @@ The checks, each a module:
 * :mod:`~layoutalg.gpu.smem_check` -- Gluon's ``NVMMASharedLayout`` / ``SwizzledSharedLayout``
   placements against the canonical wgmma tiles and ``Swizzle<B,M,S>``.
 * :mod:`~layoutalg.gpu.wgmma_check` -- ``wgmma.mma_async`` end to end with shared-memory images
-  and descriptors from :mod:`layoutalg.nvidia.wgmma`: every majorness x swizzle, mixed majorness,
+  and descriptors from :mod:`layoutalg.nvidia.hopper.wgmma`: every majorness x swizzle, mixed majorness,
   tiles starting inside their swizzle pattern (the base-offset field), plus negative controls.
 * :mod:`~layoutalg.gpu.bank_check` -- shared-memory bank conflicts timed with ``clock64`` (and
   Nsight Compute counters where available) against :func:`layoutalg.banks.analyze`.
 * :mod:`~layoutalg.gpu.tma_check` -- TMA tensor maps encoded by the driver and ``cp.async.bulk.tensor``
-  placements against :mod:`layoutalg.nvidia.tma`, the driver's refusals, CuTe's ``make_tma_copy``, and
+  placements against :mod:`layoutalg.nvidia.hopper.tma`, the driver's refusals, CuTe's ``make_tma_copy``, and
   TMA -> wgmma end to end (``python -m layoutalg.gpu --only tma``).
 * :mod:`~layoutalg.gpu.synth_check` -- the layouts :func:`layoutalg.synth.synthesize_swizzle` finds for
   three kernels, beside no swizzle, the best CuTe atom and padding: ncu's shared-memory wavefronts.

@@ -12,7 +12,7 @@ loop: cycles per load grow with the wavefronts (above an issue floor of a lone w
 
 The cases: a row-major 64x64 fp16 tile read down a column (thread t reads row t) with 2-byte and
 16-byte loads -- every row starts at a multiple of 128 bytes, so all 32 lanes hit the same banks --,
-the 128B-swizzled tile (``nvidia.wgmma.tile("K", 128, "f16", (64, 64))``, CuTe's
+the 128B-swizzled tile (``nvidia.hopper.wgmma.tile("K", 128, "f16", (64, 64))``, CuTe's
 ``Layout_K_SW128_Atom``) read the same way, a row read (conflict-free), a padded row pitch of 72
 elements, and a 2-way pattern.
 
@@ -41,7 +41,7 @@ _SMEM_BYTES = 16384
 
 def _layouts() -> dict:
     from ..layout import Layout
-    from ..nvidia.wgmma import tile
+    from ..nvidia.hopper.wgmma import tile
 
     return {"rowmajor": Layout((64, 64), (64, 1)),
             "sw128": tile("K", 128, "f16", (64, 64)),

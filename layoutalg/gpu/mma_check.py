@@ -99,7 +99,7 @@ class MmaVariant:
 
     @cached_property
     def fa(self):
-        from ..nvidia import mma
+        from ..nvidia.ampere import mma
 
         if self.sparse:
             return mma.sparse_fragment(self.shape, self.dtype, "A")
@@ -107,7 +107,7 @@ class MmaVariant:
 
     @cached_property
     def fb(self):
-        from ..nvidia import mma
+        from ..nvidia.ampere import mma
 
         if self.sparse:
             return mma.sparse_fragment(self.shape, self.dtype, "B")
@@ -115,7 +115,7 @@ class MmaVariant:
 
     @cached_property
     def fd(self):
-        from ..nvidia import mma
+        from ..nvidia.ampere import mma
 
         if self.sparse:
             return mma.sparse_fragment(self.shape, self.dtype, "D", ctype=self.ctype)
@@ -153,7 +153,7 @@ def variants() -> tuple[list[MmaVariant], list[dict]]:
     >>> any(v.shape == "m16n8k256" for v in run_), any(s["kind"] == "mxf4nvf4" for s in skip)
     (True, True)
     """
-    from ..nvidia import mma
+    from ..nvidia.ampere import mma
 
     groups: dict = {}
     for e in mma.catalog():

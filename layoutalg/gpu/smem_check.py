@@ -9,10 +9,10 @@ element offset ``p``; inverting gives ``where[r*C + c]`` = the physical offset o
 The library's prediction:
 
 * ``NVMMASharedLayout(swizzle_byte_width=SW, element_bitwidth=bits, transposed=t)`` on an ``R x C``
-  tile, ``SW`` in 32/64/128: the swizzle atom of :func:`layoutalg.nvidia.wgmma.atom` -- K-major
+  tile, ``SW`` in 32/64/128: the swizzle atom of :func:`layoutalg.nvidia.hopper.wgmma.atom` -- K-major
   ``(MN=R, K=C)`` when not transposed (``C`` contiguous), MN-major when transposed (``R``
   contiguous) -- repeated over the tile with ``tile_to_shape``, **the non-contiguous dimension
-  first**: for a non-transposed tile that is CuTe's default order (= :func:`layoutalg.nvidia.wgmma.tile`),
+  first**: for a non-transposed tile that is CuTe's default order (= :func:`layoutalg.nvidia.hopper.wgmma.tile`),
   for a transposed one it is ``order=(1, 0)`` (K first), where CuTe's default would go MN first.
   By hand, 16-bit, 128 B swizzle, element (1, 0): byte 128 sits in row 1 of the pattern, so its
   16-byte chunk 0 is XORed with 1: byte 144, element 72.
@@ -69,10 +69,10 @@ def swizzled_configs() -> list[dict]:
 
 
 def expected_nvmma(swizzle: int, bits: int, transposed: bool, R: int, C: int) -> np.ndarray:
-    """where[r*C + c] = physical element offset of (r, c), from :func:`layoutalg.nvidia.wgmma.tile`."""
+    """where[r*C + c] = physical element offset of (r, c), from :func:`layoutalg.nvidia.hopper.wgmma.tile`."""
     from ..algebra import tile_to_shape
     from ..composed import ComposedLayout
-    from ..nvidia.wgmma import atom
+    from ..nvidia.hopper.wgmma import atom
 
     if bits not in _DTYPE_BY_BITS:
         raise LayoutError(f"expected_nvmma: element_bitwidth {bits} not one of {sorted(_DTYPE_BY_BITS)}")

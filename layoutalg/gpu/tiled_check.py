@@ -13,9 +13,9 @@ Two CTA-level steps, one per family, and a bank-conflict measurement:
   The kernel does nothing but execute those tables.
 * **Hopper** (:func:`hopper_plan`): ``make_tiled_mma(SM90_64x64x16_F32F16F16_SS, 2x1x1)``: two
   warpgroups over a 128x64x64 tile from 128-byte-swizzled K-major tiles
-  (``nvidia.wgmma.tile``); each warpgroup's descriptors come from its ``partition_A/B`` of the
+  (``nvidia.hopper.wgmma.tile``); each warpgroup's descriptors come from its ``partition_A/B`` of the
   shared tiles (the sub-tile of each k-block, through
-  :func:`~layoutalg.nvidia.wgmma.descriptor_from_layout`), accumulators leave by ``partition_C``.
+  :func:`~layoutalg.nvidia.hopper.wgmma.descriptor_from_layout`), accumulators leave by ``partition_C``.
 * **Banks** (:func:`bank_cases`): the ldmatrix instructions of A-operand copies, unswizzled and
   swizzled, issued lane by lane as :func:`layoutalg.banks.analyze_copy` plans them, under Nsight
   Compute; the shared-memory wavefronts and bank conflicts it counts must equal the analyser's.
@@ -23,7 +23,7 @@ Two CTA-level steps, one per family, and a bank-conflict measurement:
 Each plan is also *emulated* on the CPU with the PTX ISA's rules written independently of the
 library (ldmatrix: lane ``l`` addresses row ``l % 8`` of matrix ``l // 8`` and receives row
 ``l >> 2``, columns ``2(l % 4)``, ``+1``; mma/wgmma: the ISA's fragment formulas in
-:mod:`layoutalg.nvidia.ptx_formulas`; the descriptor's canonical K-major 128B layout), so a
+:mod:`layoutalg.nvidia.common.ptx_formulas`; the descriptor's canonical K-major 128B layout), so a
 plan that would be wrong on the GPU is already wrong on the CPU::
 
     >>> p = ampere_plan()
@@ -147,7 +147,7 @@ def hopper_plan(seed: int = 0) -> dict:
     """Host tables of the Hopper step: per warpgroup and k-block the A/B descriptors, per thread the output map.
     (Cached: do not modify.)"""
     from .. import ComposedLayout, Layout
-    from ..nvidia import wgmma
+    from ..nvidia.hopper import wgmma
     from ..nvidia.atoms import mma_atom
     from ..tensor import make_tensor, underscore as _
     from ..tiled import make_tiled_mma
@@ -266,7 +266,7 @@ def _ldmatrix_x4(sm: np.ndarray, addrs: list) -> np.ndarray:
 
 def emulate_ampere(plan: dict) -> np.ndarray:
     """D of the Ampere plan computed as the GPU would: ldmatrix and mma.sync by the ISA's rules."""
-    from ..nvidia.ptx_formulas import FORMULAS
+    from ..nvidia.common.ptx_formulas import FORMULAS
 
     smA, smB = _halves(plan["img_A"]), _halves(plan["img_B"])
     T = plan["threads"]
@@ -321,7 +321,7 @@ def _gmma_tile(sm: np.ndarray, desc: int, rows: int) -> np.ndarray:
 
 def emulate_hopper(plan: dict) -> np.ndarray:
     """D of the Hopper plan: each warpgroup's wgmma k-blocks read through the descriptors, D by the ISA's formula."""
-    from ..nvidia.ptx_formulas import FORMULAS
+    from ..nvidia.common.ptx_formulas import FORMULAS
 
     smA, smB = _halves(plan["img_A"]), _halves(plan["img_B"])
     D = np.zeros(plan["M"] * plan["N"])

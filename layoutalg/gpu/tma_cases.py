@@ -3,7 +3,7 @@
 * every global element is identified by its value (:func:`encode_ids` / :func:`decode_ids`), so a copied
   shared-memory image says which element landed in each slot (:func:`image_hash` fingerprints it);
 * :func:`placement_cases` (raw tensor maps), :func:`layout_cases` (maps derived by
-  :func:`layoutalg.nvidia.tma.make_tma_copy`), :func:`sm100_cases`, :func:`fault_cases`, all by name in
+  :func:`layoutalg.nvidia.hopper.tma.make_tma_copy`), :func:`sm100_cases`, :func:`fault_cases`, all by name in
   :func:`all_placement_cases`; the library's image of each (:func:`predict`, :func:`layout_image`);
 * :func:`refusal_cases`: driver arguments that break one rule each (:func:`refusal_map`).
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..nvidia.tma import SWIZZLE_MODES, TensorMap, element_bytes, make_tma_copy
+from ..nvidia.hopper.tma import SWIZZLE_MODES, TensorMap, element_bytes, make_tma_copy
 
 __all__ = ["SENTINEL", "UNTOUCHED", "ZERO_FILL", "UNDECODABLE", "NAN_FILL", "encode_ids", "decode_ids", "image_hash",
            "placement_cases", "fault_cases", "sm100_cases", "layout_cases", "all_placement_cases", "predict",
@@ -190,7 +190,7 @@ def layout_cases(lenient: bool = False) -> list[dict]:
     ``lenient``: a case the library refuses becomes ``{"name", "error"}`` instead of raising.
     """
     from ..layout import Layout
-    from ..nvidia.wgmma import tile
+    from ..nvidia.hopper.wgmma import tile
 
     specs = [
         # (name, dtype, global (shape, stride), smem layout, tile origin)

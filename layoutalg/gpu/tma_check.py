@@ -8,9 +8,9 @@ Four checks, all planned on the CPU (numpy) and run by :func:`run` on an sm_90 G
    encodes the tensor map, a kernel fills shared memory with a sentinel, issues the loads, waits on
    the mbarrier and copies shared memory out. Every shared slot then says which global element
    landed there, or that it was zero-filled (out of bounds) or left untouched. The library's
-   prediction (:meth:`layoutalg.nvidia.tma.TensorMap.placement`) must match slot for slot.
+   prediction (:meth:`layoutalg.nvidia.hopper.tma.TensorMap.placement`) must match slot for slot.
    Raw cases sweep swizzle x {8, 16, 32}-bit types x box shapes; layout cases take the map and loads
-   from :func:`layoutalg.nvidia.tma.make_tma_copy` (wgmma tiles, plain layouts, 3-D tensors).
+   from :func:`layoutalg.nvidia.hopper.tma.make_tma_copy` (wgmma tiles, plain layouts, 3-D tensors).
 2. **Refusals** (:func:`refusal_cases`): arguments that break one driver rule each, and their twins
    that do not; the driver's ``CUresult`` beside the library's :meth:`TensorMap.violations`.
 3. **CuTe** (:func:`cute_cases`): a host program built with CuTe's headers calls ``make_tma_copy``;
@@ -19,7 +19,7 @@ Four checks, all planned on the CPU (numpy) and run by :func:`run` on an sm_90 G
 4. **TMA -> wgmma** (:func:`e2e_modes`): A and B tiles loaded by TMA with the library's tensor maps,
    multiplied by ``wgmma`` with the library's descriptors, D exact; negative controls (a descriptor
    whose swizzle disagrees with the map) in child processes must give a wrong D, and
-   :func:`layoutalg.nvidia.tma.check_wgmma` must have said so beforehand.
+   :func:`layoutalg.nvidia.hopper.tma.check_wgmma` must have said so beforehand.
 
 The driver is reached through ``ctypes`` (``libcuda.so.1``: no CuPy or cuda-python needed); if
 ``cuda.bindings`` is importable its ``cuTensorMapEncodeTiled`` is cross-checked byte for byte.
@@ -55,7 +55,7 @@ import traceback
 
 import numpy as np
 
-from ..nvidia.tma import TensorMap
+from ..nvidia.hopper.tma import TensorMap
 from .common import child_env, nvcc_cubin
 from .tma_cases import (NAN_FILL, SENTINEL, UNDECODABLE, UNTOUCHED, ZERO_FILL, all_placement_cases, decode_ids,
                         encode_ids, fault_cases, image_hash, layout_cases, layout_image, placement_cases, predict,

@@ -19,7 +19,7 @@ import subprocess
 import time
 from typing import Any
 
-from ..nvidia.tma import make_tma_copy
+from ..nvidia.hopper.tma import make_tma_copy
 from .tma_driver import Driver
 
 __all__ = ["cute_cases", "library_cute_args", "cute_snippet", "cute_program", "parse_cute_output", "run_cute_cpu",
@@ -76,7 +76,7 @@ def cute_cases() -> list[dict]:
 
 
 def _library_layout(case: dict) -> Any:
-    from ..nvidia.wgmma import tile
+    from ..nvidia.hopper.wgmma import tile
 
     lib = case["library_layout"]
     if isinstance(lib, str):

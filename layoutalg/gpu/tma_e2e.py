@@ -2,7 +2,7 @@
 ``wgmma`` with the library's descriptors, D exact (the fourth part of :mod:`~layoutalg.gpu.tma_check`).
 
 :func:`e2e_modes` lists the modes, :func:`e2e_operands` plans one (global operands, maps, loads,
-descriptors, the reference D and :func:`layoutalg.nvidia.tma.check_wgmma`'s verdict), :func:`e2e_execute`
+descriptors, the reference D and :func:`layoutalg.nvidia.hopper.tma.check_wgmma`'s verdict), :func:`e2e_execute`
 runs it on a :class:`~layoutalg.gpu.tma_driver.Driver` (or a simulated one), :func:`e2e_record` is its
 recording. :data:`E2E_NEGATIVES` are negative controls run in child processes (:func:`run_negatives`);
 :func:`kernel_source` is the CUDA C of the placement and TMA -> wgmma kernels; :func:`replay_e2e`
@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-from ..nvidia.tma import check_wgmma, make_tma_copy
+from ..nvidia.hopper.tma import check_wgmma, make_tma_copy
 from .common import child_env, compare_exact, wgmma_mainloop
 from .tma_driver import Driver, map_arg
 
@@ -60,7 +60,7 @@ def e2e_operands(m: dict, seed: int = 0, desc_swizzle: int | None = None) -> dic
     """Global operands, their tensor maps / loads / tile origins, the wgmma descriptors and the reference D."""
     from . import encode as enc
     from ..layout import Layout
-    from ..nvidia.wgmma import k_block_descriptors, tile
+    from ..nvidia.hopper.wgmma import k_block_descriptors, tile
 
     dt, major, KT = m["dtype"], m["major"], m["KT"]
     nb = _E2E_BYTES[dt]

@@ -2,18 +2,18 @@
 
 For each mode (element type x K-/MN-major x swizzle 0/32/64/128 B) the host
 
-1. builds the operand tiles A (64 x KT) and B (N=64 x KT) with :func:`layoutalg.nvidia.wgmma.tile`
+1. builds the operand tiles A (64 x KT) and B (N=64 x KT) with :func:`layoutalg.nvidia.hopper.wgmma.tile`
    (the canonical layout tiled to shape; ``KT`` = 256 bytes of K, so every tile has several
    k-blocks and, where the swizzle row is narrower than 256 B, several swizzle atoms along K,
    which makes LBO / SBO non-trivial);
 2. writes element ``(mn, k)`` of random small integers at the byte offset the tile says, swizzle
    included -- this *is* the shared-memory image;
-3. asks :func:`layoutalg.nvidia.wgmma.k_block_descriptors` for the descriptor of each k-block
+3. asks :func:`layoutalg.nvidia.hopper.wgmma.k_block_descriptors` for the descriptor of each k-block
    (start addresses relative to the tile; the kernel adds the tile's shared address, which is
    1024-byte aligned, so the base offset is 0);
 4. runs one warpgroup that copies the images to shared memory, issues one ``wgmma`` per k-block
    and writes its accumulator registers out;
-5. reads D through :func:`layoutalg.nvidia.wgmma_fragments.fragment` and compares it exactly with
+5. reads D through :func:`layoutalg.nvidia.hopper.wgmma_fragments.fragment` and compares it exactly with
    ``A @ B^T``.
 
 Why CUDA C and not Triton: the descriptors must point into shared memory the kernel lays out
@@ -107,7 +107,7 @@ def _ab(m: dict) -> tuple[tuple[str, int], tuple[str, int]]:
 
 
 def _tiles(m: dict):
-    from ..nvidia.wgmma import tile
+    from ..nvidia.hopper.wgmma import tile
 
     (ma, sa), (mb, sb) = _ab(m)
     return (tile(ma, sa, m["dtype"], (64, m["KT"])), tile(mb, sb, m["dtype"], (m["N"], m["KT"])))
@@ -128,7 +128,7 @@ def descriptors(m: dict, delta: int = 0, how: str = "sliced") -> dict:
     ``start_address=0``; ``how="origin"``: the tile's own pattern starts at ``delta``
     (``k_block_descriptors(tile, start_address=delta)``).
     """
-    from ..nvidia.wgmma import k_block_descriptors
+    from ..nvidia.hopper.wgmma import k_block_descriptors
 
     ta, tb = _tiles(m)
     (ma, _), (mb, _) = _ab(m)
@@ -247,7 +247,7 @@ def readout(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """
     key = (n, k)
     if key not in _READOUT:
-        from ..nvidia.wgmma_fragments import fragment
+        from ..nvidia.hopper.wgmma_fragments import fragment
 
         f = fragment(f"m64n{n}k{k}", "f32", "D")
         rc = np.array([[f.coords(tid, j) for j in range(n // 2)] for tid in range(128)], dtype=np.int64)

@@ -436,7 +436,7 @@ def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_b
 
     ``x`` is a TV layout ``(thread, value) -> d0 + D0*d1 + ...`` (``kind="distributed"``), a
     shared layout ``(d0, d1, ...) -> element offset`` (``kind="shared"``), or a catalog
-    :class:`~layoutalg.nvidia.fragment.Fragment` (an mma.sync or wgmma operand). By default x is
+    :class:`~layoutalg.nvidia.common.fragment.Fragment` (an mma.sync or wgmma operand). By default x is
     shared when its modes match ``shape`` one to one, and distributed otherwise (a thread mode
     ``(lane, warp, block)`` as :func:`from_gluon` writes it is always distributed). The
     answer is the named Gluon class when one equals x (checked through :func:`linear_bases`):
@@ -460,7 +460,7 @@ def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_b
     ``DotOperandLayout``. An argument that cannot apply (``version`` of a ``BlockedLayout``,
     ``operand`` with ``cls="NVMMASharedLayout"``) is a LayoutError.
 
-    >>> from layoutalg.nvidia.wgmma import tile
+    >>> from layoutalg.nvidia.hopper.wgmma import tile
     >>> to_gluon(tile("K", 128, "bf16", (64, 64)), (64, 64), element_bitwidth=16).source
     'gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)'
     >>> from layoutalg.nvidia import wgmma_fragments

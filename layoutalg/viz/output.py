@@ -87,7 +87,7 @@ def ptx_figure(number: int) -> Scene:
         )
         raise LayoutError(f"ptx_figure: figure {number} is not one of {sorted(PTX_FIGURES)}{extra}")
     title = f"Figure {number}: {PTX_FIGURES[number]}"
-    from ..nvidia import mma
+    from ..nvidia.ampere import mma
 
     if number <= 55:
         if number in (46, 47):
@@ -108,7 +108,7 @@ def ptx_figure(number: int) -> Scene:
         F = mma.sparse_fragment("m16n8k128", "s4", "B")
         lo = 32 * (number - 142)
         return fragment_scene(F, rows=(lo, lo + 32), title=title)
-    from ..nvidia import wgmma
+    from ..nvidia.hopper import wgmma
 
     if number in _SWIZZLE_FIGS:
         major, sw = _SWIZZLE_FIGS[number]
@@ -199,4 +199,4 @@ def save(obj: Any, path: str | os.PathLike, *, dpi: int = 100, **kwargs: Any) ->
 register_svg(Layout, layout_svg)
 register_svg(ComposedLayout, layout_svg)
 register_svg(BankReport, banks_svg)
-register_svg("layoutalg.nvidia.fragment.Fragment", fragment_svg)
+register_svg("layoutalg.nvidia.common.fragment.Fragment", fragment_svg)

@@ -2,17 +2,17 @@
 
 Three pictures, one drawing (:func:`tmem_scene`):
 
-- a ``tcgen05.ld`` / ``tcgen05.st`` atom (:class:`~layoutalg.nvidia.tmem_copy.TmemCopyOp` or its
+- a ``tcgen05.ld`` / ``tcgen05.st`` atom (:class:`~layoutalg.nvidia.blackwell.tmem_copy.TmemCopyOp` or its
   CuTe name) issued by ``warps`` warps, warp ``w`` at lane ``32 w`` (its lane quarter): each cell
   is labelled with the thread ``T<32 w + lane id>`` and value ``V<v>`` that reads it (the atom's
-  :meth:`~layoutalg.nvidia.tmem_copy.TmemCopyOp.fragment`);
+  :meth:`~layoutalg.nvidia.blackwell.tmem_copy.TmemCopyOp.fragment`);
 - the accumulator of a UMMA atom (or any (M, N) -> TMEM address layout), one CTA's TMEM: each cell
   is labelled with the element ``m<m> n<n>`` of D it holds (per CTA: a ``2x1SM`` atom's CTA 1
   holds rows ``M/2 ..`` in the same cells);
 - ``operand="A"``: the TMEM A of a ``_TS`` atom (cell = ``m<m> k<k>``, two 16-bit values a column);
 - ``load=`` an ld atom over the accumulator, tiled as CuTe's ``make_tmem_copy`` does (warp ``w``
   on lane quarter ``w``): each cell is labelled with the thread and value that receive it after
-  the load, i.e. :func:`~layoutalg.nvidia.tmem_accum.epilogue_tv` read through the accumulator.
+  the load, i.e. :func:`~layoutalg.nvidia.blackwell.tmem_accum.epilogue_tv` read through the accumulator.
 
 The four lane quarters are drawn as bands (warp ``w`` may touch only lanes ``32 w .. 32 w + 31``)
 and cells are coloured by thread (lane hue, darker per warp, as in :mod:`layoutalg.viz.tiled`);
@@ -28,14 +28,14 @@ By hand, ``.16x64b.x1``: thread 5 reads lane ``5 // 4 + 8 * (5 % 2) = 9``, colum
 
 and the M = 64 accumulator of a 1SM atom fills lanes 0..15 of each quarter (lane 37 holds row 21)::
 
-    >>> from layoutalg.nvidia.umma import umma_atom
+    >>> from layoutalg.nvidia.blackwell.umma import umma_atom
     >>> a = umma_atom("SM100_MMA_F16BF16_SS<bf16,bf16,float,64,16,K,K>")
     >>> s = tmem_scene(a, window=((32, 40), (0, 4)))
     >>> next(c[6] for c in s.cells if c[0] == "TMEM-37-2")
     ('m21', 'n2')
 
 These are pictures of layoutalg's layouts, which are checked against CuTe C++ 4.2 and the PTX ISA
-(see :mod:`layoutalg.nvidia.tmem_copy`, :mod:`layoutalg.nvidia.tmem_accum`); none of it ran on sm_100
+(see :mod:`layoutalg.nvidia.blackwell.tmem_copy`, :mod:`layoutalg.nvidia.blackwell.tmem_accum`); none of it ran on sm_100
 hardware.
 """
 
@@ -85,7 +85,7 @@ def _first_owner(lane: np.ndarray, col: np.ndarray, lanes: int, cols: int) -> tu
 
 def _cells_of(addr: np.ndarray, bits: int, what: str) -> tuple[np.ndarray, np.ndarray]:
     """TMEM addresses in units of ``bits``-bit values -> (lane, 32-bit column)."""
-    from ..nvidia.tmem_accum import dp
+    from ..nvidia.blackwell.tmem_accum import dp
 
     lane_stride = dp(bits)
     lane = addr // lane_stride
@@ -128,9 +128,9 @@ def _op_grid(op: Any, warps: int) -> TmemGrid:
 
 def _accumulator(obj: Any, tile: Any, value_type: Any) -> tuple[Layout, Any, str, str]:
     """(accumulator (M, N) -> TMEM address, its value type, title, note) of a UMMA atom or a Layout."""
-    from ..nvidia.tmem_accum import umma_accumulator
+    from ..nvidia.blackwell.tmem_accum import umma_accumulator
 
-    from ..nvidia.umma import UMMAAtom
+    from ..nvidia.blackwell.umma import UMMAAtom
 
     if isinstance(obj, UMMAAtom):
         if value_type is not None:
@@ -158,8 +158,8 @@ def _accumulator(obj: Any, tile: Any, value_type: Any) -> tuple[Layout, Any, str
 def _tmem_a_grid(obj: Any, load: Any, tile: Any, value_type: Any, warps: Any) -> TmemGrid:
     """The TMEM A of a ``_TS`` atom (CuTe's ``make_fragment_A``): cell = element (m, k) of A it holds."""
     from ..nvidia.atoms import value_bits
-    from ..nvidia.tmem_accum import umma_tmem_a
-    from ..nvidia.umma import UMMAAtom
+    from ..nvidia.blackwell.tmem_accum import umma_tmem_a
+    from ..nvidia.blackwell.umma import UMMAAtom
 
     if not isinstance(obj, UMMAAtom):
         raise LayoutError(f"tmem picture: operand='A' is the TMEM A of a UMMA _TS atom, not {obj!r}")
@@ -200,8 +200,8 @@ def tmem_grid(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any =
     >>> g.lanes, g.cols, int(g.thr[70, 1]), int(g.val[70, 1])
     (128, 2, 70, 1)
     """
-    from ..nvidia.tmem_accum import epilogue_tv, make_tmem_copy
-    from ..nvidia.tmem_copy import TmemCopyOp, tmem_copy_op
+    from ..nvidia.blackwell.tmem_accum import epilogue_tv, make_tmem_copy
+    from ..nvidia.blackwell.tmem_copy import TmemCopyOp, tmem_copy_op
 
     if operand not in ("C", "D", "A"):
         raise LayoutError(f"tmem picture: operand {operand!r} is C (D, the accumulator) or A (a _TS atom's TMEM A)")
@@ -366,5 +366,5 @@ def tmem_svg(obj: Any, **kwargs: Any) -> str:
 
 # a TMEM copy atom's picture: viz.save / scene_of, and notebooks' _repr_svg_ (layoutalg.hooks)
 # registered by name: importing this module (import layoutalg does) must not import the NVIDIA catalog
-register_scene("layoutalg.nvidia.tmem_copy.TmemCopyOp", tmem_scene)
-register_svg("layoutalg.nvidia.tmem_copy.TmemCopyOp", tmem_svg)
+register_scene("layoutalg.nvidia.blackwell.tmem_copy.TmemCopyOp", tmem_scene)
+register_svg("layoutalg.nvidia.blackwell.tmem_copy.TmemCopyOp", tmem_svg)

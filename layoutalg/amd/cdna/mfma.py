@@ -413,8 +413,10 @@ def names(arch: str) -> tuple[str, ...]:
     return tuple(INSTRUCTIONS[arch_name(arch)])
 
 
-def build(name: str, arch: str | None = None) -> MMAAtom | None:
+def build(name: str, arch: str | None = None, **options: Any) -> MMAAtom | None:
     """The MMA atom of MFMA ``name`` (any spelling) on ``arch``, or None when no CDNA has it."""
+    if options:
+        raise LayoutError(f"mma_atom: the MFMA atom {name!r} takes no options; got {sorted(options)}")
     try:
         return mfma(name, arch).atom()
     except LayoutError:
@@ -424,6 +426,6 @@ def build(name: str, arch: str | None = None) -> MMAAtom | None:
 def families() -> tuple[AtomFamily, ...]:
     """One :class:`AtomFamily` per CDNA generation (vendor ``amd``, kind ``mfma``)."""
     def fam(a: str) -> AtomFamily:
-        return AtomFamily("amd", a, "mfma", lambda: names(a), lambda n: build(n, a))
+        return AtomFamily("amd", a, "mma", f"v_mfma.{a}", lambda: names(a), lambda n, **kw: build(n, a, **kw))
 
     return tuple(fam(a) for a in ARCH_ORDER)

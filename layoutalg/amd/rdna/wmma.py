@@ -35,6 +35,7 @@ K permutation of it, which is fine for a dot product and not this map.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import sympy
 
@@ -273,12 +274,14 @@ def families() -> tuple[AtomFamily, ...]:
         def names() -> tuple[str, ...]:
             return tuple(WMMA_INSTRUCTIONS[a])
 
-        def build(n: str) -> MMAAtom | None:
+        def build(n: str, **options: Any) -> MMAAtom | None:
+            if options:
+                raise LayoutError(f"mma_atom: the WMMA atom {n!r} takes no options; got {sorted(options)}")
             try:
                 return wmma(n, a).atom(32)
             except LayoutError:
                 return None
 
-        return AtomFamily("amd", a, "wmma", names, build)
+        return AtomFamily("amd", a, "mma", f"v_wmma.{a}", names, build)
 
     return tuple(fam(a) for a in WMMA_INSTRUCTIONS)
