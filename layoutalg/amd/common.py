@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
@@ -45,7 +44,7 @@ from ..registry import AtomFamily
 from ..symbolic import lambdify_numpy
 
 if TYPE_CHECKING:
-    from ..tiled import MMAAtom
+    pass
 
 __all__ = [
     "DTYPES", "ARCHS", "dtype_name", "dtype_bits", "arch_name", "name_key", "close_names",
