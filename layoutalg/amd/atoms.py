@@ -11,7 +11,8 @@ lookup: an AMD mnemonic in any of AMD's spellings names its atom wherever an ato
     32
 
 A mnemonic that several generations share (``v_mfma_f32_32x32x8f16`` on CDNA1 and CDNA2) is built by
-the oldest generation that has it; :func:`layoutalg.amd.mfma` takes an ``arch`` to choose another.
+the newest generation that has it, as :func:`layoutalg.amd.mfma` does by default (give it ``arch`` to
+choose another): the families are registered newest first.
 """
 
 from __future__ import annotations
@@ -19,5 +20,5 @@ from __future__ import annotations
 from ..registry import register
 from . import families
 
-for _family in families():
+for _family in reversed(families()):  # newest first: the registry asks families in order
     register(_family)

@@ -169,9 +169,54 @@ def _list(lines: list[str], pattern: str | None, what: str, cmd: str) -> int:
     return 0
 
 
+def _frag_amd(args: argparse.Namespace) -> int:
+    """``frag v_mfma_f32_32x32x8_f16 - A|B|C|D``: an AMD matrix instruction's operand (one wave), proven."""
+    from ..amd import mfma, wmma
+    from ..amd.common import i as i_sym
+    from ..amd.common import lane as lane_sym
+    from ..verify import verify
+
+    name = args.shape.strip()
+    ignored = [o for o, v in (("--ctype", args.ctype), ("--kind", args.kind), ("--sparse", args.sparse),
+                              ("--trans", args.trans), ("--batch", args.batch),
+                              ("--alayout", args.alayout is not None), ("--blayout", args.blayout is not None)) if v]
+    if ignored:
+        raise LayoutError(f"frag: {', '.join(ignored)} do not apply to an AMD instruction (its name fixes its configuration)")
+    instr = wmma(name) if "wmma" in name.lower() else mfma(name)
+    op = (args.operand or "").upper().replace("C", "D")
+    if op not in ("A", "B", "D"):
+        raise LayoutError(f"frag: operand {args.operand!r} of {instr.name} is A, B or C (D)")
+    F = instr.fragment(op)
+    if args.dtype not in (None, "-") and args.dtype.lower() != F.dtype.lower():
+        raise LayoutError(f"frag: {instr.name} has {op} of type {F.dtype}, not {args.dtype} (or give '-')")
+    v = verify(F, F.formula, (lane_sym, i_sym))
+    rows, cols = F.codomain
+    if args.output:
+        from .. import viz
+
+        viz.save(viz.tv_scene(F.layout, F.codomain if F.blocks == 1 else (rows, cols * F.blocks),
+                              title=f"{instr.name} ({instr.arch}) {op}"), args.output)
+        wrote(args.output, f"{instr.name} {op}, TV layout {F.layout}, verified {'yes' if v else 'NO'} ({v.method})")
+        return 0 if v else 1
+    print(f"instruction : {instr.name} ({instr.arch}, wave{F.wave})")
+    print(f"operand     : {op} ({F.dtype}) {rows}x{cols}" + (f", {F.blocks} blocks" if F.blocks > 1 else "")
+          + f"; {F.num_values} values per lane")
+    print(f"TV layout   : {F.layout}   (lane, value) -> {'m + M*k' if op == 'A' else 'n + N*k' if op == 'B' else 'm + M*n'}"
+          + (" + block" if F.blocks > 1 else ""))
+    for what, e in zip(("row", "col", "block"), F.formula):
+        if what != "block" or F.blocks > 1:
+            print(f"  {what:9s} = {e}")
+    print(f"verified    : {'yes' if v else 'NO'} ({v.method}, {v.checked} points)")
+    if not v and v.counterexample is not None:
+        print(f"              {v.counterexample}")
+    return 0 if v else 1
+
+
 def cmd_frag(args: argparse.Namespace) -> int:
     if args.list is None and args.shape and args.shape.startswith(("SM100_MMA_", "cute::SM100_MMA_")):
         return _frag_umma(args)
+    if args.list is None and args.shape and args.shape.lower().startswith(("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")):
+        return _frag_amd(args)
     from ..nvidia.common.ptx_formulas import i as i_sym
     from ..nvidia.common.ptx_formulas import lane as lane_sym
     from ..verify import verify
@@ -230,6 +275,9 @@ def cmd_atoms(args: argparse.Namespace) -> int:
         from ..nvidia.blackwell.umma import umma_atom_names  # tcgen05.mma (sm_100): CuTe's SM100_MMA_* over types, M, N, majors
 
         names += [f"mma  {n}" for n in umma_atom_names()]
+        from .. import registry  # every other vendor's atoms, by their vendor's names (AMD's v_mfma_* / v_wmma_*)
+
+        names += [f"mma  {n}" for n in registry.atom_names("mma", vendor="amd") if f"mma  {n}" not in names]
         refuse_unused(args, "atoms", "with --list", {"dtype": "--dtype"})
         pattern = " ".join(([] if args.list is True else [args.list]) + ([args.name] if args.name else [])) or None
         return _list(names, pattern, "atoms", "atoms")
@@ -247,7 +295,12 @@ def cmd_atoms(args: argparse.Namespace) -> int:
         print(a)
         return 0
     refuse_unused(args, "atoms", "for an MMA atom (its name holds its types)", {"dtype": "--dtype"})
-    m = at.mma_atom(name)
+    if name.lower().startswith("v_"):
+        from .. import registry
+
+        m = registry.mma_atom(name)
+    else:
+        m = at.mma_atom(name)
     print(f"{m.name}  (value types D, A, B, C: {', '.join(m.value_types)})" + (f"  {m.notes}" if m.notes else ""))
     print(m)
     return 0
