@@ -110,7 +110,7 @@ def test_crossref_calls_rebuild_the_catalog(gen):
 
     entries = mma.catalog()
     for e in entries:
-        assert gen._eval_call(gen.mma_call(e)) == e.fragment()
+        assert gen.eval_call(gen.mma_call(e)) == e.fragment()
     text = gen.generate_crossref()
     # every PTX formula of the catalog, and every mma section, appears
     from layoutalg.nvidia.ptx_formulas import FORMULAS
@@ -136,7 +136,7 @@ def test_crossref_calls_in_backticks_evaluate(gen):
     for call in calls:
         if "layout, dtype" in call or "tile, dtype" in call:
             continue
-        gen._eval_call(call)
+        gen.eval_call(call)
 
 
 def test_index_links_every_page():
