@@ -351,15 +351,15 @@ class SnippetRecorder(OracleRecorder):
                 out[i] = a["out"] if "out" in a else cutecpp.CompileFailure(i, a["refused"])
         todo = [i for i, o in enumerate(out) if o is None]
         sample: list[int] = []
-        if self.unavailable() is None:
+        if self.unavailable() is None:  # the live sample (LAYOUTALG_ORACLE_LIVE=0 turns it off)
             answered = [i for i in range(len(snippets)) if isinstance(out[i], str)]
             refused = [i for i in range(len(snippets)) if out[i] is not None and not isinstance(out[i], str)]
             sample = self.sample(answered, self.live_count) + self.sample(refused, 1)  # a refusal costs a rebuild
-        elif todo:
+        why = unavailable(self.tool)
+        if todo and why is not None:
             import pytest
 
-            pytest.skip(f"{len(todo)} snippets are not in {self.relpath} ({self.command}) and "
-                        f"CuTe cannot compile here: {unavailable(self.tool)}")
+            pytest.skip(f"{len(todo)} snippets are not in {self.relpath} ({self.command}) and CuTe cannot compile here: {why}")
         ask = todo + sample
         if ask:
             flags = kw.pop("expect_refusal", None)
