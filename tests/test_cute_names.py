@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from oracle_recorder import SnippetRecorder
 from layoutalg import parse
 from layoutalg.errors import LayoutError
 from layoutalg.interop import cutecpp
@@ -69,11 +70,21 @@ def _cases() -> tuple[dict[str, str], dict[str, bool]]:
     return out, refuse
 
 
+def _batch() -> tuple[list[str], list[str], dict]:
+    cases, refuse = _cases()
+    names = list(cases)
+    return names, [cases[n] for n in names], {"headers": HEADERS, "chunk": 200,
+                                              "expect_refusal": [refuse.get(n, False) for n in names]}
+
+
+REC = SnippetRecorder("cute_names", lambda: [_batch()[1:]], script="test_cute_names")
+
+
 @pytest.fixture(scope="module")
 def printed() -> dict[str, object]:
     cases, refuse = _cases()
     names = list(cases)
-    res = cutecpp.run_snippets([cases[n] for n in names], headers=HEADERS, chunk=200,
+    res = REC.run_snippets([cases[n] for n in names], headers=HEADERS, chunk=200,
                                expect_refusal=[refuse.get(n, False) for n in names])
     return dict(zip(names, res))
 
@@ -134,3 +145,7 @@ def test_copy_atom_refuses_exactly_where_cute_does(printed) -> None:
             widths = [int(w) for w in listed.split(", ")]
             assert [w for w in widths if w in VALUE_TYPES.values()] == fits_cute, (op, msg)
     assert checked == len(COPIES) * len(VALUE_TYPES) and refused >= 4
+
+
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main())

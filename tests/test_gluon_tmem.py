@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 
 import pytest
 
@@ -22,11 +21,8 @@ import gluon_tmem_oracle as O
 from layoutalg import LayoutError
 from layoutalg.interop.gluon_tmem import F2Layout, tmem_linear_layout, tmem_reg_layout
 
-REC = None
-if os.path.exists(O.RECORDING):
-    with open(O.RECORDING) as _f:
-        REC = json.load(_f)
-needs = pytest.mark.skipif(REC is None, reason="no Triton recording (python tests/gluon_tmem_oracle.py --record)")
+REC = O.REC.data
+needs = O.REC.needs
 has_triton = importlib.util.find_spec("triton") is not None
 
 
@@ -114,9 +110,9 @@ def test_f2_layout_algebra():
 
 
 @needs
-@pytest.mark.skipif(not has_triton, reason="Triton is not installed")
+@O.REC.live
 def test_triton_answers_today_as_recorded():
-    pick = [c for c in REC["cases"] if "bases" in c["triton"]][::40]
+    pick = O.REC.sample([c for c in REC["cases"] if "bases" in c["triton"]], every=40)
     pick += [c for c in REC["cases"] if "unsupported" in c["triton"]][:1]
     got = O.ask([c["config"] for c in pick])
     for c, g in zip(pick, got):

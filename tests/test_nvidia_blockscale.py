@@ -18,9 +18,6 @@ None of it ran on sm_100 hardware.
 
 from __future__ import annotations
 
-import json
-import os
-
 import numpy as np
 import pytest
 import sympy
@@ -37,18 +34,15 @@ from layoutalg.nvidia.blockscale import (
 )
 from layoutalg.verify import verify
 
-REC = None
-if os.path.exists(C.RECORDING):
-    with open(C.RECORDING) as _f:
-        REC = json.load(_f)
-needs = pytest.mark.skipif(REC is None, reason="no CuTe recording (python tests/cute_blockscale_cases.py --record)")
+REC = C.REC.data
+needs = C.REC.needs
 
 
 @needs
 def test_recording_is_current():
     assert REC["cute_version"] == "4.2.0" and REC["date"] and "g++" in REC["how"]
     assert sorted(C.key(c) for c in C.cases()) == sorted(REC["cases"]) and len(REC["cases"]) == 100
-    assert all(REC["cases"][C.key(c)]["sha1"] == C.sha(C.snippet(c)) for c in C.cases())
+    assert not C.REC.stale({C.key(c): C.snippet(c) for c in C.cases()})
 
 
 @needs
@@ -70,9 +64,9 @@ def test_comparison_can_fail():
 
 
 @needs
-@pytest.mark.skipif(cutecpp.available() is not None, reason="CuTe headers not here")
+@C.REC.live
 def test_recording_is_what_cute_prints_today():
-    pick = C.cases()[::25]
+    pick = C.REC.sample(C.cases(), every=25)
     spick = C.smem_cases()[:2]
     snips = [C.snippet(c) for c in pick] + [C.smem_snippet(c) for c in spick]
     out = cutecpp.run_snippets(snips, headers=C.SMEM_HEADERS, chunk=len(snips))  # one program
@@ -140,7 +134,7 @@ SMEM = C.smem_cases()
 @needs
 def test_smem_recording_is_current():
     assert sorted(REC["smem"]) == sorted(C.smem_key(c) for c in SMEM) and len(SMEM) == 24
-    assert all(REC["smem"][C.smem_key(c)]["sha1"] == C.sha(C.smem_snippet(c)) for c in SMEM)
+    assert not C.REC.stale({C.smem_key(c): C.smem_snippet(c) for c in SMEM}, "smem")
 
 
 @needs

@@ -10,9 +10,6 @@ it ran on sm_100 hardware.
 
 from __future__ import annotations
 
-import json
-import os
-
 import pytest
 
 import cute_tmem_frags_cases as C
@@ -20,11 +17,8 @@ from layoutalg import LayoutError
 
 from layoutalg.nvidia.tmem_accum import tmem_e_frg, tmem_frg_ws, tmem_sf_frg
 
-REC = None
-if os.path.exists(C.RECORDING):
-    with open(C.RECORDING) as _f:
-        REC = json.load(_f)
-needs = pytest.mark.skipif(REC is None, reason="no CuTe recording (python tests/cute_tmem_frags_cases.py --record)")
+REC = C.REC.data
+needs = C.REC.needs
 CASES = C.cases()
 
 
@@ -49,7 +43,7 @@ def _truncated(case) -> bool:
 def test_recording_is_current():
     assert REC["cute_version"] == "4.2.0" and REC["date"] and "g++" in REC["how"]
     assert sorted(REC["cases"]) == sorted(C.key(c) for c in CASES)
-    assert all(REC["cases"][C.key(c)]["sha1"] == C.sha(C.snippet(c)) for c in CASES)
+    assert not C.REC.stale({C.key(c): C.snippet(c) for c in CASES})
 
 
 @needs
@@ -94,8 +88,7 @@ def test_recording_is_what_cute_prints_today():
     """One case of each kind compiled live (one program: the headers dominate the cost)."""
     from layoutalg.interop import cutecpp
 
-    if cutecpp.available() is not None:
-        pytest.skip(cutecpp.available())
+    C.REC.require_live()
     pick = [next(c for c in CASES if c[0] == k and not c[3] and "refused" not in REC["cases"][C.key(c)])
             for k in ("ws", "sf", "e", "e_ws")]
     out = cutecpp.run_snippets([C.snippet(c) for c in pick], headers=C.HEADERS, chunk=len(pick))

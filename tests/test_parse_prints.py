@@ -3,7 +3,7 @@ composed layouts, nested composed layouts, print_tensor's values.
 
 The oracle is CuTe itself. tests/data/cute/prints.json holds 140 prints of CuTe C++ (g++ against the
 CUTLASS headers) with CuTe's own element offsets for every index, and 100 prints of the CuTe DSL
-with the layouts they were made from (``python tests/print_cases.py`` records them); each run
+with the layouts they were made from (``python tests/print_cases.py --record`` records them); each run
 replays them all, compiles a small live C++ sample and traces the DSL cases live when it is
 installed. A print parses to the same function: ``parse(print).function(i)`` (or ``parse(print)(i)``)
 equals CuTe's offset for every ``i < size``.
@@ -11,7 +11,6 @@ equals CuTe's offset for every ``i < size``.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 
@@ -24,8 +23,8 @@ from layoutalg.interop import cutecpp
 from layoutalg.inttuple import flatten
 from layoutalg.parse import ParsedTensor, swizzle_units
 
-RECORD = json.loads(pc.DATA.read_text())
-needs_cute = pytest.mark.skipif(cutecpp.available() is not None, reason=f"CuTe C++ unavailable: {cutecpp.available()}")
+RECORD = pc.REC.data
+needs_cute = pc.REC.live
 
 
 def _function(x):

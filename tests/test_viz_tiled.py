@@ -3,7 +3,6 @@ cases), aggregation and zoom of large tiles, and a PNG compared with a stored re
 
 from __future__ import annotations
 
-import json
 import os
 import xml.etree.ElementTree as ET
 
@@ -34,10 +33,9 @@ def cells(scene) -> dict:
 
 
 def _recorded_latex(key):
-    if not os.path.exists(C.RECORDING):
+    if C.REC.data is None:
         pytest.skip("no CuTe recording")
-    with open(C.RECORDING) as fh:
-        return json.load(fh)["mma"][key]["records"]["latex_cells"]
+    return C.REC.data["mma"][key]["records"]["latex_cells"]
 
 
 @pytest.mark.parametrize("key", [c.key for c in C.MMA_CASES if c.latex])
