@@ -3,7 +3,7 @@
 ``python tests/cute_blockscale_cases.py --record`` compiles one snippet per random problem shape
 (M, N, K, L) and scale-factor vector size V (16, 32) -- 100 cases, two programs of 50 -- and
 writes ``tests/data/cute/blockscale.json``; ``tests/test_nvidia_blockscale.py`` replays it against
-:func:`layoutalg.nvidia.blockscale.sf_layout` and recompiles a small sample each run.
+:func:`layoutalg.nvidia.blackwell.blockscale.sf_layout` and recompiles a small sample each run.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def snippet(case: tuple) -> str:
 
 def smem_cases(n: int = 24, seed: int = 1) -> list[tuple[str, tuple]]:
     """(block-scaled UMMA atom, CTA tile (M, N, K)) for deduce_smem_layoutSFA/SFB (M per CTA >= 128)."""
-    from layoutalg.nvidia.umma import umma_atom, umma_atom_names
+    from layoutalg.nvidia.blackwell.umma import umma_atom, umma_atom_names
 
     rng = random.Random(seed)
     pool = [x for x in umma_atom_names() if x.split("<")[0] in (
@@ -70,7 +70,7 @@ def smem_cases(n: int = 24, seed: int = 1) -> list[tuple[str, tuple]]:
 
 
 def smem_snippet(case: tuple) -> str:
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     name, (M, N, K) = case
     a = umma_atom(name)

@@ -1,4 +1,4 @@
-"""CuTe C++ as the oracle of the tcgen05 instruction descriptor (layoutalg.nvidia.idesc).
+"""CuTe C++ as the oracle of the tcgen05 instruction descriptor (layoutalg.nvidia.blackwell.idesc).
 
 Cases are drawn at random over the legal space (kinds, types, majors, M, N, negate, saturate,
 sparsity and its selector, scale types, scale-factor ids, .ws max shift); each becomes a snippet that
@@ -173,7 +173,7 @@ def random_args(rng: random.Random) -> dict[str, Any]:
 
 def legal_cases(n: int, seed: int) -> list[dict[str, Any]]:
     """``n`` distinct legal configurations (their canonical make_instr_desc arguments)."""
-    from layoutalg.nvidia.idesc import IdescError, make_instr_desc
+    from layoutalg.nvidia.blackwell.idesc import IdescError, make_instr_desc
 
     rng = random.Random(seed)
     out: dict[str, dict[str, Any]] = {}

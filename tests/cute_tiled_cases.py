@@ -19,7 +19,8 @@ from cute_oracle import norm  # noqa: F401 (the tests read C.norm)
 from oracle_recorder import OracleRecorder, sha
 from layoutalg import ComposedLayout, Layout, Swizzle, parse
 from layoutalg.nvidia.atoms import copy_atom, mma_atom
-from layoutalg.tensor import _, make_tensor
+from layoutalg.tensor import make_tensor
+from layoutalg.tensor import underscore as _
 from layoutalg.tiled import (
     make_tiled_copy,
     make_tiled_copy_A,
@@ -250,7 +251,7 @@ def operand_tensor(case: MMACase, operand: str) -> tuple[Any, str]:
     """
     L = tensor_layout(case, operand)
     if operand != "C" and case.atom.startswith("SM90_64"):
-        from layoutalg.nvidia import wgmma
+        from layoutalg.nvidia.hopper import wgmma
 
         dt = value_type_of(case, operand)
         R, C = (int(L.shape[0]), int(L.shape[1]))

@@ -26,8 +26,8 @@ FAMILIES = ["F16BF16_SS", "F16BF16_2x1SM_SS", "F16BF16_TS", "F16BF16_2x1SM_TS", 
 
 def cases(n: int = 48, seed: int = 0) -> list[tuple[str, tuple, str, bool]]:
     """(atom, tile, load op, CuTe refuses?): random atoms of the families above, legal loads, and a few misfits."""
-    from layoutalg.nvidia.tmem_copy import SHAPES, ld_name, tmem_copy_op
-    from layoutalg.nvidia.umma import umma_atom, umma_atom_names
+    from layoutalg.nvidia.blackwell.tmem_copy import SHAPES, ld_name, tmem_copy_op
+    from layoutalg.nvidia.blackwell.umma import umma_atom, umma_atom_names
 
     rng = random.Random(seed)
     by_family: dict = {}
@@ -67,7 +67,7 @@ def cases(n: int = 48, seed: int = 0) -> list[tuple[str, tuple, str, bool]]:
 
 
 def snippet(case: tuple) -> str:
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     name, (M, N), op, _ = case
     a = umma_atom(name)
@@ -125,14 +125,14 @@ UTCCP_TYPES = {"uint32_t": 32, "uint8_t": 8}
 
 def utccp_cases() -> list[tuple[str, str, int]]:
     """(UTCCP op, value type, 32-bit columns of the TMEM tensor): every op, two types, two widths."""
-    from layoutalg.nvidia.tmem_copy import tmem_copy_names
+    from layoutalg.nvidia.blackwell.tmem_copy import tmem_copy_names
 
     return [(op, t, c) for op in tmem_copy_names() if "UTCCP" in op for t in UTCCP_TYPES for c in (8, 16)]
 
 
 def utccp_tensor(case: tuple):
     from layoutalg.layout import Layout
-    from layoutalg.nvidia.tmem_accum import dp
+    from layoutalg.nvidia.blackwell.tmem_accum import dp
 
     _op, t, c = case
     bits = UTCCP_TYPES[t]

@@ -5,7 +5,7 @@ bit address), ``SrcLayout``, ``DstLayout``, ``RefLayout`` and ``Copy_Atom<Op, T>
 ``float`` and ``half_t``. ``python tests/cute_tmem_cases.py --record`` compiles every atom the
 headers define (``cute/atom/copy_traits_sm100.hpp``; 4 programs of ~50 snippets, about a minute of
 g++) and writes ``tests/data/cute/tmem_atoms.json``; ``tests/test_nvidia_tmem_cute.py`` replays
-it against :mod:`layoutalg.nvidia.tmem_copy` and recompiles a small sample every run.
+it against :mod:`layoutalg.nvidia.blackwell.tmem_copy` and recompiles a small sample every run.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def _rest(rng: random.Random, n: int) -> tuple:
 
 def cases(seed: int = 0) -> list[tuple[str, tuple, Any, bool]]:
     """(kind, template args, shape, CuTe refuses?): a random sweep of the three fragment kinds."""
-    from layoutalg.nvidia.blockscale import smem_sf_layout
+    from layoutalg.nvidia.blackwell.blockscale import smem_sf_layout
 
     rng = random.Random(seed)
     out: list = []
@@ -127,7 +127,7 @@ def atom_cases() -> list[tuple[str, tuple]]:
 
 def atom_snippet(case: tuple) -> str:
     from cute_blockscale_cases import smem_snippet
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     a = umma_atom(case[0])
     lines = smem_snippet(case).splitlines()[:3]  # the tiled MMA, the config, the tile shape

@@ -1,6 +1,6 @@
 """Names as CuTe spells them, checked against CuTe C++ 4.2 compiled on the host (one batch of snippets).
 
-* every CuTe C++ type name :mod:`layoutalg.nvidia.dtypes` knows has CuTe's ``sizeof_bits``;
+* every CuTe C++ type name :mod:`layoutalg.nvidia.common.dtypes` knows has CuTe's ``sizeof_bits``;
 * ``wgmma.tile(..., order=(2, 1))`` is CuTe's ``tile_to_shape(GMMA atom, shape, Step<_2,_1>{})``
   (and the default order CuTe's default), for every GMMA atom type, both majors, every swizzle;
 * ``copy_atom(name, T)`` is refused exactly where CuTe's ``Copy_Atom<name, T>`` fails to compile, and
@@ -16,8 +16,9 @@ from layoutalg import parse
 from layoutalg.errors import LayoutError
 from layoutalg.interop import cutecpp
 from layoutalg.interop.cute import CUTE_TYPES, to_cute_cpp
-from layoutalg.nvidia import atoms, wgmma
-from layoutalg.nvidia.dtypes import CUTE_NAMES, DTYPE_BITS, dtype_name
+from layoutalg.nvidia import atoms
+from layoutalg.nvidia.hopper import wgmma
+from layoutalg.nvidia.common.dtypes import CUTE_NAMES, DTYPE_BITS, dtype_name
 
 pytestmark = pytest.mark.skipif(cutecpp.available() is not None, reason=str(cutecpp.available()))
 

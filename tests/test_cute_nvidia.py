@@ -17,10 +17,11 @@ from layoutalg import Layout, parse
 from layoutalg.composed import ComposedLayout
 from layoutalg.interop import cutecpp
 from layoutalg.interop.cute import CUTE_MMA_SYNC_ATOMS, CUTE_TYPES, to_cute_cpp
-from layoutalg.nvidia import wgmma, wgmma_fragments
-from layoutalg.nvidia.descriptor import MatrixDescriptor
-from layoutalg.nvidia import atoms, mma
-from layoutalg.nvidia.mma import fragment
+from layoutalg.nvidia.hopper import wgmma, wgmma_fragments
+from layoutalg.nvidia.hopper.descriptor import MatrixDescriptor
+from layoutalg.nvidia import atoms
+from layoutalg.nvidia.ampere import mma
+from layoutalg.nvidia.ampere.mma import fragment
 from layoutalg.swizzle import Swizzle
 from test_nvidia_mma_cute import HEADERS, SM80_ATOMS
 

@@ -13,7 +13,7 @@ import cute_tmem_cases as C
 from layoutalg import LayoutError
 from layoutalg.interop import cutecpp
 from layoutalg.interop.cute import to_cute_cpp, to_cute_dsl
-from layoutalg.nvidia.tmem_copy import tmem_copy_atom, tmem_copy_names, tmem_copy_op
+from layoutalg.nvidia.blackwell.tmem_copy import tmem_copy_atom, tmem_copy_names, tmem_copy_op
 
 REC = C.REC.data
 needs = C.REC.needs

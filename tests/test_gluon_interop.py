@@ -29,7 +29,8 @@ from layoutalg.interop.gluon import (  # noqa: E402
     linear_bases,
     to_gluon,
 )
-from layoutalg.nvidia import mma, wgmma_fragments  # noqa: E402
+from layoutalg.nvidia.ampere import mma  # noqa: E402
+from layoutalg.nvidia.hopper import wgmma_fragments  # noqa: E402
 
 HERE = os.path.dirname(__file__)
 
@@ -423,7 +424,7 @@ def test_nvmma_shared_is_returned_as_one():
     """A swizzled layoutalg tile that is an NVMMASharedLayout comes back as one, not as a SharedLinearLayout."""
     from layoutalg.algebra import tile_to_shape
     from layoutalg.composed import ComposedLayout
-    from layoutalg.nvidia.wgmma import atom, tile
+    from layoutalg.nvidia.hopper.wgmma import atom, tile
 
     for sw in (32, 64, 128):
         for dt, bits in (("bf16", 16), ("tf32", 32), ("e4m3", 8)):

@@ -132,7 +132,7 @@ PTX_CASES = [  # (M, N, blockM, blockN, variant, warps)
 
 def _explained_by_atoms(L, ll, instrs):
     """Warp 0's registers of L are, in order, the TMEM cells of ``instrs`` (one atom each, at some base)."""
-    from layoutalg.nvidia import tmem_copy as TC
+    from layoutalg.nvidia.blackwell import tmem_copy as TC
 
     inv = {}  # (dim0, dim1) -> (row, col) of the TMEM buffer
     for row in range(128 if len(ll.bases["row"]) == 7 else 1 << len(ll.bases["row"])):

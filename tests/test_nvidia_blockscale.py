@@ -1,4 +1,4 @@
-"""Block-scale factor layouts (layoutalg.nvidia.blockscale) against CuTe C++ 4.2, cuBLAS's formula and torch's recipe.
+"""Block-scale factor layouts (layoutalg.nvidia.blackwell.blockscale) against CuTe C++ 4.2, cuBLAS's formula and torch's recipe.
 
 * ``tests/data/cute/blockscale.json``: what ``Sm1xxBlockScaledConfig<V>::tile_atom_to_shape_SFA/SFB``
   prints for 100 random problem shapes (V = 16 and 32; half of them not multiples of the 128 x 4V
@@ -25,7 +25,7 @@ import sympy
 import cute_blockscale_cases as C
 from layoutalg import LayoutError, Layout
 from layoutalg.interop import cutecpp
-from layoutalg.nvidia.blockscale import (
+from layoutalg.nvidia.blackwell.blockscale import (
     blocked_formula,
     blocked_offset,
     sf_atom,
@@ -140,8 +140,8 @@ def test_smem_recording_is_current():
 @needs
 @pytest.mark.parametrize("case", SMEM, ids=C.smem_key)
 def test_smem_sf_layouts_print_as_cute(case):
-    from layoutalg.nvidia.blockscale import smem_sf_layout
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.blockscale import smem_sf_layout
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     name, tile = case
     a = umma_atom(name)
@@ -153,7 +153,7 @@ def test_smem_sf_layouts_print_as_cute(case):
 @needs
 def test_the_reported_sigfpe_case_is_refused():
     """MXF4 2x1SM with tile M = 128: 64 rows of SFA per CTA. CuTe (here) answers an empty layout; we raise."""
-    from layoutalg.nvidia.blockscale import smem_sf_layout
+    from layoutalg.nvidia.blackwell.blockscale import smem_sf_layout
 
     trap = REC["trap"]
     assert trap["case"] == C.smem_key(C.TRAP)

@@ -1,4 +1,4 @@
-"""The tcgen05 instruction descriptor (layoutalg.nvidia.idesc) against CuTe C++, Triton's PTX and the ISA.
+"""The tcgen05 instruction descriptor (layoutalg.nvidia.blackwell.idesc) against CuTe C++, Triton's PTX and the ISA.
 
 * tests/data/cute/idesc.json: 1000 words CuTe 4.2 built on the host (UMMA::make_*instr_desc* over a
   random sweep of the legal space, and SM100 atoms' MMA_Traits::idesc_), replayed: encode equals
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from layoutalg import LayoutError
-from layoutalg.nvidia.idesc import (
+from layoutalg.nvidia.blackwell.idesc import (
     BLOCK_SCALED_FIELDS,
     KINDS,
     PLAIN_FIELDS,

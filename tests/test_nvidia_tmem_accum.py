@@ -17,8 +17,8 @@ import pytest
 import cute_tmem_accum_cases as C
 from layoutalg import Layout, LayoutError
 from layoutalg.interop import cutecpp
-from layoutalg.nvidia.tmem_accum import accumulator_layout, dp, make_tmem_copy, tmem_frg, umma_accumulator, umma_tmem_a
-from layoutalg.nvidia.umma import umma_atom
+from layoutalg.nvidia.blackwell.tmem_accum import accumulator_layout, dp, make_tmem_copy, tmem_frg, umma_accumulator, umma_tmem_a
+from layoutalg.nvidia.blackwell.umma import umma_atom
 from layoutalg.tensor import make_tensor
 
 REC = C.REC.data
@@ -128,7 +128,7 @@ def test_epilogue_tv_is_every_threads_partition_and_explains(case):
     import numpy as np
 
     from layoutalg import explain
-    from layoutalg.nvidia.tmem_accum import epilogue_tv
+    from layoutalg.nvidia.blackwell.tmem_accum import epilogue_tv
 
     name, (M, N), op, _ = case
     a = umma_atom(name)
@@ -154,7 +154,7 @@ UCASES = C.utccp_cases()
 @C.UREC.needs
 def test_utccp_tilings_as_cute():
     """All 12 UTCCP ops x (uint32_t, uint8_t) x two TMEM widths: make_utccp_copy's TV, tiler, thread 0's partition_D."""
-    from layoutalg.nvidia.tmem_accum import make_utccp_copy
+    from layoutalg.nvidia.blackwell.tmem_accum import make_utccp_copy
 
     assert sorted(UREC["cases"]) == sorted(C.utccp_key(c) for c in UCASES) and len(UCASES) == 48
     bad = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import cute_tmem_cases as C
 from layoutalg.interop import cutecpp
-from layoutalg.nvidia import tmem_copy as TC
+from layoutalg.nvidia.blackwell import tmem_copy as TC
 
 REC = C.REC.data
 needs = C.REC.needs

@@ -15,7 +15,7 @@ import pytest
 import cute_tmem_frags_cases as C
 from layoutalg import LayoutError
 
-from layoutalg.nvidia.tmem_accum import tmem_e_frg, tmem_frg_ws, tmem_sf_frg
+from layoutalg.nvidia.blackwell.tmem_accum import tmem_e_frg, tmem_frg_ws, tmem_sf_frg
 
 REC = C.REC.data
 needs = C.REC.needs
@@ -173,8 +173,8 @@ ATOM_CASES = C.atom_cases()
 @needs
 def test_block_scaled_atoms_sf_as_cute():
     """FrgTypeSFA/SFB of MXF8F6F4, MXF4 and MXF4NVF4 atoms (1SM, 2x1SM) over CTA tiles: CUTLASS's make_tensor."""
-    from layoutalg.nvidia.tmem_accum import umma_tmem_sf
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.tmem_accum import umma_tmem_sf
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     assert sorted(REC["atom_cases"]) == sorted(C.atom_key(c) for c in ATOM_CASES)
     fams = set()
@@ -192,7 +192,7 @@ def test_block_scaled_atoms_sf_as_cute():
 
 
 def test_accumulator_layout_ws_is_the_atom_of_tmem_frg_ws():
-    from layoutalg.nvidia.tmem_accum import accumulator_layout
+    from layoutalg.nvidia.blackwell.tmem_accum import accumulator_layout
 
     for M in (32, 64, 128):
         for N in (64, 128, 256):
@@ -235,8 +235,8 @@ def test_sf_fragments_are_sound():
     vector), and with it fixed, distinct (row or replica, factor, repeat) coordinates are distinct cells inside TMEM."""
     from layoutalg import inttuple as it
     from layoutalg.layout import Layout
-    from layoutalg.nvidia.tmem_accum import umma_tmem_sf
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.tmem_accum import umma_tmem_sf
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     frags = [tmem_sf_frg(c[2], C.CPP[c[1][0]][1], c[1][2], "A" if c[1][3] else "B", c[1][4]) for c in CASES
              if c[0] == "sf" and "refused" not in REC["cases"][C.key(c)] and not _truncated(c)]

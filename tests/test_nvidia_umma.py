@@ -10,7 +10,7 @@ import pytest
 from layoutalg import parse
 from layoutalg.errors import LayoutError
 from layoutalg.nvidia.atoms import mma_atom
-from layoutalg.nvidia.umma import UMMA_FAMILIES, UMMAAtom, umma_atom, umma_atom_names
+from layoutalg.nvidia.blackwell.umma import UMMA_FAMILIES, UMMAAtom, umma_atom, umma_atom_names
 from layoutalg.tiled import make_tiled_mma
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))

@@ -11,9 +11,9 @@ import pytest
 from layoutalg import parse
 from layoutalg.composed import ComposedLayout
 from layoutalg.errors import LayoutError
-from layoutalg.nvidia.descriptor import Tcgen05Descriptor
-from layoutalg.nvidia.umma import umma_atom
-from layoutalg.nvidia.umma_smem import (
+from layoutalg.nvidia.blackwell.descriptor import Tcgen05Descriptor
+from layoutalg.nvidia.blackwell.umma import umma_atom
+from layoutalg.nvidia.blackwell.umma_smem import (
     SMEM_ATOM_NAMES,
     descriptor_from_layout,
     k_block_descriptors,
@@ -209,7 +209,7 @@ def test_cli_desc_sm100_derives_umma_descriptors(capsys):
 
 
 def test_wgmma_descriptor_from_layout_sm100_takes_tcgen05_only_operands():
-    from layoutalg.nvidia import wgmma
+    from layoutalg.nvidia.hopper import wgmma
 
     t = smem_tile("MN", "128B_base32B", "bf16", (128, 16), swizzle_unit="byte")
     d = wgmma.descriptor_from_layout(t, "bf16", target="sm_100")

@@ -293,7 +293,7 @@ def test_print_layout_live():
 
 def test_a_pasted_tensor_print_works_where_a_layout_is_asked_for():
     from layoutalg.composed import parse_composed
-    from layoutalg.nvidia.wgmma import descriptor_from_layout, tile
+    from layoutalg.nvidia.hopper.wgmma import descriptor_from_layout, tile
 
     text = "smem_ptr[16b](0x400) o Sw<3,3,3> o _0 o (_8,_64):(_64,_1)"
     assert parse_composed(text) == parse("Sw<3,3,3> o _0 o (8,64):(64,1)")

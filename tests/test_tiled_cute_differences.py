@@ -27,7 +27,7 @@ import pytest
 import cute_tiled_cases as C
 from layoutalg import Layout, LayoutError, parse
 from layoutalg.nvidia.atoms import copy_atom, mma_atom
-from layoutalg.tensor import _
+from layoutalg.tensor import underscore as _
 from layoutalg.tiled import make_tiled_copy_B, make_tiled_copy_C, make_tiled_mma
 
 

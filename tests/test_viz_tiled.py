@@ -15,7 +15,7 @@ from layoutalg.nvidia.atoms import copy_atom, mma_atom
 from layoutalg.tiled import make_tiled_copy, make_tiled_copy_A, make_tiled_mma
 from layoutalg.viz.tiled import owners, tiled_copy_scene, tiled_mma_scene
 from layoutalg import Layout
-from layoutalg.tensor import _
+from layoutalg.tensor import underscore as _
 
 SVG = "{http://www.w3.org/2000/svg}"
 REF = os.path.join(os.path.dirname(__file__), "data", "reference_images", "tiled_mma_sm80_16x8x16_2x1_32x8x16.png")

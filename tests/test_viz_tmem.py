@@ -11,8 +11,8 @@ import pytest
 import cute_tmem_accum_cases as C
 from layoutalg import Layout, LayoutError, parse, viz
 from layoutalg.hooks import svg_of
-from layoutalg.nvidia.tmem_copy import SHAPES, ld_name, tmem_copy_op
-from layoutalg.nvidia.umma import umma_atom
+from layoutalg.nvidia.blackwell.tmem_copy import SHAPES, ld_name, tmem_copy_op
+from layoutalg.nvidia.blackwell.umma import umma_atom
 from layoutalg.viz.tmem import tmem_grid, tmem_scene, tmem_svg
 
 SVG = "{http://www.w3.org/2000/svg}"

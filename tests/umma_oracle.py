@@ -51,7 +51,7 @@ ILLEGAL_ATOMS = [
 
 def _illegal_cpp(name: str) -> str:
     """The C++ of an atom layoutalg refuses: its spelling with the checks skipped."""
-    from layoutalg.nvidia import umma
+    from layoutalg.nvidia.blackwell import umma
 
     split = umma.split_umma_name(name)
     assert split is not None, name
@@ -101,7 +101,7 @@ def load_atoms() -> dict:
 
 def record_atoms(rec: OracleRecorder) -> dict:
     """CuTe's print of every atom of umma_atom_names() (and CuTe's refusals): umma_atoms.json."""
-    from layoutalg.nvidia.umma import umma_atom, umma_atom_names
+    from layoutalg.nvidia.blackwell.umma import umma_atom, umma_atom_names
 
     names = list(umma_atom_names())
     sn = [atom_snippet(umma_atom(n).cute_cpp) for n in names]
@@ -147,7 +147,7 @@ def _perm_cpp(p) -> str:
 
 
 def tiled_snippet(c: tuple) -> str:
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     name, al, perm = c
     at = umma_atom(name)
@@ -170,7 +170,7 @@ SMEM_ATOMS = ["Layout_MN_INTER_Atom", "Layout_MN_SW32_Atom", "Layout_MN_SW64_Ato
 
 def smem_cases() -> list[dict]:
     """(atom, bits, tile shape, order, instruction block) of the smem sweep."""
-    from layoutalg.nvidia.umma_smem import SMEM_ATOM_NAMES, smem_atom
+    from layoutalg.nvidia.blackwell.umma_smem import SMEM_ATOM_NAMES, smem_atom
 
     out = []
     for name in SMEM_ATOMS:
@@ -246,7 +246,7 @@ FRAGMENT_CASES = [
 
 
 def fragment_snippet(c: tuple) -> str:
-    from layoutalg.nvidia.umma import cute_cpp_type, umma_atom
+    from layoutalg.nvidia.blackwell.umma import cute_cpp_type, umma_atom
 
     name, op, smem, (mn, k) = c
     at = umma_atom(name)
