@@ -225,36 +225,106 @@ def check_functional(A: Layout, B: Layout, R: Layout, force: bool = False) -> No
         raise LayoutError(
             f"composition: {A} o {B} is not provably a layout and size {n} is too large to enumerate"
         )
-    bt: Any
-    want: Any
-    got: Any
-    if _fits_int64(A, B, R):
-        bt = B.table()
-        want = A._eval_array(bt)
-        got = R.table()
-        bad = int(np.nonzero(got != want)[0][0]) if not np.array_equal(got, want) else -1
-    else:  # offsets may pass 64 bits: Python ints
-        bt = [_eval_int(B, i) for i in range(n)]
-        want = [_eval_int(A, b) for b in bt]
-        got = [_eval_int(R, i) for i in range(n)]
-        bad = next((i for i in range(n) if got[i] != want[i]), -1)
+    bad = _first_mismatch(A, B, R)
     if bad >= 0:
+        b = _eval_int(B, bad)
         raise CompositionError(
-            f"composition: {A} o {B} is not a layout: the mode-by-mode result {R} gives {int(got[bad])} "
-            f"at index {bad} but A(B({bad})) = A({int(bt[bad])}) = {int(want[bad])} "
+            f"composition: {A} o {B} is not a layout: the mode-by-mode result {R} gives {_eval_int(R, bad)} "
+            f"at index {bad} but A(B({bad})) = A({b}) = {_eval_int(A, b)} "
             "(the right-hand layout is not injective, or its modes overlap in the left-hand coordinates, "
             "or it runs past the left-hand domain)",
             A, B, R, bad,
         )
 
 
-def _fits_int64(*Ls: Layout) -> bool:
-    """Every offset of these concrete layouts, and of the first one at the others' offsets, fits in int64."""
-    bound = 1
-    for L in Ls:
+@functools.lru_cache(maxsize=64)
+def _first_mismatch(A: Layout, B: Layout, R: Layout) -> int:
+    """The first ``i < size(B)`` with ``R(i) != A(B(i))``, or -1, by enumeration: int64 arrays where every
+    number fits, residues where only A's and R's strides pass 64 bits, else Python ints. Cached: a
+    check asked twice for the same three layouts (a kernel and its reference, a divide and the
+    composition inside it) enumerates once."""
+    n = B.size()
+    if _fits_int64(A, B, R):
+        bt = B.table()
+        want = A._eval_array(bt)
+        got = R.table()
+        return int(np.nonzero(got != want)[0][0]) if not np.array_equal(got, want) else -1
+    if 2 * _reach(B) < (1 << 62):
+        return _first_residue_mismatch(A, B, R, B.table())
+    return next((i for i in range(n) if _eval_int(R, i) != _eval_int(A, _eval_int(B, i))), -1)
+
+
+def _reach(L: Layout) -> int:
+    """The largest ``|L(i)|`` for ``i < size(L)`` (and of every partial sum of its terms)."""
+    fs, fd = L.flat
+    return sum((s - 1) * abs(d) for s, d in zip(fs, fd))
+
+
+#: primes just below 2**31: residues of int64 coordinates and of any stride multiply without overflow
+_PRIMES = (2147483647, 2147483629, 2147483587, 2147483579, 2147483563, 2147483549, 2147483543, 2147483497)
+
+
+def _digits(L: Layout, idx: np.ndarray) -> list[tuple[np.ndarray, int]]:
+    """``L(idx)`` as its terms: (coordinate array, stride) per flat mode, the last mode absorbing the
+    overflow and a negative index split by truncation (as :meth:`Layout._eval_array` splits it)."""
+    fs, fd = L.flat
+    out = []
+    rest = idx
+    for k in range(len(fs) - 1):
+        q = np.where(rest < 0, -((-rest) // fs[k]), rest // fs[k])
+        out.append((rest - q * fs[k], fd[k]))
+        rest = q
+    if fs:
+        out.append((rest, fd[-1]))
+    return out
+
+
+def _first_residue_mismatch(A: Layout, B: Layout, R: Layout, bt: np.ndarray) -> int:
+    """The first ``i`` with ``R(i) != A(B(i))``, or -1, for int64 ``B(i)`` (``bt``) and strides of A and R
+    of any size: both sides are compared modulo primes whose product exceeds twice their largest
+    magnitude, so equal residues mean equal integers (Chinese remainder theorem)."""
+    fs, fd = A.flat
+    pre = _prod(fs[:-1]) if fs else 1
+    bound = _reach(R) + (sum((s - 1) * abs(d) for s, d in zip(fs[:-1], fd[:-1]))
+                         + (int(np.abs(bt).max(initial=0)) // pre + 1) * abs(fd[-1]) if fs else 0)
+    lhs = _digits(A, bt)
+    rhs = _digits(R, np.arange(bt.size, dtype=np.int64))
+    bad = np.zeros(bt.size, dtype=bool)
+    P = 1
+    for p in _PRIMES:
+        a = np.zeros(bt.size, dtype=np.int64)
+        for c, d in lhs:
+            a = (a + np.mod(c, p) * (d % p)) % p
+        r = np.zeros(bt.size, dtype=np.int64)
+        for c, d in rhs:
+            r = (r + np.mod(c, p) * (d % p)) % p
+        bad |= a != r
+        P *= p
+        if P > 2 * bound:
+            break
+    else:  # magnitudes past 2**247: the Python ints decide
+        return next((i for i in range(bt.size) if _eval_int(R, i) != _eval_int(A, int(bt[i]))), -1)
+    hits = np.nonzero(bad)[0]
+    return int(hits[0]) if hits.size else -1
+
+
+def _fits_int64(A: Layout, B: Layout, R: Layout) -> bool:
+    """Every number the vectorized check computes -- ``B(i)``, ``R(i)`` for ``i < size(B)``, ``A`` at
+    those offsets (its last mode absorbing the overflow, a negative index split by truncation) and
+    every partial sum -- stays below 2**62 in magnitude, so int64 arithmetic is exact."""
+
+    def reach(L: Layout) -> int:  # the largest |L(i)| for i < size(L), and of any partial sum
         fs, fd = L.flat
-        bound = max(bound, sum((s - 1) * abs(d) for s, d in zip(fs, fd)) + 1, _prod(fs))
-    return bound * bound < (1 << 62)
+        return sum((s - 1) * abs(d) for s, d in zip(fs, fd))
+
+    mb = reach(B)
+    fs, fd = A.flat
+    ma = 0
+    if fs:
+        pre = _prod(fs[:-1])
+        ma = sum((s - 1) * abs(d) for s, d in zip(fs[:-1], fd[:-1])) + (mb // pre) * abs(fd[-1])
+    bound = max(ma, mb, reach(R), _prod(B.flat[0]), _prod(R.flat[0]))
+    return 2 * bound < (1 << 62)
 
 
 def _eval_int(L: Layout, i: int) -> int:
