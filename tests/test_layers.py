@@ -29,8 +29,8 @@ LAYERS: list[list[str]] = [
     ["verify"],
     ["tensor"],
     ["tiled"],
+    ["banks"],  # the bank model, vendor-neutral (phase_report): below the vendors, whose LDS/smem models use it
     ["nvidia", "amd"],  # the vendor catalogs: siblings, neither imports the other
-    ["banks"],
     ["explain"],
     ["synth"],
     ["viz"],  # the pictures, one package: layouts, fragments, banks, PTX figures, TiledMMA/TiledCopy, TMEM
