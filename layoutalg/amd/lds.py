@@ -264,8 +264,8 @@ class LdsModel:
     arch: str
     banks: int
     lds_bytes: int
-    groups: dict = field(compare=False)
-    sources: dict = field(compare=False)
+    groups: dict = field(compare=False, repr=False)
+    sources: dict = field(compare=False, repr=False)
     bank_bytes: int = 4
     wave: int = 64
 
