@@ -238,3 +238,19 @@ def test_synthesis_spelling_is_triton_constructor() -> None:
     interval, p = (int(x) for x in pad.triton.split("[[")[1].split("]]")[0].split(","))
     case = {"kind": "padded", "shape": [64, 64], "order": [1, 0], "pairs": [[interval, p]], "bits": 16}
     assert oracle.record(case) == [int(pad.layout(r, c)) for r in range(64) for c in range(64)]
+
+
+def test_same_as_interop_gluon_reading() -> None:
+    """The shared layouts agree with interop.gluon.from_gluon's reading of the same Gluon classes."""
+    from layoutalg.interop.gluon import from_gluon
+
+    for case in _cases()[::7]:
+        R, C = case["shape"]
+        if case["kind"] == "swizzled":
+            text = f"SwizzledSharedLayout({case['vec']}, {case['per_phase']}, {case['max_phase']}, {case['order']})"
+        elif "offset_bases" in case:
+            text = f"PaddedSharedLayout({case['pairs']}, {case['offset_bases']}, [], {case['shape']})"
+        else:
+            continue
+        L = from_gluon(text, (R, C))
+        assert [int(L(r, c)) for r in range(R) for c in range(C)] == _ours(case), case
