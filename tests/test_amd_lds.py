@@ -7,7 +7,6 @@ import json
 import pathlib
 import random
 
-import numpy as np
 import pytest
 
 from layoutalg import Layout
@@ -153,14 +152,14 @@ def test_hand_worked_phases() -> None:
 def test_passes_equal_brute_force_on_random_access_sets(arch: str) -> None:
     rng = random.Random(2028 + len(arch))
     m = lds_model(arch)
-    for trial in range(400):
+    for _trial in range(400):
         nbytes = rng.choice([1, 2, 4, 8, 12, 16])
         op = rng.choice(["read", "write"])
         align = min(nbytes, 4)
         span = rng.choice([64, 512, 4096, 65536 - 16])
         style = rng.random()
         addrs: list = []
-        for lane in range(64):
+        for _lane in range(64):
             if style < 0.2 and rng.random() < 0.3:
                 addrs.append(None)
             elif style < 0.5:

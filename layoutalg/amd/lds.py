@@ -168,7 +168,7 @@ def padding_layout(size: int, interval_padding: Sequence[Sequence[int]]) -> Layo
         raise LayoutError(f"{op}: intervals {[i for i, _ in pairs]} repeat (Triton sums their paddings; give one pair each)")
     cuts = [i for i, _ in pairs if i < size]
     shape, stride, prev = [], [], 1
-    for k, cut in enumerate(cuts + [size]):
+    for cut in cuts + [size]:
         if cut > prev:
             shape.append(cut // prev)
             stride.append(prev + sum((prev // i) * p for i, p in pairs if i <= prev))
@@ -221,7 +221,7 @@ def padded_shared(shape: Sequence[int], interval_padding: Sequence[Sequence[int]
             raise LayoutError(f"{op}: offset bases {bases} repeat a coordinate bit (not a bijection)")
         base = None
     pad = padding_layout(size, interval_padding)
-    modes = []
+    modes: list[tuple[Any, Any]] = []
     for d in range(len(shape_t)):
         bits = [(2, pad(1 << bit_of[(d, b)])) for b in range(shape_t[d].bit_length() - 1)]
         merged: list[list[int]] = []
@@ -498,7 +498,7 @@ def synthesize_lds(shape: tuple[int, int], element_bytes: int, accesses: Sequenc
         raise LayoutError(f"{op}: no accesses to rank layouts by")
     widest = max(a.vector_bytes for a in accs)
     min_vec = max(1, widest // element_bytes)
-    cands: list[tuple[str, Any, int]] = [(f"SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])",
+    cands: list[tuple[str, Any, int]] = [("SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])",
                                           Layout((R, C), (C, 1)), R * C * element_bytes)]
     vec = min_vec
     while vec <= C:
@@ -526,7 +526,8 @@ def synthesize_lds(shape: tuple[int, int], element_bytes: int, accesses: Sequenc
         cyc, ideal = [], []
         try:
             for a in accs:
-                if aligned and np.any(lds_addresses(lay, a.tv, element_bytes, a.vector_bytes) % (16 if a.vector_bytes == 12 else a.vector_bytes)):
+                natural = 16 if a.vector_bytes == 12 else a.vector_bytes
+                if aligned and np.any(lds_addresses(lay, a.tv, element_bytes, a.vector_bytes) % natural):
                     raise LayoutError("misaligned")
                 r = analyze_lds(lay, a.tv, element_bytes, a.vector_bytes, arch=model.arch, op=a.op)
                 cyc.append(r.wavefronts)
