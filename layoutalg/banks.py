@@ -61,6 +61,7 @@ __all__ = [
     "BANK_BYTES",
     "WAVEFRONT_BYTES",
     "phases",
+    "phase_report",
     "BankConflict",
     "Instruction",
     "BankReport",
@@ -160,26 +161,37 @@ class FirstConflict:
 
 
 def _instruction(addresses: Sequence[Any], access_bytes: int, label: str = "") -> Instruction:
-    n = len(addresses)
-    words_per_access = max(1, access_bytes // BANK_BYTES)
+    return phase_report(addresses, access_bytes, phases(access_bytes, len(addresses)), label=label)
+
+
+def phase_report(addresses: Sequence[Any], access_bytes: int, groups: Sequence[Sequence[int]], *,
+                 num_banks: int = NUM_BANKS, bank_bytes: int = BANK_BYTES, label: str = "") -> Instruction:
+    """One access under any bank model: ``groups`` are the lanes served together (one phase each),
+    ``num_banks`` banks of ``bank_bytes`` bytes. Lane ``l`` touches the bank words of bytes
+    ``[addresses[l], addresses[l] + access_bytes)`` (``None``: idle); a phase costs its busiest bank's
+    distinct words. :func:`address_report` is this with NVIDIA's phases, 32 banks of 4 bytes;
+    :mod:`layoutalg.amd.lds` passes AMD's LDS phases (no checks here: callers check addresses).
+
+    >>> phase_report([0, 256, 4, 4], 4, [(0, 1), (2, 3)], num_banks=64).wavefronts   # 2-way, then broadcast
+    3
+    """
     total = ideal = 0
     conflicts: list[BankConflict] = []
     schedule: list[tuple] = []
-    for phase in phases(access_bytes, n):
+    for phase in groups:
         by_bank: dict[int, dict[int, list[int]]] = {}
         for lane in phase:
-            a = addresses[lane]
+            a = addresses[lane] if lane < len(addresses) else None
             if a is None:
                 continue
-            for j in range(words_per_access):
-                word = a // BANK_BYTES + j
-                by_bank.setdefault(word % NUM_BANKS, {}).setdefault(word, []).append(lane)
+            for word in range(a // bank_bytes, (a + access_bytes - 1) // bank_bytes + 1):
+                by_bank.setdefault(word % num_banks, {}).setdefault(word, []).append(lane)
         if not by_bank:
             continue
         depth = max(len(ws) for ws in by_bank.values())
         distinct = sum(len(ws) for ws in by_bank.values())
         total += depth
-        ideal += -(-distinct // NUM_BANKS)
+        ideal += -(-distinct // num_banks)
         for bank in sorted(by_bank):
             ws = by_bank[bank]
             if len(ws) > 1:

@@ -30,8 +30,8 @@ LAYERS: list[list[str]] = [
     ["tensor"],
     ["tiled"],
     ["registry"],  # the atom registry: every vendor's generations register their MMA / copy atom families
+    ["banks"],  # the bank model, vendor-neutral (phase_report): below the vendors, whose LDS/smem models use it
     ["nvidia", "amd"],  # the vendors; a subfolder (nvidia/ampere, nvidia/hopper, ...) is inside its vendor's unit
-    ["banks"],
     ["explain"],
     ["synth"],
     ["viz"],  # the pictures, one package: layouts, fragments, banks, PTX figures, TiledMMA/TiledCopy, TMEM

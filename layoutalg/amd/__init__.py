@@ -2,7 +2,8 @@
 
 Shaped by architecture family, as Triton's Gluon shapes ``language/amd``: ``cdna/`` holds the
 Instinct MFMA instructions of CDNA1-CDNA4 (``v_mfma_*``, ``v_smfmac_*``), ``rdna/`` the Radeon
-WMMA instructions (RDNA3, RDNA4); ``common`` what every family shares (element types, architecture
+WMMA instructions (RDNA3, RDNA4); ``lds`` the LDS (Triton's swizzled and padded shared layouts, the
+CDNA3/CDNA4 bank model, conflict analysis and synthesis); ``common`` what every family shares (element types, architecture
 names, mnemonic spellings, :class:`~layoutalg.amd.common.MatrixFragment`, :class:`AtomFamily`).
 
 Each operand of an instruction is a TV layout ``(lane, value) -> element`` proven equal to the ISA's
@@ -33,6 +34,7 @@ from .cdna import INSTRUCTIONS as MFMA_INSTRUCTIONS
 from .cdna import Mfma, catalog, mfma, mfma_for
 from .cdna import families as _mfma_families
 from .common import ARCHS, DTYPES, AtomFamily, MatrixFragment, arch_name, dtype_bits, dtype_name
+from .lds import LDS, analyze_lds, lds_model, lds_report, padded_shared, swizzled_shared, synthesize_lds
 from .rdna import WMMA_INSTRUCTIONS, Wmma, wmma, wmma_for
 from .rdna import families as _wmma_families
 
@@ -47,6 +49,7 @@ def families() -> tuple[AtomFamily, ...]:
 
 
 __all__ = [
-    "ARCHS", "DTYPES", "MFMA_INSTRUCTIONS", "WMMA_INSTRUCTIONS", "AtomFamily", "MatrixFragment", "Mfma", "Wmma",
-    "arch_name", "catalog", "dtype_bits", "dtype_name", "families", "mfma", "mfma_for", "wmma", "wmma_for",
+    "ARCHS", "DTYPES", "LDS", "MFMA_INSTRUCTIONS", "WMMA_INSTRUCTIONS", "AtomFamily", "MatrixFragment", "Mfma", "Wmma",
+    "analyze_lds", "arch_name", "catalog", "dtype_bits", "dtype_name", "families", "lds_model", "lds_report",
+    "mfma", "mfma_for", "padded_shared", "swizzled_shared", "synthesize_lds", "wmma", "wmma_for",
 ]
