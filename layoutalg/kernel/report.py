@@ -1,0 +1,227 @@
+"""What a compiled kernel does with its data: :func:`inspect_ttgir` reads ttgir and reports every op that
+moves data -- its source line, tensor types and layouts, and for each shared-memory access between
+registers and shared memory the predicted wavefronts and bank conflicts.
+
+The bank analysis is :func:`layoutalg.interop.gluon.bank_report`: the register layout against the
+shared layout, each thread moving the widest vector of registers that sit at consecutive shared
+offsets (up to 16 bytes), the access Triton's lowering issues; its conflict count equals Triton's
+own ``get_shared_bank_conflicts`` (checked in the test suite). Below, a warp stores a column of a
+row-major fp16 tile: 32 rows 128 bytes apart, all in one bank, a 32-way conflict.
+
+    >>> r = inspect_ttgir('''
+    ... #blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>
+    ... #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+    ... #smem = #ttg.shared_memory
+    ... module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:80"} {
+    ...   tt.func public @k(%x: tensor<64x64xf16, #blocked>) {
+    ...     %m = ttg.local_alloc %x : (tensor<64x64xf16, #blocked>) -> !ttg.memdesc<64x64xf16, #shared, #smem> loc("k.py":3:4)
+    ...     tt.return
+    ...   }
+    ... }''')
+    >>> a = r.accesses[0]
+    >>> a.op.name, a.location, a.banks.access_bytes, a.banks.ways
+    ('ttg.local_alloc', 'k.py:3:4', 2, 32)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import LayoutError
+from ..interop.gluon import bank_report
+from .layouts import KernelLayout
+from .mlir import MlirType
+from .ttgir import DATA_OPS, Op, TtgirModule, read_ttgir
+
+__all__ = ["ValueInfo", "OpReport", "KernelReport", "inspect_ttgir", "element_bits"]
+
+#: ops that access shared memory from registers: (index of the register tensor, index of the memdesc) in
+#: op.types, and whether the registers write ("store") or read ("load") shared memory
+_SHARED_ACCESS = {
+    "ttg.local_alloc": "store",
+    "ttg.local_store": "store",
+    "ttg.local_load": "load",
+    "ttg.async_copy_global_to_local": "store",
+}
+
+
+def element_bits(element: Any) -> int | None:
+    """Bits of an MLIR element type (``f16`` 16, ``bf16`` 16, ``f8E4M3FN`` 8, ``i1`` 8 as stored, a pointer 64);
+    None where it is not a number type.
+
+    >>> element_bits("f8E5M2"), element_bits("bf16"), element_bits("i1")
+    (8, 16, 8)
+    """
+    if isinstance(element, MlirType):
+        return 64 if element.kind == "ptr" else None
+    if not isinstance(element, str):
+        return None
+    m = re.match(r"(?:bf|f|i|ui|si|tf)(\d+)", element)
+    if not m:
+        return None
+    bits = int(m.group(1))
+    return 8 if bits == 1 else bits
+
+
+@dataclass
+class ValueInfo:
+    """One operand or result: its memory (registers, shared, tensor memory, global), shape, element type and layout."""
+
+    role: str
+    memory: str
+    shape: tuple[int, ...]
+    element: str
+    layout: KernelLayout | None
+    type_text: str
+
+    def __str__(self) -> str:
+        shape = "x".join(str(s) for s in self.shape) or "scalar"
+        where = f" {self.layout.name}" if self.layout is not None else ""
+        return f"{self.role} {shape}x{self.element} in {self.memory}{where}"
+
+
+@dataclass
+class OpReport:
+    """One data-moving op: what moves (``what``), where in the source (``location``), its values, and for a
+    register <-> shared access its :class:`~layoutalg.banks.BankReport` (``banks``) and ``direction``."""
+
+    op: Op
+    what: str
+    values: list[ValueInfo]
+    banks: Any = None
+    direction: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def location(self) -> str | None:
+        return self.op.location
+
+    def summary(self) -> str:
+        where = self.op.location or f"ttgir line {self.op.line}"
+        head = f"{where}  {self.op.name}  ({self.what})"
+        lines = [head] + [f"    {v}" for v in self.values]
+        if self.banks is not None:
+            b = self.banks
+            ways = "conflict-free" if b.conflict_free else f"{b.ways}-way bank conflicts"
+            lines.append(f"    shared memory {self.direction}: {b.access_bytes}-byte vectors, {len(b.instructions)} "
+                         f"instructions per warp, {b.wavefronts} wavefronts (ideal {b.ideal}), {ways}")
+        lines += [f"    note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+@dataclass
+class KernelReport:
+    """A kernel's data path as data: module attributes, the layouts by alias, and one :class:`OpReport` per
+    data-moving op in program order. ``str`` is the readable report."""
+
+    target: str | None
+    num_warps: int
+    threads_per_warp: int
+    num_ctas: int
+    layouts: dict[str, KernelLayout]
+    ops: list[OpReport]
+    functions: list[str]
+
+    @property
+    def accesses(self) -> list[OpReport]:
+        """The register <-> shared-memory accesses (those with a bank report)."""
+        return [o for o in self.ops if o.banks is not None]
+
+    def __str__(self) -> str:
+        fn = ", ".join(self.functions) or "?"
+        out = [f"kernel {fn}: target {self.target}, {self.num_warps} warps x {self.threads_per_warp} threads, "
+               f"{self.num_ctas} CTA(s)", "", "layouts:"]
+        out += [f"  {kl}" for kl in self.layouts.values()]
+        out += ["", f"data movement ({len(self.ops)} ops):"]
+        out += ["  " + o.summary().replace("\n", "\n  ") for o in self.ops]
+        acc = self.accesses
+        if acc:
+            bad = [o for o in acc if not o.banks.conflict_free]
+            out += ["", f"shared memory: {len(acc)} accesses, {sum(o.banks.wavefronts for o in acc)} wavefronts "
+                        f"(ideal {sum(o.banks.ideal for o in acc)}), {len(bad)} with bank conflicts"]
+        return "\n".join(out)
+
+
+def _memory(t: MlirType) -> str:
+    if t.kind == "memdesc":
+        return t.space if isinstance(t.space, str) else "shared"
+    if t.kind == "tensor":
+        return "global (pointers)" if isinstance(t.element, MlirType) and t.element.kind == "ptr" else "registers"
+    if t.kind == "tensordesc":
+        return "global (TMA descriptor)"
+    return "scalar"
+
+
+def _element(t: MlirType) -> str:
+    e = t.element
+    if isinstance(e, MlirType):
+        if e.kind == "ptr":
+            return f"ptr<{_element(e) if isinstance(e.element, MlirType) else e.element}>"
+        return e.text
+    return str(e)
+
+
+def _values(op: Op) -> list[ValueInfo]:
+    out = []
+    for role, types in (("in", op.operands), ("out", op.result_types)):
+        for t in types:
+            if t.kind == "scalar":
+                continue
+            if t.kind == "tensordesc" and isinstance(t.element, MlirType):
+                inner = t.element
+                layout = inner.encoding if isinstance(inner.encoding, KernelLayout) else None
+                out.append(ValueInfo(role, "global (TMA descriptor)", inner.shape, _element(inner), layout, t.text))
+                continue
+            layout = t.encoding if isinstance(t.encoding, KernelLayout) else None
+            out.append(ValueInfo(role, _memory(t), t.shape, _element(t), layout, t.text))
+    return out
+
+
+def _shared_access(op: Op, rep: OpReport) -> None:
+    direction = _SHARED_ACCESS[op.name]
+    regs = [t for t in op.types if t.kind == "tensor" and isinstance(t.encoding, KernelLayout)]
+    mems = [t for t in op.types if t.kind == "memdesc" and isinstance(t.encoding, KernelLayout)]
+    if not regs or not mems:
+        return  # an allocation without a value
+    reg, mem = regs[0], mems[0]
+    if reg.encoding.memory != "registers" or mem.encoding.memory != "shared":
+        return
+    bits = element_bits(mem.element)
+    if bits not in (8, 16, 32, 64):
+        rep.notes.append(f"no bank analysis for {bits}-bit elements")
+        return
+    shape = tuple(reg.shape)
+    if tuple(mem.shape[-len(shape):]) != shape:
+        rep.notes.append(f"no bank analysis: registers {list(shape)} and shared memory {list(mem.shape)} differ in shape")
+        return
+    try:
+        rep.banks = bank_report(reg.encoding.gluon_for(shape), mem.encoding.gluon_for(shape), shape, bits)
+        rep.direction = direction
+    except LayoutError as e:
+        rep.notes.append(f"no bank analysis: {e}")
+    if op.name == "ttg.async_copy_global_to_local" and rep.banks is not None:
+        rep.notes.append("cp.async: the vector is also bounded by the global pointers' contiguity")
+
+
+def inspect_module(module: TtgirModule) -> KernelReport:
+    """The :class:`KernelReport` of a module already read by :func:`~layoutalg.kernel.ttgir.read_ttgir`."""
+    reports = []
+    for op in module.ops:
+        rep = OpReport(op, DATA_OPS[op.name], _values(op))
+        if op.name in _SHARED_ACCESS:
+            _shared_access(op, rep)
+        reports.append(rep)
+    return KernelReport(module.target, module.num_warps, module.threads_per_warp, module.num_ctas, module.layouts,
+                        reports, module.functions)
+
+
+def inspect_ttgir(text: str) -> KernelReport:
+    """inspect_ttgir(text) -> KernelReport: every data-moving op of a ttgir module with its source line, layouts
+    and, for register <-> shared-memory accesses, the predicted wavefronts and bank conflicts. LayoutError
+    (naming the line and column) for text that is not well-formed ttgir."""
+    return inspect_module(read_ttgir(text))
