@@ -5,8 +5,9 @@ registers and shared memory the predicted wavefronts and bank conflicts.
 The bank analysis is :func:`layoutalg.interop.gluon.bank_report`: the register layout against the
 shared layout, each thread moving the widest vector of registers that sit at consecutive shared
 offsets (up to 16 bytes), the access Triton's lowering issues; its conflict count equals Triton's
-own ``get_shared_bank_conflicts`` (checked in the test suite). Below, a warp stores a column of a
-row-major fp16 tile: 32 rows 128 bytes apart, all in one bank, a 32-way conflict.
+own ``get_shared_bank_conflicts`` (checked in the test suite). Below, each thread of a warp holds one
+row of a row-major fp16 tile and stores it in 16-byte vectors: the 8 threads of a phase write rows
+128 bytes apart, the same four banks, an 8-way conflict.
 
     >>> r = inspect_ttgir('''
     ... #blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>
@@ -20,7 +21,7 @@ row-major fp16 tile: 32 rows 128 bytes apart, all in one bank, a 32-way conflict
     ... }''')
     >>> a = r.accesses[0]
     >>> a.op.name, a.location, a.banks.access_bytes, a.banks.ways
-    ('ttg.local_alloc', 'k.py:3:4', 2, 32)
+    ('ttg.local_alloc', 'k.py:3:4', 16, 8)
 """
 
 from __future__ import annotations
