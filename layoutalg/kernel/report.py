@@ -133,6 +133,27 @@ class KernelReport:
         """The register <-> shared-memory accesses (those with a bank report)."""
         return [o for o in self.ops if o.banks is not None]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain data (JSON-ready): layouts by alias as Gluon source, ops with their values and
+        bank figures."""
+        def value(v: ValueInfo) -> dict[str, Any]:
+            return {"role": v.role, "memory": v.memory, "shape": list(v.shape), "element": v.element,
+                    "layout": v.layout.name if v.layout is not None else None}
+
+        def op(o: OpReport) -> dict[str, Any]:
+            d: dict[str, Any] = {"op": o.op.name, "what": o.what, "location": o.location, "ttgir_line": o.op.line,
+                                 "values": [value(v) for v in o.values], "notes": list(o.notes)}
+            if o.banks is not None:
+                d["shared_memory"] = {"direction": o.direction, "vector_bytes": o.banks.access_bytes,
+                                      "instructions": len(o.banks.instructions), "wavefronts": o.banks.wavefronts,
+                                      "ideal": o.banks.ideal, "ways": o.banks.ways}
+            return d
+
+        return {"target": self.target, "num_warps": self.num_warps, "threads_per_warp": self.threads_per_warp,
+                "num_ctas": self.num_ctas, "functions": list(self.functions),
+                "layouts": {k: (v.gluon.source if v.gluon is not None else v.text) for k, v in self.layouts.items()},
+                "ops": [op(o) for o in self.ops]}
+
     def __str__(self) -> str:
         fn = ", ".join(self.functions) or "?"
         out = [f"kernel {fn}: target {self.target}, {self.num_warps} warps x {self.threads_per_warp} threads, "

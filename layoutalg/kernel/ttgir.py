@@ -234,8 +234,8 @@ class _Reader:
                 self.pending.append((n, toks))
         if opened:
             t = opened[-1]
-            raise LayoutError(f"line {t.line}, column {t.col}: the text ends before this '{{' is closed "
-                              "(truncated MLIR?)")
+            raise LayoutError(f"line {t.line}, column {t.col}: this '{{' is never closed: the text ends at line "
+                              f"{len(self.lines)} (truncated MLIR?)")
         for name, (value, _) in self.defs.items():
             v = _resolve(value, self.defs, (name,))
             if isinstance(v, Attr) and v.name not in MEMORY_SPACES:
