@@ -65,7 +65,8 @@ class KernelLayout:
         g = self.gluon
         if g is None:
             raise LayoutError(f"line {self.line}, column {self.col}: {self.attribute} has no Gluon layout to read")
-        if g.kind == "NVMMASharedLayout" and g["rank"] != len(shape):
+        if g.kind == "NVMMASharedLayout" and len(shape) < 2:
+            # the layout's own rank is 2 (a memdesc of rank 3 holds buffers of rank-2 tiles, as Triton reads it)
             g = make_gluon(g.kind, {**dict(g.params), "rank": len(shape)})
         if g.kind in ("DistributedLinearLayout", "PaddedSharedLayout") and not g["shape"]:
             g = make_gluon(g.kind, {**dict(g.params), "shape": list(shape)})

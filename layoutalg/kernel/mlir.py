@@ -340,8 +340,9 @@ def parse_type_at(c: Cursor) -> MlirType:
             enc = parse_value(c)
         c.expect(">")
         return MlirType("tensor", shape, elem, enc, text=_join(c.toks[start:c.i]))
-    if t.text == "!ttg.memdesc":
-        c.expect("<")
+    if t.text == "!ttg.memdesc" or t.text == "<":  # ops print a memdesc result type without its name: <...>
+        if t.text != "<":
+            c.expect("<")
         shape, elem = _dims_and_element(c)
         enc, space, mutable, alloc = None, None, False, ()
         while c.accept(","):
