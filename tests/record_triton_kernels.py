@@ -164,7 +164,6 @@ def _layout_kernel(cases: list) -> tuple[str, dict, dict]:
 def record_layouts() -> dict:
     from layoutalg.interop.gluon import gluon_layout
 
-    gl = _gl()
     records = []
     by_warps: dict[int, list] = {}
     for layout, shape in distributed_cases(120):
@@ -401,7 +400,7 @@ def record_kernels() -> dict:
             continue
         records.append({"config": cfg, "ttgir": text, "triton": triton_reading(text)})
         print("recorded", cfg)
-    for i, (lin, lout, smem) in enumerate(convert_configs()):
+    for lin, lout, smem in convert_configs():
         from layoutalg.interop.gluon import gluon_layout
 
         consts = {"R": 64, "C": 64, "L_IN": lin, "L_OUT": lout, "SMEM": smem}

@@ -114,7 +114,8 @@ class MlirType:
     text: str = ""
 
 
-Value = Union[int, float, bool, str, list, dict, Attr, AliasRef, MlirType]
+#: what parse_value returns
+Value = Union[int, float, bool, str, list, dict, Attr, AliasRef, MlirType]  # noqa: UP007 (a runtime alias on 3.10)
 
 
 class Cursor:
@@ -344,7 +345,8 @@ def parse_type_at(c: Cursor) -> MlirType:
         if t.text != "<":
             c.expect("<")
         shape, elem = _dims_and_element(c)
-        enc, space, mutable, alloc = None, None, False, ()
+        enc, space, mutable = None, None, False
+        alloc: tuple[int, ...] = ()
         while c.accept(","):
             nt = c.peek()
             if nt is not None and nt.text == "mutable":

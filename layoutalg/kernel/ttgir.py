@@ -184,7 +184,8 @@ def _resolve(v: Any, defs: dict[str, Any], stack: tuple[str, ...] = ()) -> Any:
     """Aliases replaced by their definitions, recursively."""
     if isinstance(v, AliasRef):
         if v.name in stack:
-            raise LayoutError(f"line {v.line}, column {v.col}: #{v.name} is defined through itself ({' -> '.join('#' + s for s in stack + (v.name,))})")
+            chain = " -> ".join("#" + s for s in stack + (v.name,))
+            raise LayoutError(f"line {v.line}, column {v.col}: #{v.name} is defined through itself ({chain})")
         if v.name not in defs:
             return v
         return _resolve(defs[v.name][0], defs, stack + (v.name,))
@@ -334,12 +335,12 @@ class _Reader:
         # the types after the top-level ':'
         depth, colon = 0, None
         for j in range(i + 1, end):
-            t = toks[j].text
-            if t in "([{<":
+            text = toks[j].text
+            if text in ("(", "[", "{", "<"):
                 depth += 1
-            elif t in ")]}>":
+            elif text in (")", "]", "}", ">"):
                 depth -= 1
-            elif t == ":" and depth == 0:
+            elif text == ":" and depth == 0:
                 colon = j
                 break
         if colon is None:
