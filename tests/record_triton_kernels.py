@@ -13,7 +13,8 @@
   for each, Triton's own reading of every data-moving op's types (the module parsed by Triton's MLIR
   context, ``get_gluon_layout_from_tensor`` / ``_from_memdesc``), the engine's linear layout of each
   distributed one, and Triton's bank-conflict count (``get_shared_bank_conflicts``) of each
-  register <-> shared access.
+  register <-> shared access; for sm_90a / sm_100a the PTX lines that hold the wgmma descriptors and
+  tcgen05 instruction descriptors (``ptx_excerpt``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 
@@ -276,6 +278,15 @@ def convert(in_ptr, out_ptr, R: gl.constexpr, C: gl.constexpr, L_IN: gl.constexp
 '''
 
 
+_EXCERPT = re.compile(r"wgmma\.mma_async|tcgen05\.mma\.|(?:or|add)\.[bsu]64\s+%rd\d+,\s*%rd\d+,\s*-?\d+;|mov\.[bu]32\s+%r\d+,\s*-?\d+;")
+
+
+def ptx_excerpt(ptx: str) -> str:
+    """The PTX lines the descriptor check reads (the MMAs, 64-bit constants added to registers, 32-bit constant
+    moves): the whole PTX is large, these lines keep the recording small."""
+    return "\n".join(line for line in ptx.splitlines() if _EXCERPT.search(line))
+
+
 def matmul_configs() -> list[dict]:
     out = []
     for arch, dtypes in ((80, ("fp16", "bf16")), (90, ("fp16", "bf16", "fp8e4nv", "fp8e5")), (100, ("fp16", "bf16", "fp8e4nv"))):
@@ -379,11 +390,14 @@ def record_kernels() -> dict:
         src = ASTSource(mm, sig, {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"], "STAGES": cfg["num_stages"]},
                         attrs={(k,): [["tt.divisibility", 16]] for k in (0, 1, 2, 3, 4, 5, 6, 7, 8)})
         try:
-            text = ttgir_of(src, cfg["arch"], cfg["num_warps"], cfg["num_stages"])["ttgir"]
+            asm = ttgir_of(src, cfg["arch"], cfg["num_warps"], cfg["num_stages"], upto="ptx" if cfg["arch"] >= 90 else "ttgir")
         except Exception as e:  # noqa: BLE001
             print("left out:", cfg, str(e).splitlines()[0][:120])
             continue
+        text = asm["ttgir"]
         records.append({"config": cfg, "ttgir": text, "triton": triton_reading(text)})
+        if "ptx" in asm:
+            records[-1]["ptx_excerpt"] = ptx_excerpt(asm["ptx"])
         print("recorded", cfg)
     tma = oracle.load_module(MATMUL_TMA).matmul_tma
     for arch, dt, bm, bn, bk, w in ((90, "fp16", 128, 128, 64, 4), (90, "fp8e4nv", 128, 128, 128, 8),
@@ -394,11 +408,12 @@ def record_kernels() -> dict:
                "c_desc": f"tensordesc<fp16[{bm}, {bn}]>", "K": "i32"}
         src = ASTSource(tma, sig, {"BM": bm, "BN": bn, "BK": bk, "STAGES": 3})
         try:
-            text = ttgir_of(src, arch, w, 3)["ttgir"]
+            asm = ttgir_of(src, arch, w, 3, upto="ptx")
         except Exception as e:  # noqa: BLE001
             print("left out:", cfg, str(e).splitlines()[0][:120])
             continue
-        records.append({"config": cfg, "ttgir": text, "triton": triton_reading(text)})
+        text = asm["ttgir"]
+        records.append({"config": cfg, "ttgir": text, "triton": triton_reading(text), "ptx_excerpt": ptx_excerpt(asm["ptx"])})
         print("recorded", cfg)
     for lin, lout, smem in convert_configs():
         from layoutalg.interop.gluon import gluon_layout

@@ -24,7 +24,17 @@ import pytest
 from layoutalg.cli import main
 from layoutalg.errors import LayoutError
 from layoutalg.interop.gluon import gluon_layout
-from layoutalg.kernel import DATA_OPS, LAYOUT_ATTRIBUTES, inspect_ttgir, parse_attribute, read_layout, read_ttgir
+from layoutalg.kernel import (
+    DATA_OPS,
+    LAYOUT_ATTRIBUTES,
+    check_ptx,
+    inspect_ttgir,
+    parse_attribute,
+    ptx_tcgen05_idescs,
+    ptx_wgmma_words,
+    read_layout,
+    read_ttgir,
+)
 from layoutalg.linear import flat_index
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -190,6 +200,38 @@ def test_gluon_conversion_through_shared_memory():
     assert max(ways) > 1 and min(ways) == 1  # the recording holds a conflicting and a conflict-free conversion
 
 
+# ------------------------------------------------------------------------------- descriptors in the PTX
+WITH_PTX = [k for k in KERNELS["kernels"] if "ptx_excerpt" in k]
+
+
+@pytest.mark.parametrize("k", range(len(WITH_PTX)))
+def test_ptx_descriptors_equal_the_derivation(k):
+    rec = WITH_PTX[k]
+    checks = check_ptx(rec["ttgir"], rec["ptx_excerpt"])
+    want = {"tcgen05 idesc"} if rec["config"]["arch"] == 100 else {"wgmma A", "wgmma B"}
+    assert {c.what for c in checks} == want
+    assert all(c.ok for c in checks), [str(c) for c in checks if not c.ok]
+    assert all(c.found for c in checks)
+
+
+def test_ptx_recording_covers_both_generations():
+    assert {k["config"]["arch"] for k in WITH_PTX} == {90, 100}
+    assert len(WITH_PTX) >= 12
+
+
+def test_a_wrong_descriptor_in_the_ptx_is_caught():
+    rec = next(k for k in WITH_PTX if k["config"]["arch"] == 90)
+    ptx = rec["ptx_excerpt"]
+    a0, b0 = ptx_wgmma_words(ptx)[0]
+    # the B word with its swizzle mode changed (bits 62-63: 128B -> 64B)
+    bad = ptx.replace(str(b0), str(b0 ^ (3 << 62)), 1)
+    assert [c.ok for c in check_ptx(rec["ttgir"], bad) if c.what == "wgmma B"] == [False]
+    rec = next(k for k in WITH_PTX if k["config"]["arch"] == 100)
+    word = ptx_tcgen05_idescs(rec["ptx_excerpt"])[0]
+    bad = rec["ptx_excerpt"].replace(str(word), str(word ^ (1 << 15)))  # A's major bit
+    assert [c.ok for c in check_ptx(rec["ttgir"], bad)] == [False]
+
+
 # ------------------------------------------------------------------------------- live sample
 @pytest.mark.skipif(not HAVE_TRITON, reason="Triton is not importable")
 def test_live_gluon_kernel_against_triton():
@@ -267,3 +309,11 @@ def test_cli_inspect(tmp_path, capsys):
     assert main(["inspect", str(p)]) == 2
     assert "line" in capsys.readouterr().err
     assert main(["inspect", str(tmp_path / "missing.ttgir")]) == 2
+    rec = next(k for k in WITH_PTX if k["config"]["arch"] == 90)
+    p.write_text(rec["ttgir"])
+    q = tmp_path / "k.ptx"
+    q.write_text(rec["ptx_excerpt"])
+    capsys.readouterr()
+    assert main(["inspect", str(p), "--ptx", str(q)]) == 0
+    out = capsys.readouterr().out
+    assert "wgmma A" in out and "equal" in out and "DIFFER" not in out
