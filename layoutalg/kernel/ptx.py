@@ -113,7 +113,7 @@ def _fields(word: int, ignore_lbo: bool) -> tuple:
 
 def _swap_modes(layout: Any) -> Any:
     """(k, n) -> offset as (n, k) -> offset."""
-    inner = layout.inner if isinstance(layout, ComposedLayout) else layout
+    inner: Any = layout.inner if isinstance(layout, ComposedLayout) else layout
     swapped = Layout((inner.shape[1], inner.shape[0]), (inner.stride[1], inner.stride[0]))
     return ComposedLayout(layout.outer, layout.offset, swapped) if isinstance(layout, ComposedLayout) else swapped
 
@@ -192,14 +192,13 @@ def check_ptx(ttgir: str | TtgirModule, ptx: str) -> list[DescriptorCheck]:
                 if key in seen:
                     continue
                 seen.add(key)
-                found = [w[0] if name == "A" else w[1] for w in words]
-                found = [w for w in found if w is not None]
-                ok = {_fields(w, ignore) for w in found} == {_fields(w, ignore) for w in derived}
+                got = [w for w in (pair[0] if name == "A" else pair[1] for pair in words) if w is not None]
+                ok = {_fields(w, ignore) for w in got} == {_fields(w, ignore) for w in derived}
                 notes = [f"{major}-major; LBO not compared (the hardware ignores it)"] if ignore else [f"{major}-major"]
-                checks.append(DescriptorCheck(op, f"wgmma {name}", derived, found, ok, notes))
+                checks.append(DescriptorCheck(op, f"wgmma {name}", derived, got, ok, notes))
     mmas = [op for op in module.ops if op.name == "ttng.tc_gen5_mma"]
     if mmas:
-        found = ptx_tcgen05_idescs(ptx)
-        derived = sorted({_idesc_derived(op) for op in mmas})
-        checks.append(DescriptorCheck(mmas[0], "tcgen05 idesc", derived, found, set(found) == set(derived)))
+        idescs = ptx_tcgen05_idescs(ptx)
+        want = sorted({_idesc_derived(op) for op in mmas})
+        checks.append(DescriptorCheck(mmas[0], "tcgen05 idesc", want, idescs, set(idescs) == set(want)))
     return checks
