@@ -200,6 +200,29 @@ def test_gluon_conversion_through_shared_memory():
     assert max(ways) > 1 and min(ways) == 1  # the recording holds a conflicting and a conflict-free conversion
 
 
+def test_tmem_accesses_name_their_tcgen05_shape():
+    sm100 = [k for k in KERNELS["kernels"] if k["config"]["arch"] == 100]
+    seen = 0
+    for rec in sm100:
+        for o in inspect_ttgir(rec["ttgir"]).ops:
+            if o.op.name in ("ttng.tmem_load", "ttng.tmem_store"):
+                assert any(n.startswith(("tcgen05.ld.32x32b", "tcgen05.st.32x32b")) for n in o.notes), (o.op.text, o.notes)
+                seen += 1
+    assert seen >= 8
+    # a register layout no tcgen05.ld shape moves (a blocked layout, rows across lanes of a warp): said so
+    text = """
+#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#tmem = #ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 1>
+module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
+  tt.func public @k(%t: !ttg.memdesc<128x64xf32, #tmem, #ttng.tensor_memory, mutable>) {
+    %v = ttng.tmem_load %t : !ttg.memdesc<128x64xf32, #tmem, #ttng.tensor_memory, mutable> -> tensor<128x64xf32, #blocked>
+    tt.return
+  }
+}"""
+    (o,) = inspect_ttgir(text).ops
+    assert o.notes and o.notes[0].startswith("no tcgen05.ld shape")
+
+
 # ------------------------------------------------------------------------------- descriptors in the PTX
 WITH_PTX = [k for k in KERNELS["kernels"] if "ptx_excerpt" in k]
 

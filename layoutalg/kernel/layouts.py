@@ -64,7 +64,9 @@ class KernelLayout:
         NVMMA shared layout, the shape of a linear or padded layout)."""
         g = self.gluon
         if g is None:
-            raise LayoutError(f"line {self.line}, column {self.col}: {self.attribute} has no Gluon layout to read")
+            why = ("AMD layouts are read (their fields are in .params) but not yet converted to linear layouts"
+                   if self.attribute.startswith("ttg.amd_") else "it has no Gluon layout to read")
+            raise LayoutError(f"line {self.line}, column {self.col}: #{self.attribute}: {why}")
         if g.kind == "NVMMASharedLayout" and len(shape) < 2:
             # the layout's own rank is 2 (a memdesc of rank 3 holds buffers of rank-2 tiles, as Triton reads it)
             g = make_gluon(g.kind, {**dict(g.params), "rank": len(shape)})

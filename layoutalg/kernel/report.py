@@ -32,6 +32,7 @@ from typing import Any
 
 from ..errors import LayoutError
 from ..interop.gluon import bank_report
+from ..interop.gluon_tmem import tmem_reg_layout
 from .layouts import KernelLayout
 from .mlir import MlirType
 from .ttgir import DATA_OPS, Op, TtgirModule, read_ttgir
@@ -230,6 +231,52 @@ def _shared_access(op: Op, rep: OpReport) -> None:
         rep.notes.append("cp.async: the vector is also bounded by the global pointers' contiguity")
 
 
+#: tcgen05.ld / st data-movement shapes, as Gluon's get_tmem_reg_layout names them
+TMEM_VARIANTS = ("32x32b", "16x64b", "16x128b", "16x256b", "32x32b_splitn")
+
+
+def _tmem_access(op: Op, rep: OpReport, num_warps: int) -> None:
+    """Which tcgen05.ld / st shape moves the op's register layout (Gluon's ``get_tmem_reg_layout`` computed by
+    :func:`~layoutalg.interop.gluon_tmem.tmem_reg_layout`): the register layout must be that shape's."""
+    regs = [t for t in op.types if t.kind == "tensor" and isinstance(t.encoding, KernelLayout)]
+    mems = [t for t in op.types if t.kind == "memdesc" and isinstance(t.encoding, KernelLayout)
+            and t.encoding.memory == "tensor memory"]
+    if not regs or not mems or regs[0].encoding.memory != "registers":
+        return
+    reg, mem = regs[0], mems[0]
+    enc = mem.encoding
+    bits = element_bits(mem.element)
+    shape = tuple(reg.shape)
+    if bits is None or enc.attribute != "ttng.tensor_memory_encoding" or len(shape) != 2:
+        return
+    try:
+        want = reg.encoding.bases(shape)
+    except LayoutError as e:
+        rep.notes.append(f"no tcgen05 shape check: {e}")
+        return
+    split = (int(enc.params.get("CTASplitM", 1)), int(enc.params.get("CTASplitN", 1)))
+    found = []
+    for variant in TMEM_VARIANTS:
+        try:
+            f2 = tmem_reg_layout(bits, shape, block=(int(enc.params["blockM"]), int(enc.params["blockN"])),
+                                 col_stride=int(enc.params.get("colStride", 1)), cta_split=split, num_warps=num_warps,
+                                 instr_variant=variant)
+        except LayoutError:
+            continue
+        if f2 is None:
+            continue
+        got = {k: [list(v) for v in vs] for k, vs in f2.to_triton().items()}
+        if all(got.get(k, []) == want.get(k, []) for k in ("register", "lane", "warp", "block")):
+            found.append(variant)
+    ld = "tcgen05.ld" if op.name == "ttng.tmem_load" else "tcgen05.st"
+    if found:
+        rep.notes.append(f"{ld}.{found[0]}: the register layout is the one this shape moves"
+                         + (f" (also {', '.join(found[1:])})" if found[1:] else ""))
+    else:
+        rep.notes.append(f"no {ld} shape moves this register layout directly (a conversion through registers "
+                         "or shared memory is needed)")
+
+
 def inspect_module(module: TtgirModule) -> KernelReport:
     """The :class:`KernelReport` of a module already read by :func:`~layoutalg.kernel.ttgir.read_ttgir`."""
     reports = []
@@ -237,6 +284,8 @@ def inspect_module(module: TtgirModule) -> KernelReport:
         rep = OpReport(op, DATA_OPS[op.name], _values(op))
         if op.name in _SHARED_ACCESS:
             _shared_access(op, rep)
+        elif op.name in ("ttng.tmem_load", "ttng.tmem_store"):
+            _tmem_access(op, rep, module.num_warps)
         reports.append(rep)
     return KernelReport(module.target, module.num_warps, module.threads_per_warp, module.num_ctas, module.layouts,
                         reports, module.functions)
