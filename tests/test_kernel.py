@@ -273,6 +273,27 @@ def test_live_gluon_kernel_against_triton():
     assert report.ops[1].values[0].layout.gluon_for((64, 64)) == gluon_layout(lin)
 
 
+@pytest.mark.skipif(not HAVE_TRITON, reason="Triton is not importable")
+def test_layouts_split_over_ctas_read_as_triton_prints_them():
+    """Triton 3.6 prints Gluon's cga_layout as CGALayout (num-ctas 2); read back, the engine agrees."""
+    import gluon_oracle as oracle
+    from triton.experimental.gluon import language as gl
+
+    cases = [
+        ("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [2, 2], order = [1, 0], "
+         "CGALayout = [[1, 0]]}>", gl.BlockedLayout([1, 4], [4, 8], [2, 2], [1, 0], cga_layout=[[1, 0]])),
+        ("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], CGALayout = [[1, 0]], "
+         "instrShape = [16, 8]}>", gl.NVMMADistributedLayout([2, 0], [2, 2], [16, 8], cga_layout=[[1, 0]])),
+    ]
+    for text, obj in cases:
+        kl = read_layout(parse_attribute(text))
+        assert kl.gluon == gluon_layout(obj)
+        assert kl.bases((64, 64)) == oracle.engine_bases(obj, [64, 64])
+    shared = read_layout(parse_attribute("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+                                         "elementBitWidth = 16, CGALayout = [[0, 1]]}>"))
+    assert shared.gluon == gluon_layout(gl.NVMMASharedLayout(128, 16, cga_layout=[[0, 1]]))
+
+
 # ------------------------------------------------------------------------------- bad input
 GOOD = KERNELS["kernels"][0]["ttgir"]
 
@@ -301,6 +322,11 @@ def test_truncated_module_names_the_open_brace():
     bad = "\n".join(lines[:cut] + [lines[cut][:j]] + lines[cut + 1:])
     with pytest.raises(LayoutError, match=rf"line {cut + 1}, column \d+"):
         read_ttgir(bad)
+
+
+def test_text_that_is_no_module_is_refused():
+    with pytest.raises(LayoutError, match="line 1, column 1: no 'module'"):
+        read_ttgir("def kernel(x):\n    return x\n")
 
 
 def test_text_is_never_evaluated():

@@ -210,6 +210,7 @@ class _Reader:
         self.functions: list[str] = []
         self.layouts: dict[str, KernelLayout] = {}
         self.by_text: dict[str, KernelLayout] = {}
+        self.saw_module = False
 
     def read(self) -> TtgirModule:
         opened: list[Token] = []
@@ -243,6 +244,9 @@ class _Reader:
                 kl = read_layout(v, name)
                 self.layouts[name] = kl
                 self.by_text.setdefault(v.text, kl)
+        if not self.saw_module:
+            raise LayoutError(f"line 1, column 1: no 'module' in the text (read to line {len(self.lines)}): "
+                              "not ttgir, or truncated")
         ops = [op for op in (self._op(n, toks) for n, toks in self.pending) if op is not None]
         return TtgirModule(self.attributes, self.layouts, ops, self.functions)
 
@@ -264,6 +268,7 @@ class _Reader:
         self.defs[name] = (value, n)
 
     def _module(self, toks: list[Token]) -> None:
+        self.saw_module = True
         c = Cursor(toks, toks[0].line, toks[-1].end)
         c.next()
         if c.peek() is not None and c.peek().kind == "at":  # type: ignore[union-attr]
