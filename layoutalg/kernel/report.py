@@ -108,7 +108,7 @@ class OpReport:
             b = self.banks
             ways = "conflict-free" if b.conflict_free else f"{b.ways}-way bank conflicts"
             lines.append(f"    shared memory {self.direction}: {b.access_bytes}-byte vectors, {len(b.instructions)} "
-                         f"instructions per warp, {b.wavefronts} wavefronts (ideal {b.ideal}), {ways}")
+                         f"warp instructions (all warps), {b.wavefronts} wavefronts (ideal {b.ideal}), {ways}")
         lines += [f"    note: {n}" for n in self.notes]
         return "\n".join(lines)
 
