@@ -202,6 +202,15 @@ def _values(op: Op) -> list[ValueInfo]:
                 continue
             layout = t.encoding if isinstance(t.encoding, KernelLayout) else None
             out.append(ValueInfo(role, _memory(t), t.shape, _element(t), layout, t.text))
+    # tt.load / tt.store print only the pointers' type: the values have the pointers' shape and layout
+    if op.name in ("tt.load", "tt.store") and op.operands:
+        t = op.operands[0]
+        if t.kind == "tensor" and isinstance(t.element, MlirType) and t.element.kind == "ptr":
+            layout = t.encoding if isinstance(t.encoding, KernelLayout) else None
+            pointee = t.element.element
+            elem = pointee.text if isinstance(pointee, MlirType) else str(pointee)
+            out.append(ValueInfo("out" if op.name == "tt.load" else "in", "registers", t.shape, elem, layout,
+                                 f"(the {'loaded' if op.name == 'tt.load' else 'stored'} values)"))
     return out
 
 
