@@ -223,6 +223,33 @@ module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
     assert o.notes and o.notes[0].startswith("no tcgen05.ld shape")
 
 
+def _convert(src: str, dst: str, shape: str = "32x32", warps: int = 1) -> list[str]:
+    text = f"""
+#a = {src}
+#b = {dst}
+module attributes {{"ttg.num-warps" = {warps} : i32, "ttg.threads-per-warp" = 32 : i32}} {{
+  tt.func public @k(%x: tensor<{shape}xf16, #a>) {{
+    %y = ttg.convert_layout %x : tensor<{shape}xf16, #a> -> tensor<{shape}xf16, #b>
+    tt.return
+  }}
+}}"""
+    (o,) = inspect_ttgir(text).ops
+    return o.notes
+
+
+def test_conversions_say_what_moves():
+    rows = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 1], order = [0, 1]}>"
+    cols = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"
+    assert _convert(rows, rows)[0].startswith("no data moves between threads")
+    assert _convert(rows, cols)[0].startswith("data moves between lanes of a warp only")
+    w0 = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>"
+    w1 = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], order = [0, 1]}>"
+    assert _convert(w0, w1, "128x4", 4)[0].startswith("data crosses warps")
+    # a layout that holds each element in fewer threads is no movement (a slice of what is there)
+    bcast = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>"
+    assert _convert(bcast, bcast, "32x4", 4)[0].startswith("no data moves")
+
+
 # ------------------------------------------------------------------------------- descriptors in the PTX
 WITH_PTX = [k for k in KERNELS["kernels"] if "ptx_excerpt" in k]
 

@@ -30,9 +30,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..errors import LayoutError
 from ..interop.gluon import bank_report
 from ..interop.gluon_tmem import tmem_reg_layout
+from ..linear import flat_index
 from .layouts import KernelLayout
 from .mlir import MlirType
 from .ttgir import DATA_OPS, Op, TtgirModule, read_ttgir
@@ -286,6 +289,57 @@ def _tmem_access(op: Op, rep: OpReport, num_warps: int) -> None:
                          "or shared memory is needed)")
 
 
+def _holders(bases: dict[str, list[list[int]]], shape: tuple[int, ...]) -> np.ndarray:
+    """holds[e, t]: thread t (lane + 32 * (warp + W * block)) holds element e (column-major index)."""
+    def span(level: str) -> np.ndarray:
+        vecs = [flat_index(v, list(shape)) for v in bases.get(level, [])]
+        out = np.zeros(1 << len(vecs), dtype=np.int64)
+        for i, v in enumerate(vecs):
+            out[1 << i: 2 << i] = out[: 1 << i] ^ v
+        return out
+
+    reg = span("register")
+    lane, warp, block = span("lane"), span("warp"), span("block")
+    thread = (lane[:, None, None] ^ warp[None, :, None] ^ block[None, None, :]).transpose(2, 1, 0).reshape(-1)
+    elems = reg[:, None] ^ thread[None, :]
+    holds = np.zeros((int(np.prod(shape)), thread.size), dtype=bool)
+    holds[elems.reshape(-1), np.broadcast_to(np.arange(thread.size), elems.shape).reshape(-1)] = True
+    return holds
+
+
+def _conversion(op: Op, rep: OpReport, threads_per_warp: int) -> None:
+    """What a ttg.convert_layout must move: nothing between threads, data within warps, or data across warps
+    (through shared memory) or CTAs."""
+    src, dst = (op.operands[:1] + op.result_types[:1]) if op.result_types else (None, None)
+    if src is None or dst is None or not all(isinstance(t.encoding, KernelLayout) for t in (src, dst)):
+        return
+    shape = tuple(src.shape)
+    try:
+        a, b = src.encoding.bases(shape), dst.encoding.bases(shape)
+    except LayoutError as e:
+        rep.notes.append(f"no conversion analysis: {e}")
+        return
+    if len(a.get("lane", [])) != len(b.get("lane", [])) or threads_per_warp != 1 << len(a.get("lane", [])):
+        return
+    hs, hd = _holders(a, shape), _holders(b, shape)
+    if hs.shape != hd.shape:
+        return
+    lanes = threads_per_warp
+    warps_s = hs.reshape(hs.shape[0], -1, lanes).any(axis=2)
+    warps_d = hd.reshape(hd.shape[0], -1, lanes).any(axis=2)
+    nb = 1 << len(a.get("block", []))
+    ctas_s = warps_s.reshape(warps_s.shape[0], nb, -1).any(axis=2)
+    ctas_d = warps_d.reshape(warps_d.shape[0], nb, -1).any(axis=2)
+    if not (hd & ~hs).any():
+        rep.notes.append("no data moves between threads: every thread already holds what it receives")
+    elif not (warps_d & ~warps_s).any():
+        rep.notes.append("data moves between lanes of a warp only (warp shuffles, or shared memory)")
+    elif not (ctas_d & ~ctas_s).any():
+        rep.notes.append("data crosses warps: the conversion goes through shared memory")
+    else:
+        rep.notes.append("data crosses CTAs: the conversion goes through distributed shared memory")
+
+
 def inspect_module(module: TtgirModule) -> KernelReport:
     """The :class:`KernelReport` of a module already read by :func:`~layoutalg.kernel.ttgir.read_ttgir`."""
     reports = []
@@ -295,6 +349,8 @@ def inspect_module(module: TtgirModule) -> KernelReport:
             _shared_access(op, rep)
         elif op.name in ("ttng.tmem_load", "ttng.tmem_store"):
             _tmem_access(op, rep, module.num_warps)
+        elif op.name == "ttg.convert_layout":
+            _conversion(op, rep, module.threads_per_warp)
         reports.append(rep)
     return KernelReport(module.target, module.num_warps, module.threads_per_warp, module.num_ctas, module.layouts,
                         reports, module.functions)
