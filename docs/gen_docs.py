@@ -62,6 +62,7 @@ API_MODULES = [
     ("layoutalg.banks", "Shared-memory banks", True),
     ("layoutalg.explain", "Explaining layouts as formulas", True),
     ("layoutalg.synth", "Synthesising swizzles", True),
+    ("layoutalg.kernel", "Real kernels: ttgir read, the data path reported", True),
     ("layoutalg.cli", "Command line", True),
 ]
 

@@ -36,6 +36,7 @@ LAYERS: list[list[str]] = [
     ["synth"],
     ["viz"],  # the pictures, one package: layouts, fragments, banks, PTX figures, TiledMMA/TiledCopy, TMEM
     ["interop"],
+    ["kernel"],  # real kernels read: ttgir by a grammar, layouts, the data-moving ops and their bank conflicts
     ["gpu"],
     ["cli"],  # the console script, one package: a module per group of verbs
 ]

@@ -1,5 +1,5 @@
 """The argument parser of the ``layoutalg`` command: every verb, its options and help, in the order ``--help``
-lists them (``idesc`` and ``tmem`` add their own).
+lists them (``idesc``, ``tmem`` and ``inspect`` add their own).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .export import cmd_export
 from .fragments import add_fragment_options, cmd_atoms, cmd_frag
 from .harness import cmd_harness
 from .idesc import add_idesc_parser
+from .inspect import add_inspect_parser
 from .layouts import cmd_eval, cmd_show
 from .report import cmd_report
 from .tmem import add_tmem_parser
@@ -257,4 +258,5 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_idesc_parser(sub)
     add_tmem_parser(sub)
+    add_inspect_parser(sub)
     return p

@@ -1,0 +1,24 @@
+"""Real kernels read: Triton's and Gluon's compiled ttgir as layoutalg layouts and a data-path report.
+
+* :mod:`~layoutalg.kernel.mlir`: MLIR text by a grammar (tokens, attributes, types; nothing evaluated);
+* :mod:`~layoutalg.kernel.layouts`: every layout attribute (``#ttg.blocked``, ``slice``, ``dot_op``,
+  ``nvidia_mma``, ``linear``, ``nvmma_shared``, ``swizzled_shared``, ``padded_shared``, ``shared_linear``,
+  ``#ttng.tensor_memory_encoding`` / ``tensor_memory_scales_encoding``) as a :class:`KernelLayout`;
+* :mod:`~layoutalg.kernel.ttgir`: a module (aliases, module attributes, locations, data-moving ops);
+* :mod:`~layoutalg.kernel.report`: :func:`inspect_ttgir` -> :class:`KernelReport` (source lines, layouts,
+  shared-memory wavefronts and bank conflicts);
+* :mod:`~layoutalg.kernel.ptx`: :func:`check_ptx`, the wgmma descriptors and tcgen05 instruction
+  descriptors in the kernel's PTX against their derivation from the ttgir.
+
+``layoutalg inspect FILE [--ptx PTX]`` prints the report (and the descriptor checks).
+"""
+
+from .layouts import LAYOUT_ATTRIBUTES, KernelLayout, read_layout
+from .mlir import parse_attribute, parse_type
+from .ptx import DescriptorCheck, check_ptx, ptx_tcgen05_idescs, ptx_wgmma_words
+from .report import KernelReport, OpReport, ValueInfo, element_bits, inspect_module, inspect_ttgir
+from .ttgir import DATA_OPS, Op, TtgirModule, read_ttgir
+
+__all__ = ["inspect_ttgir", "inspect_module", "KernelReport", "OpReport", "ValueInfo", "read_ttgir", "TtgirModule",
+           "Op", "DATA_OPS", "KernelLayout", "read_layout", "LAYOUT_ATTRIBUTES", "parse_attribute", "parse_type",
+           "element_bits", "check_ptx", "DescriptorCheck", "ptx_wgmma_words", "ptx_tcgen05_idescs"]

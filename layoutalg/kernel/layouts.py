@@ -1,0 +1,258 @@
+"""ttgir's layout attributes as layoutalg layouts: :func:`read_layout` turns a parsed ``#ttg.*`` /
+``#ttng.*`` attribute into a :class:`KernelLayout`.
+
+Each attribute is first read into the Gluon constructor call it stands for (a
+:class:`~layoutalg.interop.gluon_layouts.GluonLayout`: ``#ttg.blocked<{sizePerThread = ...}>`` is
+``BlockedLayout(size_per_thread=...)``), whose conversion to Triton's linear layout and to a
+layoutalg layout is :mod:`layoutalg.interop.gluon_layouts` (Triton's ``LinearLayoutConversions.cpp``
+restated, checked against Triton's engine). Tensor-memory encodings go through
+:mod:`layoutalg.interop.gluon_tmem`.
+
+    >>> from layoutalg.kernel.mlir import parse_attribute
+    >>> kl = read_layout(parse_attribute("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, "
+    ...                                   "warpsPerCTA = [1, 1], instrShape = [16, 8]}>"))
+    >>> kl.gluon.source
+    'gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1, 1], instr_shape=[16, 8])'
+    >>> str(kl.layout((16, 8)))
+    '(((4,8),1,1),(2,2)):(((32,1),0,0),(16,8))'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import LayoutError
+from ..interop.gluon_layouts import GluonLayout, from_gluon, linear_bases, make_gluon
+from ..interop.gluon_tmem import tmem_linear_layout, tmem_scales_linear_layout
+from .mlir import AliasRef, Attr
+
+__all__ = ["KernelLayout", "read_layout", "LAYOUT_ATTRIBUTES", "MEMORY_SPACES"]
+
+#: memory-space attributes of a memdesc (not layouts)
+MEMORY_SPACES = {"ttg.shared_memory": "shared", "ttng.tensor_memory": "tensor memory"}
+
+
+@dataclass
+class KernelLayout:
+    """One layout attribute of a kernel, read.
+
+    ``attribute``: the dialect name (``ttg.blocked``); ``text``: the attribute as written;
+    ``alias``: its name in the module (``blocked1``) or None; ``gluon``: the Gluon constructor call
+    it stands for (None for tensor memory and AMD layouts); ``params``: the attribute's own fields;
+    ``memory``: ``registers``, ``shared`` or ``tensor memory``.
+    """
+
+    attribute: str
+    text: str
+    gluon: GluonLayout | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    alias: str | None = None
+    memory: str = "registers"
+    line: int = 0
+    col: int = 0
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        """``#alias`` where the module named it, else the attribute text."""
+        return f"#{self.alias}" if self.alias else self.text
+
+    def gluon_for(self, shape: Sequence[int]) -> GluonLayout:
+        """The Gluon layout on a tensor of ``shape`` (what ttgir leaves to the type filled in: the rank of an
+        NVMMA shared layout, the shape of a linear or padded layout)."""
+        g = self.gluon
+        if g is None:
+            why = ("AMD layouts are read (their fields are in .params) but not yet converted to linear layouts"
+                   if self.attribute.startswith("ttg.amd_") else "it has no Gluon layout to read")
+            raise LayoutError(f"line {self.line}, column {self.col}: #{self.attribute}: {why}")
+        if g.kind == "NVMMASharedLayout" and len(shape) < 2:
+            # the layout's own rank is 2 (a memdesc of rank 3 holds buffers of rank-2 tiles, as Triton reads it)
+            g = make_gluon(g.kind, {**dict(g.params), "rank": len(shape)})
+        if g.kind in ("DistributedLinearLayout", "PaddedSharedLayout") and not g["shape"]:
+            g = make_gluon(g.kind, {**dict(g.params), "shape": list(shape)})
+        if g.kind == "PaddedSharedLayout" and not g["offset_bases"]:
+            g = make_gluon(g.kind, {**dict(g.params), "offset_bases": _identity_bases(self.params["order"], shape)})
+        return g
+
+    def _cached(self, what: str, shape: Sequence[int], fn: Callable[[], Any]) -> Any:
+        key = (what, tuple(int(s) for s in shape))
+        if key not in self._cache:
+            try:
+                self._cache[key] = fn()
+            except LayoutError as e:
+                raise LayoutError(f"line {self.line}, column {self.col}: {self.name} on {list(key[1])}: {e}") from None
+        return self._cache[key]
+
+    def bases(self, shape: Sequence[int]) -> dict[str, list[list[int]]]:
+        """Triton's linear layout on a tensor of ``shape``: ``{register, lane, warp, block}`` (distributed),
+        ``{offset, block}`` (shared; offset -> coordinate) or ``{row, col}`` (tensor memory; TMEM row /
+        32-bit column -> coordinate)."""
+        if self.memory == "tensor memory":
+            return self._cached("bases", shape, lambda: self._tmem(shape))
+        return self._cached("bases", shape, lambda: linear_bases(self.gluon_for(shape), shape))
+
+    def layout(self, shape: Sequence[int]) -> Any:
+        """The layoutalg layout on ``shape``: a TV layout ``((lane, warp, block), register) -> d0 + D0*d1 + ...``
+        (distributed) or ``(d0, d1, ...) -> element offset`` (shared); see :func:`~layoutalg.interop.gluon.from_gluon`."""
+        if self.memory == "tensor memory":
+            raise LayoutError(f"{self.name}: a tensor-memory encoding has bases (row, col -> coordinate), no layoutalg layout")
+        return self._cached("layout", shape, lambda: from_gluon(self.gluon_for(shape), shape))
+
+    def _tmem(self, shape: Sequence[int]) -> dict[str, list[list[int]]]:
+        p = self.params
+        split = (int(p.get("CTASplitM", 1)), int(p.get("CTASplitN", 1)))
+        if self.attribute == "ttng.tensor_memory_scales_encoding":
+            f2 = tmem_scales_linear_layout(shape, split)
+        else:
+            f2 = tmem_linear_layout(shape, (int(p["blockM"]), int(p["blockN"])), int(p.get("colStride", 1)), split)
+        b = f2.to_triton()
+        return {k: [list(v) for v in vs] for k, vs in b.items()}
+
+    def __str__(self) -> str:
+        what = self.gluon.source if self.gluon is not None else self.text
+        return f"{self.name} = {what}" if self.alias else what
+
+
+def _identity_bases(order: Sequence[int], shape: Sequence[int]) -> list[list[int]]:
+    out = []
+    for d in order:
+        for i in range(int(shape[d]).bit_length() - 1):
+            v = [0] * len(shape)
+            v[d] = 1 << i
+            out.append(v)
+    return out
+
+
+def _ints(v: Any, attr: Attr, key: str) -> list:
+    if not isinstance(v, list):
+        raise LayoutError(f"line {attr.line}, column {attr.col}: {attr.name}.{key} = {v!r} is not a list")
+    return v
+
+
+def _cga(attr: Attr) -> list:
+    p = attr.params
+    for k in ("CTAsPerCGA", "CTASplitNum", "CTAOrder"):
+        if k in p and any(int(x) != 1 for x in p[k]) and k != "CTAOrder":
+            raise LayoutError(f"line {attr.line}, column {attr.col}: {attr.name} split over several CTAs ({k}) is not read yet")
+    return list(p.get("CGALayout", p.get("cga_layout", [])))
+
+
+def _need(attr: Attr, *keys: str) -> list:
+    missing = [k for k in keys if k not in attr.params]
+    if missing:
+        raise LayoutError(f"line {attr.line}, column {attr.col}: {attr.name} lacks {', '.join(missing)}")
+    return [attr.params[k] for k in keys]
+
+
+def _parent(v: Any, attr: Attr, key: str, read: Callable[[Attr], KernelLayout]) -> GluonLayout:
+    if not isinstance(v, Attr):
+        raise LayoutError(f"line {attr.line}, column {attr.col}: {attr.name}.{key} is not a layout attribute")
+    g = read(v).gluon
+    if g is None:
+        raise LayoutError(f"line {attr.line}, column {attr.col}: {attr.name}'s {key} {v.name} is not read yet")
+    return g
+
+
+def _blocked(a: Attr, r: Any) -> GluonLayout:
+    spt, tpw, wpc, order = _need(a, "sizePerThread", "threadsPerWarp", "warpsPerCTA", "order")
+    return make_gluon("BlockedLayout", {"size_per_thread": spt, "threads_per_warp": tpw, "warps_per_cta": wpc,
+                                        "order": order, "cga_layout": _cga(a)})
+
+
+def _slice(a: Attr, r: Any) -> GluonLayout:
+    dim, parent = _need(a, "dim", "parent")
+    return make_gluon("SliceLayout", {"dim": dim, "parent": _parent(parent, a, "parent", r)})
+
+
+def _dot_op(a: Attr, r: Any) -> GluonLayout:
+    idx, parent = _need(a, "opIdx", "parent")
+    k_width = a.params.get("kWidth")
+    if k_width is None:
+        raise LayoutError(f"line {a.line}, column {a.col}: ttg.dot_op without kWidth is not read (Gluon needs it)")
+    return make_gluon("DotOperandLayout", {"operand_index": idx, "parent": _parent(parent, a, "parent", r),
+                                           "k_width": k_width})
+
+
+def _nvidia_mma(a: Attr, r: Any) -> GluonLayout:
+    major, minor, wpc, instr = _need(a, "versionMajor", "versionMinor", "warpsPerCTA", "instrShape")
+    return make_gluon("NVMMADistributedLayout", {"version": [major, minor], "warps_per_cta": wpc,
+                                                 "instr_shape": instr, "cga_layout": _cga(a)})
+
+
+def _linear(a: Attr, r: Any) -> GluonLayout:
+    reg, lane, warp = _need(a, "register", "lane", "warp")
+    return make_gluon("DistributedLinearLayout", {"reg_bases": reg, "lane_bases": lane, "warp_bases": warp,
+                                                  "block_bases": a.params.get("block", []), "shape": []})
+
+
+def _nvmma_shared(a: Attr, r: Any) -> GluonLayout:
+    sw, bits = _need(a, "swizzlingByteWidth", "elementBitWidth")
+    return make_gluon("NVMMASharedLayout", {"swizzle_byte_width": sw, "element_bitwidth": bits,
+                                            "transposed": bool(a.params.get("transposed", False)),
+                                            "fp4_padded": bool(a.params.get("fp4Padded", False)),
+                                            "cga_layout": _cga(a)})
+
+
+def _swizzled_shared(a: Attr, r: Any) -> GluonLayout:
+    vec, pp, mp, order = _need(a, "vec", "perPhase", "maxPhase", "order")
+    return make_gluon("SwizzledSharedLayout", {"vec": vec, "per_phase": pp, "max_phase": mp, "order": order,
+                                               "cga_layout": _cga(a)})
+
+
+def _padded_shared(a: Attr, r: Any) -> GluonLayout:
+    (pairs,) = _need(a, "intervals")
+    offsets = a.params.get("offset", [])
+    if not offsets and "order" not in a.params:
+        raise LayoutError(f"line {a.line}, column {a.col}: ttg.padded_shared needs offset = [...] or order = [...]")
+    return make_gluon("PaddedSharedLayout", {"interval_padding_pairs": pairs, "offset_bases": offsets,
+                                             "block_bases": a.params.get("block", []),
+                                             "shape": a.params.get("shape", [])})
+
+
+def _shared_linear(a: Attr, r: Any) -> GluonLayout:
+    (offsets,) = _need(a, "offset")
+    return make_gluon("SharedLinearLayout", {"offset_bases": offsets, "block_bases": a.params.get("block", []),
+                                             "alignment": a.params.get("alignment", 16)})
+
+
+_READERS: dict[str, tuple[str, Callable[[Attr, Any], GluonLayout] | None]] = {
+    "ttg.blocked": ("registers", _blocked),
+    "ttg.slice": ("registers", _slice),
+    "ttg.dot_op": ("registers", _dot_op),
+    "ttg.nvidia_mma": ("registers", _nvidia_mma),
+    "ttg.linear": ("registers", _linear),
+    "ttg.nvmma_shared": ("shared", _nvmma_shared),
+    "ttg.swizzled_shared": ("shared", _swizzled_shared),
+    "ttg.padded_shared": ("shared", _padded_shared),
+    "ttg.shared_linear": ("shared", _shared_linear),
+    "ttng.tensor_memory_encoding": ("tensor memory", None),
+    "ttng.tensor_memory_scales_encoding": ("tensor memory", None),
+    "ttg.amd_mfma": ("registers", None),
+    "ttg.amd_wmma": ("registers", None),
+}
+#: the layout attributes read, by dialect name
+LAYOUT_ATTRIBUTES = tuple(_READERS)
+
+
+def read_layout(attr: Attr, alias: str | None = None) -> KernelLayout:
+    """The :class:`KernelLayout` of a parsed layout attribute (aliases already resolved: a parent given as
+    ``#blocked`` must have been replaced by its attribute). LayoutError, naming the line and column, for
+    an attribute that is no layout or lacks a field.
+
+    >>> from layoutalg.kernel.mlir import parse_attribute
+    >>> read_layout(parse_attribute("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>")).gluon.source
+    'gl.SwizzledSharedLayout(vec=8, per_phase=1, max_phase=8, order=[1, 0])'
+    """
+    if not isinstance(attr, Attr):
+        raise LayoutError(f"{attr!r} is not a layout attribute")
+    if attr.name not in _READERS:
+        raise LayoutError(f"line {attr.line}, column {attr.col}: unknown layout attribute #{attr.name} "
+                          f"(read: {', '.join('#' + n for n in LAYOUT_ATTRIBUTES)})")
+    for k, v in attr.params.items():
+        if isinstance(v, AliasRef):
+            raise LayoutError(f"line {attr.line}, column {attr.col}: #{attr.name}.{k} refers to #{v.name}, never defined")
+    memory, reader = _READERS[attr.name]
+    g = reader(attr, read_layout) if reader is not None else None
+    return KernelLayout(attr.name, attr.text, g, dict(attr.params), alias, memory, attr.line, attr.col)
