@@ -1,0 +1,110 @@
+"""CuTe C++ 4.2 as the oracle of the sm_120 ``SM120_*`` and sm_103 ``SM103_MXF4_ULTRA_*`` atoms (tests only).
+
+Each snippet instantiates the atom's operation (its primary template's static_assert refuses a type
+combination CuTe has no instruction for) and prints its ``MMA_Traits``:
+
+* SM120: ``Shape_MNK|ThrID|ALayout|BLayout|CLayout|SFALayout|SFBLayout|ELayout`` (``-`` where the
+  traits have none);
+* SM103: ``Shape_MNK|ThrID|ALayout|BLayout|CLayout|idesc_`` (32-bit hex).
+
+    python tests/sm120_oracle.py      # (re)writes tests/data/cute/sm120_atoms.json (g++ on the host)
+
+tests/test_nvidia_sm120.py replays the recording and compiles a small live sample.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+DATA = HERE / "data" / "cute" / "sm120_atoms.json"
+SM120_HEADERS = ("cute/atom/mma_traits_sm120.hpp", "cute/atom/mma_traits_sm120_sparse.hpp")
+SM103_HEADERS = ("cute/atom/mma_traits_sm100.hpp",)
+
+#: names CuTe must refuse (no specialization / a static_assert), with what layoutalg says
+ILLEGAL_SM120 = [
+    "cute::SM120_16x8x32_TN<int8_t, int8_t, float>",
+    "cute::SM120::BLOCKSCALED::SM120_16x8x64_TN_VS<cutlass::float_e4m3_t, cutlass::float_e4m3_t, float, cutlass::float_ue8m0_t, 32>",
+    "cute::SM120::BLOCKSCALED::SM120_16x8x32_TN_VS<cutlass::float_e4m3_t, cutlass::float_e4m3_t, cutlass::half_t, cutlass::float_ue8m0_t, 32>",
+    "cute::SM120::SPARSE::SM120_SPARSE_16x8x64_TN<cutlass::float_e4m3_t, cutlass::float_e4m3_t, int32_t>",
+]
+ILLEGAL_SM103 = [
+    "cute::SM103::SM103_MXF4_ULTRA_SS_VS<cutlass::float_e2m1_t, cutlass::float_e2m1_t, float, cutlass::float_ue8m0_t, 256, 128, 32, UMMA::Major::K, UMMA::Major::K>",
+    "cute::SM103::SM103_MXF4_ULTRA_SS_VS<cutlass::float_e2m1_t, cutlass::float_e2m1_t, float, cutlass::float_ue8m0_t, 128, 24, 32, UMMA::Major::K, UMMA::Major::K>",
+    "cute::SM103::SM103_MXF4_ULTRA_SS_VS<cutlass::float_e2m1_t, cutlass::float_e2m1_t, float, cutlass::float_ue4m3_t, 128, 128, 32, UMMA::Major::K, UMMA::Major::K>",
+]
+
+
+#: C++17 detection of the optional layouts (SFALayout, SFBLayout, ELayout)
+PRELUDE = "\n".join(
+    f"template <class T, class = void> struct has_{m} : std::false_type {{}};\n"
+    f"template <class T> struct has_{m}<T, std::void_t<typename T::{m}>> : std::true_type {{}};\n"
+    f"template <class T> void print_{m}() {{ if constexpr (has_{m}<T>::value) print(typename T::{m}{{}}); "
+    f"else printf(\"-\"); }}"
+    for m in ("SFALayout", "SFBLayout", "ELayout"))
+
+
+def sm120_snippet(cpp: str) -> str:
+    """Print the SM120 atom's traits (``-`` for a layout it lacks)."""
+    def opt(member: str) -> str:
+        return f"print_{member}<T>();"
+    return (f"(void)sizeof({cpp}); using T = MMA_Traits<{cpp}>; print(typename T::Shape_MNK{{}}); printf(\"|\");"
+            " print(typename T::ThrID{}); printf(\"|\"); print(typename T::ALayout{}); printf(\"|\");"
+            " print(typename T::BLayout{}); printf(\"|\"); print(typename T::CLayout{}); printf(\"|\"); "
+            + opt("SFALayout") + ' printf("|"); ' + opt("SFBLayout") + ' printf("|"); ' + opt("ELayout"))
+
+
+def sm103_snippet(cpp: str) -> str:
+    """Print the SM103 atom's traits and idesc_."""
+    return (f"(void)sizeof({cpp}); using T = MMA_Traits<{cpp}>; print(typename T::Shape_MNK{{}}); printf(\"|\");"
+            " print(typename T::ThrID{}); printf(\"|\"); print(typename T::ALayout{}); printf(\"|\");"
+            " print(typename T::BLayout{}); printf(\"|\"); print(typename T::CLayout{}); printf(\"|\");"
+            " T t{}; printf(\"%08x\", uint32_t(t.idesc_));")
+
+
+def run(snippets: list[str], sm103: bool = False, **kw) -> list:
+    from layoutalg.interop import cutecpp
+
+    heads = cutecpp.DEFAULT_HEADERS + (SM103_HEADERS if sm103 else SM120_HEADERS)
+    return cutecpp.run_snippets(snippets, headers=heads, prelude="" if sm103 else PRELUDE, chunk=60, jobs=1, **kw)
+
+
+def record() -> None:
+    import datetime
+
+    from layoutalg.interop import cutecpp
+    from layoutalg.nvidia.blackwell.sm103 import sm103_atom, sm103_atom_names
+    from layoutalg.nvidia.blackwell.sm120 import sm120_atom, sm120_atom_names
+
+    n120 = list(sm120_atom_names())
+    n103 = list(sm103_atom_names())
+    neg = ["SM103::SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,K,K,Neg,One>",
+           "SM103::SM103_MXF4_ULTRA_2x1SM_SS_VS<e2m1,e2m1,float,ue4m3,256,256,16,K,K,One,Neg>"]
+    n103 += neg
+    r120 = run([sm120_snippet(sm120_atom(n).cute_cpp) for n in n120] + [sm120_snippet(c) for c in ILLEGAL_SM120],
+               expect_refusal=[False] * len(n120) + [True] * len(ILLEGAL_SM120), refusal_chunk=10, cache=False)
+    r103 = run([sm103_snippet(sm103_atom(n).cute_cpp) for n in n103] + [sm103_snippet(c) for c in ILLEGAL_SM103],
+               sm103=True, expect_refusal=[False] * len(n103) + [True] * len(ILLEGAL_SM103), refusal_chunk=10,
+               cache=False)
+    out = {
+        "produced_by": "python tests/sm120_oracle.py (CuTe C++ 4.2 MMA_Traits compiled with g++ on the host, no GPU)",
+        "produced_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "cute_version": cutecpp.cute_version(),
+        "format": {"sm120": "Shape_MNK|ThrID|ALayout|BLayout|CLayout|SFALayout|SFBLayout|ELayout ('-': none)",
+                   "sm103": "Shape_MNK|ThrID|ALayout|BLayout|CLayout|idesc_ (32-bit hex)"},
+        "sm120": {n: (r if r else None) for n, r in zip(n120, r120[: len(n120)])},
+        "sm103": {n: (r if r else None) for n, r in zip(n103, r103[: len(n103)])},
+        "refused": {c: (None if r else r.message[:300]) for c, r in
+                    zip(ILLEGAL_SM120 + ILLEGAL_SM103, list(r120[len(n120):]) + list(r103[len(n103):]))},
+    }
+    DATA.parent.mkdir(parents=True, exist_ok=True)
+    DATA.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n")
+    bad = [n for n, v in {**out["sm120"], **out["sm103"]}.items() if v is None]
+    print(f"wrote {len(n120)} sm120 and {len(n103)} sm103 atoms to {DATA}; CuTe refused {len(bad)}: {bad[:5]}")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE.parent))
+    record()
