@@ -181,3 +181,26 @@ def test_keywords_and_junk():
                 "SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,K,K,Maybe,One>"):
         with pytest.raises(LayoutError):
             sm103_atom(bad)
+
+
+def test_cli_frag_atoms_and_desc_sm103(capsys, tmp_path):
+    from layoutalg.cli import main
+
+    out = tmp_path / "sfa.svg"
+    assert main(["frag", "SM120::BLOCKSCALED::SM120_16x8x64_TN_VS<e2m1,e2m1,float,ue4m3,16>", "-", "SFA",
+                 "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "((2,2,8),64):((8,0,1),16)" in text and "scale_vec::4X" in text and out.exists()
+    assert main(["frag", "SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,K,K>", "-", "C"]) == 0
+    assert "(1,(128,64)):(0,(1,128))" in capsys.readouterr().out
+    assert main(["atoms", "--list", "SM103_MXF4_ULTRA_2x1SM"]) == 0
+    assert "SM103::SM103_MXF4_ULTRA_2x1SM_SS_VS<e2m1,e2m1,float,ue8m0,256,256,32,K,K>" in capsys.readouterr().out
+    assert main(["atoms", "SM120::SPARSE::SM120_SPARSE_16x8x64_TN<e4m3,e2m1,f16>"]) == 0
+    assert "((4,8),(4,4)):((32,1),(8,128))" in capsys.readouterr().out
+    assert main(["frag", "SM120_16x8x32_TN<e4m3,e4m3,float>", "-", "SFA"]) != 0
+    # sm_103: lbo_mode 1 -> the LBO field is the next K block's absolute start address
+    assert main(["desc", "0x4010404000130080", "--target", "sm_103"]) == 0
+    text = capsys.readouterr().out
+    assert "lbo_mode  : 1 (absolute" in text and "0x00130 (304 B)" in text
+    assert main(["desc", "0x4000404000010080", "--target", "sm_103"]) == 0
+    assert "lbo_mode  : 0" in capsys.readouterr().out

@@ -133,7 +133,7 @@ def _build(fam: str, a: str, b: str, c: str, sf: str, M: int, N: int, vs: int, a
     tail = [] if not (neg_a or neg_b) else ["Neg" if neg_a else "One", "Neg" if neg_b else "One"]
     name = f"SM103::{fam}<{','.join(['e2m1', 'e2m1', 'float', sf, str(M), str(N), str(vs), 'K', 'K'] + tail)}>"
     kind = "mxf4" if vs == 32 else "mxf4nvf4"
-    notes = (f"tcgen05.mma.cta_group::{g}.kind::mxf4nvf4.block_scale.block{vs} (sm_103a, K = 96), A and B from "
+    notes = (f"tcgen05.mma.cta_group::{g}.kind::mxf4nvf4.block_scale.block{vs} (sm_103a; K = 96), A and B from "
              "shared memory, D in tensor memory (checked against CuTe C++ 4.2 on the host; not run on sm_103)")
     return Sm103UltraAtom(name, (M, N, K), thr, A, B, C, (c, a, b, c), frg_a="smem_desc", frg_b="smem_desc",
                           notes=notes, family=fam, kind=kind, a_type=a, b_type=b, c_type=c, sf_type=sf, M=M, N=N,
