@@ -27,14 +27,13 @@ SM103_HEADERS = ("cute/atom/mma_traits_sm100.hpp",)
 ILLEGAL_SM120 = [
     "cute::SM120_16x8x32_TN<int8_t, int8_t, float>",
     "cute::SM120::BLOCKSCALED::SM120_16x8x64_TN_VS<cutlass::float_e4m3_t, cutlass::float_e4m3_t, float, cutlass::float_ue8m0_t, 32>",
-    "cute::SM120::BLOCKSCALED::SM120_16x8x32_TN_VS<cutlass::float_e4m3_t, cutlass::float_e4m3_t, cutlass::half_t, cutlass::float_ue8m0_t, 32>",
+    "cute::SM120::BLOCKSCALED::SM120_16x8x32_TN_VS<cutlass::float_e4m3_t, cutlass::float_e4m3_t, cutlass::half_t, "
+    "cutlass::float_ue8m0_t, 32>",
     "cute::SM120::SPARSE::SM120_SPARSE_16x8x64_TN<cutlass::float_e4m3_t, cutlass::float_e4m3_t, int32_t>",
 ]
-ILLEGAL_SM103 = [
-    "cute::SM103::SM103_MXF4_ULTRA_SS_VS<cutlass::float_e2m1_t, cutlass::float_e2m1_t, float, cutlass::float_ue8m0_t, 256, 128, 32, UMMA::Major::K, UMMA::Major::K>",
-    "cute::SM103::SM103_MXF4_ULTRA_SS_VS<cutlass::float_e2m1_t, cutlass::float_e2m1_t, float, cutlass::float_ue8m0_t, 128, 24, 32, UMMA::Major::K, UMMA::Major::K>",
-    "cute::SM103::SM103_MXF4_ULTRA_SS_VS<cutlass::float_e2m1_t, cutlass::float_e2m1_t, float, cutlass::float_ue4m3_t, 128, 128, 32, UMMA::Major::K, UMMA::Major::K>",
-]
+_U = "cute::SM103::SM103_MXF4_ULTRA_SS_VS<cutlass::float_e2m1_t, cutlass::float_e2m1_t, float, cutlass::float_{}_t, {}, " \
+     "UMMA::Major::K, UMMA::Major::K>"
+ILLEGAL_SM103 = [_U.format("ue8m0", "256, 128, 32"), _U.format("ue8m0", "128, 24, 32"), _U.format("ue4m3", "128, 128, 32")]
 
 
 #: C++17 detection of the optional layouts (SFALayout, SFBLayout, ELayout)

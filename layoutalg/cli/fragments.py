@@ -114,8 +114,9 @@ def _frag_umma(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..layout import Layout
-    from ..nvidia.blackwell.umma import umma_atom, umma_type
+    from ..nvidia.blackwell.umma import UMMAAtom, umma_atom, umma_type
 
+    at: UMMAAtom
     if "SM103_MXF4_ULTRA" in args.shape:
         from ..nvidia.blackwell.sm103 import sm103_atom
 

@@ -94,6 +94,9 @@ class DataPath:
         """The TMEM address of D's (m, n) in CuTe's addressing, ``dp(bits)*lane + (32/bits)*column``."""
         from .tmem_accum import dp
 
+        if isinstance(value_bits, bool) or value_bits not in (8, 16, 32):
+            raise LayoutError(f"data path {self.layout_id}: value_bits {value_bits!r} is not 8, 16 or 32 "
+                              "(a value in a 32-bit TMEM cell)")
         return f"{dp(value_bits)}*({self.lane(n, align)}) + {32 // value_bits}*({self.column(n)})"
 
     def _check(self, n: Any, align: Any) -> None:
@@ -147,6 +150,9 @@ def cute_accumulator(layout_id: str, n: int, value_bits: int = 32, *, ws: bool |
     from .tmem_accum import accumulator_layout
 
     d = _get(layout_id)
+    if ws is not None and not isinstance(ws, bool):
+        raise LayoutError(f"cute_accumulator: ws = {ws!r} is not a bool")
+    d.formula(n, value_bits)  # checks N and the value width
     use_ws = bool(d.ws) if ws is None else ws
     return accumulator_layout(d.rows, n, cta_group=d.cta_group, value_bits=value_bits, ws=use_ws)
 
@@ -175,8 +181,14 @@ def prove_a(atom: Any, k: int) -> Any:
     address ``dp(bits) * lane(m) + k``."""
     from ...verify import verify
     from .tmem_accum import dp, umma_tmem_a
-    from .umma import umma_type_bits
+    from .umma import UMMAAtom, umma_atom, umma_type_bits
 
+    if isinstance(atom, str):
+        atom = umma_atom(atom)
+    if not isinstance(atom, UMMAAtom):
+        raise LayoutError(f"prove_a: {atom!r} is not a tcgen05 atom (an UMMAAtom or its CuTe name)")
+    if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+        raise LayoutError(f"prove_a: k = {k!r} is not a positive int")
     bits = umma_type_bits(atom.a_type)
     d = data_path(atom.M, atom.cta_group, sparse=atom.sparse)
     L = umma_tmem_a(atom, (atom.M, k))
@@ -196,6 +208,11 @@ def prove_scale_factors(mn: int, vs: int, nsf: int, operand: str = "A", n_sm: in
     from ...verify import verify
     from .tmem_accum import dp, tmem_sf_frg
 
+    for what, v in (("mn", mn), ("vs", vs), ("nsf", nsf), ("n_sm", n_sm), ("sf_bits", sf_bits)):
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise LayoutError(f"prove_scale_factors: {what} = {v!r} is not a positive int")
+    if sf_bits != 8:
+        raise LayoutError(f"prove_scale_factors: scale factors are 8-bit (ue8m0, ue4m3), not {sf_bits}-bit")
     L = tmem_sf_frg(((mn, (vs, nsf)), 1, 1), sf_bits, n_sm, operand)[0]
     f = f"{dp(sf_bits)}*(r % 32 + 32*(r // {mn})) + 4*((r % {mn}) // 32) + k // {vs}"
     return verify(L, formula=f, inputs="r, k")
