@@ -204,3 +204,33 @@ def test_cli_frag_atoms_and_desc_sm103(capsys, tmp_path):
     assert "lbo_mode  : 1 (absolute" in text and "0x00130 (304 B)" in text
     assert main(["desc", "0x4000404000010080", "--target", "sm_103"]) == 0
     assert "lbo_mode  : 0" in capsys.readouterr().out
+
+
+def test_to_cute_dsl_builds_the_sm120_and_sm103_ops(monkeypatch):
+    pytest.importorskip("cutlass.cute")
+    import warnings
+
+    import cutlass  # noqa: F401  (names in the DSL text)
+    import cutlass.cute as cute  # noqa: F401
+    from cutlass.base_dsl.dsl import BaseDSL
+    from cutlass.cute.nvgpu import tcgen05, warp  # noqa: F401
+
+    from layoutalg.interop.cute import to_cute_cpp, to_cute_dsl
+
+    names = ["SM120_16x8x32_TN<e4m3,e4m3,float>", "SM120::BLOCKSCALED::SM120_16x8x32_TN_VS<e5m2,e5m2,float,ue8m0,32>",
+             "SM120::BLOCKSCALED::SM120_16x8x64_TN_VS<e2m1,e2m1,float,ue8m0,32>",
+             "SM120::BLOCKSCALED::SM120_16x8x64_TN_VS<e2m1,e2m1,float,ue4m3,16>",
+             "SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,K,K>",
+             "SM103_MXF4_ULTRA_2x1SM_SS_VS<e2m1,e2m1,float,ue4m3,256,128,16,K,K>"]
+    for n in names:
+        a = registry.mma_atom(n)
+        # the DSL checks the op against the target arch it was configured for (CUTE_DSL_ARCH, read once)
+        monkeypatch.setattr(BaseDSL._get_dsl().envar, "arch", "sm_103a" if n.startswith("SM103") else "sm_120a")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            op = eval(to_cute_dsl(a))  # test-side only: the library never evaluates text
+        assert tuple(op.shape_mnk) == a.shape_mnk, n
+        assert to_cute_cpp(a).type == f"MMA_Atom<MMA_Traits<{a.cute_cpp}>>"
+    for n in ("SM120::SPARSE::SM120_SPARSE_16x8x64_TN<e4m3,e4m3,float>", "SM120_16x8x32_TN<e4m3,e2m1,float>"):
+        with pytest.raises(LayoutError, match="dense atoms with one A/B type"):
+            to_cute_dsl(registry.mma_atom(n))

@@ -69,6 +69,19 @@ class Sm103UltraAtom(UMMAAtom):
             args += [neg[self.negate_a], neg[self.negate_b]]
         return f"cute::SM103::{self.family}<{', '.join(args)}>"
 
+    @property
+    def cute_dsl(self) -> str:
+        """The CuTe DSL op (``from cutlass.cute.nvgpu import tcgen05``): ``SM103MmaMXF4Op`` (VS 32) or
+        ``SM103MmaMXF4NVF4Op(sf_dtype, ...)`` (VS 16)."""
+        if self.negate_a or self.negate_b:
+            raise LayoutError(f"to_cute_dsl: {self.name}: the CuTe DSL spelling covers unnegated atoms only")
+        common = f"({self.M}, {self.N}, {self.K}), tcgen05.CtaGroup.{'ONE' if self.cta_group == 1 else 'TWO'}, " \
+                 "tcgen05.OperandSource.SMEM"
+        if self.vector_size == 32:
+            return f"tcgen05.SM103MmaMXF4Op({common})"
+        sf = {"ue8m0": "cutlass.Float8E8M0FNU", "ue4m3": "cutlass.Float8E4M3FN"}[str(self.sf_type)]
+        return f"tcgen05.SM103MmaMXF4NVF4Op({sf}, {common})"
+
     def idesc(self) -> Any:
         """CuTe's ``MMA_Traits<...>::idesc_``: ``make_instr_desc_block_scaled`` of the types, M, N (K bit 0)."""
         from . import idesc as _idesc

@@ -52,6 +52,10 @@ _CPP = {"e4m3": "cutlass::float_e4m3_t", "e5m2": "cutlass::float_e5m2_t", "e3m2"
         "e2m3": "cutlass::float_e2m3_t", "e2m1": "cutlass::float_e2m1_t", "f32": "float", "f16": "cutlass::half_t",
         "ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}
 _SPELL = {"f32": "float"}
+#: CuTe DSL (``cutlass``) type names
+DSL_TYPES = {"e4m3": "cutlass.Float8E4M3FN", "e5m2": "cutlass.Float8E5M2", "e2m3": "cutlass.Float6E2M3FN",
+             "e3m2": "cutlass.Float6E3M2FN", "e2m1": "cutlass.Float4E2M1FN", "f32": "cutlass.Float32",
+             "f16": "cutlass.Float16", "ue8m0": "cutlass.Float8E8M0FNU", "ue4m3": "cutlass.Float8E4M3FN"}
 
 
 def _L(shape: Any, stride: Any) -> Layout:
@@ -189,6 +193,28 @@ class SM120Atom(MMAAtom):
         f = SM120_FAMILIES[self.family]
         types = [self.c_type, self.a_type, self.b_type, self.c_type] + ([str(self.sf_type)] if f.scaled else [])
         return f.instr.replace("{V}", str(self.scale_vec)) + "".join("." + t for t in types)
+
+    @property
+    def cute_dsl(self) -> str:
+        """The CuTe DSL op of the atom (``from cutlass.cute.nvgpu import warp``): ``warp.MmaMXF8Op``,
+        ``warp.MmaMXF4Op``, ``warp.MmaMXF4NVF4Op`` or, for e4m3/e5m2 ``SM120_16x8x32_TN``, ``warp.MmaFP8Op``;
+        a LayoutError where the DSL has no op (the sparse atoms, mixed A/B types)."""
+        t = DSL_TYPES
+        if self.sparse or self.a_type != self.b_type:
+            raise LayoutError(f"to_cute_dsl: {self.name}: the CuTe DSL's warp ops cover dense atoms with one A/B type")
+        ab, acc = t[self.a_type], t[self.c_type]
+        if self.family == "SM120_16x8x32_TN":
+            if self.a_type not in ("e4m3", "e5m2"):
+                raise LayoutError(f"to_cute_dsl: {self.name}: the CuTe DSL's warp.MmaFP8Op takes e4m3/e5m2 only")
+            return f"warp.MmaFP8Op({ab}, {acc}, (16, 8, 32))"
+        sf = t[str(self.sf_type)]
+        if self.family == "SM120_16x8x32_TN_VS":
+            return f"warp.MmaMXF8Op({ab}, {acc}, {sf})"
+        if self.sf_type == "ue8m0" and self.vector_size == 32:
+            return f"warp.MmaMXF4Op({ab}, {acc}, {sf})"
+        if self.sf_type == "ue4m3" and self.vector_size == 16:
+            return f"warp.MmaMXF4NVF4Op({ab}, {acc}, {sf})"
+        raise LayoutError(f"to_cute_dsl: {self.name}: the CuTe DSL has MXF4 (ue8m0, VS 32) and MXF4NVF4 (ue4m3, VS 16)")
 
     @property
     def cute_cpp(self) -> str:
