@@ -63,6 +63,44 @@ def sm103_snippet(cpp: str) -> str:
             " T t{}; printf(\"%08x\", uint32_t(t.idesc_));")
 
 
+#: tiled MMAs: (atom, atom layout (M, N, K), permutation entries or None)
+TILED_CASES = [
+    ("SM120_16x8x32_TN<e4m3,e4m3,float>", (2, 2, 1), None),
+    ("SM120::BLOCKSCALED::SM120_16x8x64_TN_VS<e2m1,e2m1,float,ue4m3,16>", (4, 1, 1), (None, 16, None)),
+    ("SM120::BLOCKSCALED::SM120_16x8x32_TN_VS<e5m2,e2m3,float,ue8m0,32>", (2, 4, 1), (32, 32, 32)),
+    ("SM120::SPARSE::SM120_SPARSE_16x8x64_TN<e4m3,e4m3,f16>", (2, 2, 1), None),
+    ("SM120::BLOCKSCALED::SPARSE::SM120_SPARSE_16x8x128_TN_VS<e2m1,e2m1,float,ue8m0,64>", (1, 2, 1), None),
+    ("SM103::SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,128,32,K,K>", (1, 1, 1), None),
+    ("SM103::SM103_MXF4_ULTRA_2x1SM_SS_VS<e2m1,e2m1,float,ue4m3,256,64,16,K,K>", (1, 2, 1), None),
+]
+
+
+def tiled_snippet(case: tuple) -> str:
+    from layoutalg import registry
+
+    name, al, perm = case
+    at = registry.mma_atom(name)
+    ptxt = "" if perm is None else ", make_tile(" + ", ".join("Underscore{}" if p is None else f"Int<{p}>{{}}"
+                                                             for p in perm) + ")"
+    return (f"auto mma = make_tiled_mma(MMA_Atom<MMA_Traits<{at.cute_cpp}>>{{}}, "
+            f"Layout<Shape<Int<{al[0]}>,Int<{al[1]}>,Int<{al[2]}>>>{{}}{ptxt});"
+            " print(mma.get_layoutC_TV()); printf(\"|\"); print(mma.get_layoutA_TV()); printf(\"|\");"
+            " print(mma.get_layoutB_TV()); printf(\"|%d %d %d\", int(tile_size<0>(mma)), int(tile_size<1>(mma)),"
+            " int(tile_size<2>(mma)));")
+
+
+def record_tiled() -> None:
+    """Add CuTe's make_tiled_mma of TILED_CASES to the recording (key "tiled")."""
+    rec = json.loads(DATA.read_text())
+    s120 = [c for c in TILED_CASES if not c[0].startswith("SM103")]
+    s103 = [c for c in TILED_CASES if c[0].startswith("SM103")]
+    r = run([tiled_snippet(c) for c in s120], cache=False) + run([tiled_snippet(c) for c in s103], sm103=True, cache=False)
+    rec["tiled"] = [{"atom": c[0], "atom_layout": list(c[1]), "permutation": None if c[2] is None else list(c[2]),
+                     "printed": p if p else None} for c, p in zip(s120 + s103, r)]
+    DATA.write_text(json.dumps(rec, indent=0, sort_keys=True) + "\n")
+    print(f"recorded {len(r)} tiled MMAs")
+
+
 def run(snippets: list[str], sm103: bool = False, **kw) -> list:
     from layoutalg.interop import cutecpp
 
@@ -106,4 +144,6 @@ def record() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE.parent))
-    record()
+    if sys.argv[1:] != ["tiled"]:
+        record()
+    record_tiled()

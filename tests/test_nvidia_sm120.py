@@ -234,3 +234,17 @@ def test_to_cute_dsl_builds_the_sm120_and_sm103_ops(monkeypatch):
     for n in ("SM120::SPARSE::SM120_SPARSE_16x8x64_TN<e4m3,e4m3,float>", "SM120_16x8x32_TN<e4m3,e2m1,float>"):
         with pytest.raises(LayoutError, match="dense atoms with one A/B type"):
             to_cute_dsl(registry.mma_atom(n))
+
+
+def test_recorded_tiled_mmas_equal_cute(rec):
+    from layoutalg import parse
+
+    assert rec.get("tiled"), "no tiled cases recorded (python tests/sm120_oracle.py tiled)"
+    for c in rec["tiled"]:
+        assert c["printed"], c
+        C, A, B, tile = c["printed"].split("|")
+        perm = None if c["permutation"] is None else tuple(c["permutation"])
+        t = make_tiled_mma(registry.mma_atom(c["atom"]), tuple(c["atom_layout"]), perm)
+        assert t.tile_size_mnk == tuple(int(x) for x in tile.split()), c
+        for mine, theirs in ((t.get_layoutC_TV(), C), (t.get_layoutA_TV(), A), (t.get_layoutB_TV(), B)):
+            assert str(mine) == _norm(theirs) and mine == parse(theirs), (c["atom"], str(mine), theirs)
