@@ -89,6 +89,24 @@ def tiled_snippet(case: tuple) -> str:
             " int(tile_size<2>(mma)));")
 
 
+def scale_factor_snippet(cpp: str) -> str:
+    """Shape_MNK and idesc_ of ``MMA_Traits<MMA_Traits<cpp>::MMA_ScaleFactor>``."""
+    return (f"using S = typename MMA_Traits<{cpp}>::MMA_ScaleFactor; using T = MMA_Traits<S>; "
+            "print(typename T::Shape_MNK{}); T t{}; printf(\"|%08x\", uint32_t(t.idesc_));")
+
+
+def record_scale_factor_atoms() -> None:
+    """Add CuTe's MMA_ScaleFactor of a sample of SM103 atoms (key "scale_factor_atom")."""
+    from layoutalg.nvidia.blackwell.sm103 import sm103_atom, sm103_atom_names
+
+    names = list(sm103_atom_names())[::9] + ["SM103::SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,K,K,Neg,One>"]
+    r = run([scale_factor_snippet(sm103_atom(n).cute_cpp) for n in names], sm103=True, cache=False)
+    rec = json.loads(DATA.read_text())
+    rec["scale_factor_atom"] = {n: (p if p else None) for n, p in zip(names, r)}
+    DATA.write_text(json.dumps(rec, indent=0, sort_keys=True) + "\n")
+    print(f"recorded {len(names)} MMA_ScaleFactor atoms")
+
+
 def record_tiled() -> None:
     """Add CuTe's make_tiled_mma of TILED_CASES to the recording (key "tiled")."""
     rec = json.loads(DATA.read_text())
@@ -144,6 +162,10 @@ def record() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE.parent))
+    if sys.argv[1:] == ["scale_factor"]:
+        record_scale_factor_atoms()
+        sys.exit(0)
     if sys.argv[1:] != ["tiled"]:
         record()
     record_tiled()
+    record_scale_factor_atoms()

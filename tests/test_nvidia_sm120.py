@@ -248,3 +248,12 @@ def test_recorded_tiled_mmas_equal_cute(rec):
         assert t.tile_size_mnk == tuple(int(x) for x in tile.split()), c
         for mine, theirs in ((t.get_layoutC_TV(), C), (t.get_layoutA_TV(), A), (t.get_layoutB_TV(), B)):
             assert str(mine) == _norm(theirs) and mine == parse(theirs), (c["atom"], str(mine), theirs)
+
+
+def test_sm103_scale_factor_atom_equals_cute(rec):
+    assert rec.get("scale_factor_atom")
+    for name, printed in rec["scale_factor_atom"].items():
+        s = sm103_atom(name).scale_factor_atom
+        shape, _, word = _norm(printed).partition("|")
+        assert f"({s.M},{s.N},{s.K})" == shape, name
+        assert s.idesc().word == int(word, 16), name

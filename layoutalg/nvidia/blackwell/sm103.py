@@ -82,6 +82,22 @@ class Sm103UltraAtom(UMMAAtom):
         sf = {"ue8m0": "cutlass.Float8E8M0FNU", "ue4m3": "cutlass.Float8E4M3FN"}[str(self.sf_type)]
         return f"tcgen05.SM103MmaMXF4NVF4Op({sf}, {common})"
 
+    @property
+    def scale_factor_atom(self) -> UMMAAtom:
+        """CuTe's ``MMA_Traits<...>::MMA_ScaleFactor``: the sm_100 ``SM100_MMA_MXF4_SS`` atom whose scale-factor
+        layouts the ULTRA atom's collectives use -- N rounded up to 128, M as is (1SM) or ``M/2 > 64 ? M/2 : M``
+        (2x1SM), the same types, VS and negation.
+
+        >>> sm103_atom("SM103_MXF4_ULTRA_2x1SM_SS_VS<e2m1,e2m1,float,ue8m0,256,64,32,K,K>").scale_factor_atom.name
+        'SM100_MMA_MXF4_SS<e2m1,e2m1,float,ue8m0,128,128,32,K,K>'
+        """
+        from .umma import umma_atom
+
+        m = self.M if self.cta_group == 1 else (self.M // 2 if self.M // 2 > 64 else self.M)
+        n = -(-self.N // 128) * 128
+        neg = f",{'Neg' if self.negate_a else 'One'},{'Neg' if self.negate_b else 'One'}" if self.negate_a or self.negate_b else ""
+        return umma_atom(f"SM100_MMA_MXF4_SS<e2m1,e2m1,float,{self.sf_type},{m},{n},{self.vector_size},K,K{neg}>")
+
     def idesc(self) -> Any:
         """CuTe's ``MMA_Traits<...>::idesc_``: ``make_instr_desc_block_scaled`` of the types, M, N (K bit 0)."""
         from . import idesc as _idesc
