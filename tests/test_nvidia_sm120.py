@@ -257,3 +257,14 @@ def test_sm103_scale_factor_atom_equals_cute(rec):
         shape, _, word = _norm(printed).partition("|")
         assert f"({s.M},{s.N},{s.K})" == shape, name
         assert s.idesc().word == int(word, 16), name
+
+
+def test_sm103_issued_word_reads_k96_where_idesc_allows_it():
+    from layoutalg.nvidia.blackwell.idesc import IdescError, decode
+
+    big = sm103_atom("SM103_MXF4_ULTRA_2x1SM_SS_VS<e2m1,e2m1,float,ue8m0,256,64,32,K,K>")
+    d = decode(big.issued_idesc, "mxf4", cta_group=2)
+    assert (d.m, d.n, d.k) == (256, 64, 96)
+    # documented gap (docs/blackwell.md): idesc reads K = 96 as cta_group::2, M = 256 only; CuTe issues it at M = 128
+    with pytest.raises(IdescError, match="M=256 only"):
+        decode(sm103_atom(m=128, n=64).issued_idesc, "mxf4", cta_group=1)
