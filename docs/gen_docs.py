@@ -263,7 +263,7 @@ def mma_call(entry) -> str:
     return f"{fn}({', '.join(args)})"
 
 
-def _eval_call(call: str):
+def eval_call(call: str):
     from layoutalg.nvidia.ampere import ldmatrix, mma  # noqa: F401
     from layoutalg.nvidia.hopper import wgmma, wgmma_fragments
 
@@ -281,7 +281,7 @@ def _mma_rows() -> list[list[str]]:
     groups: "OrderedDict[tuple, dict]" = OrderedDict()
     for entry in mma.catalog():
         call = mma_call(entry)
-        frag = _eval_call(call)
+        frag = eval_call(call)
         if frag != entry.fragment():
             raise RuntimeError(f"gen_docs: {call} does not rebuild catalog entry {entry}")
         op = entry.operand
@@ -323,7 +323,7 @@ def _wgmma_fragment_rows() -> list[list[str]]:
     for entry in wgmma_fragments.catalog():
         shape, dtype, op = entry[:3]
         call = f"wgmma_fragments.fragment({', '.join(_q(x) for x in entry)})"
-        frag = _eval_call(call)
+        frag = eval_call(call)
         dtype = frag.dtype  # D: the accumulator (the catalog's rule names the multiplicand first)
         k = shape.split("k")[-1]
         key = (frag.ptx_section, frag.figure, frag.formula_key, op, k, dtype)
@@ -350,13 +350,13 @@ def _ldmatrix_rows() -> list[list[str]]:
         num = nums[-1]
         args = [str(num)] + (["trans=True"] if trans else []) + (["store=True"] if store else [])
         call = f"ldmatrix.fragment({', '.join(args)})"
-        frag = _eval_call(call)
+        frag = eval_call(call)
         verb = "stmatrix" if store else "ldmatrix"
         what = f"{verb} .m8n8{'.trans' if trans else ''} .b16, .x" + "/.x".join(str(n) for n in nums)
         rows.append([frag.ptx_section, frag.figure, what, ".b16", f"`{call}`", f"`{frag.layout}`",
                      f"`FORMULAS[{_q(frag.formula_key)}]` (read off the figure)"])
     rows.append(["9.7.9.26 ldmatrix", "-", "ldmatrix row addresses: lane of (row, matrix)", ".x1/.x2/.x4",
-                 "`ldmatrix.address_lanes(4)`", f"`{_eval_call('ldmatrix.address_lanes(4)')}`", "-"])
+                 "`ldmatrix.address_lanes(4)`", f"`{eval_call('ldmatrix.address_lanes(4)')}`", "-"])
     return rows
 
 
@@ -373,7 +373,7 @@ def _metadata_rows() -> list[list[str]]:
         _, _, shape, cls = key.split(".")
         dtype = shapes[cls][0]
         call = f"mma.sparse_metadata({_q(shape)}, {_q(dtype)})"
-        frag = _eval_call(call)
+        frag = eval_call(call)
         assert frag.formula_key == key, (call, key)
         rows.append(["9.7.14.6 mma.sp metadata", "-", f"sparse metadata register, {shape} {cls} types (selector 0)",
                      cls, f"`{call}`", f"`{frag.layout}`",
@@ -394,7 +394,7 @@ def _smem_rows() -> list[list[str]]:
             call = f"wgmma.atom({_q(major)}, {swz}, \"f16\")"
             rows.append([f"{_SMEM_SEC} Shared Memory Matrix Layout", "Table 38",
                          f"swizzle atom, {major}-major, {swz or 'no'}{'B' if swz else ''} swizzle",
-                         "any (16-bit shown)", f"`{call}`", f"`{_eval_call(call)}`", "CuTe `GMMA::Layout_*_Atom`"])
+                         "any (16-bit shown)", f"`{call}`", f"`{eval_call(call)}`", "CuTe `GMMA::Layout_*_Atom`"])
     # Figures 156-163: example layouts per mode (drawn in 128-bit units); Figures 164/165: tf32 128B.
     figs = [("Figure 156", "MN", 128), ("Figure 157", "K", 128), ("Figure 158", "MN", 64), ("Figure 159", "K", 64),
             ("Figure 160", "MN", 32), ("Figure 161", "K", 32), ("Figure 162", "MN", 0), ("Figure 163", "K", 0)]
@@ -402,11 +402,11 @@ def _smem_rows() -> list[list[str]]:
         call = f"wgmma.atom({_q(major)}, {swz}, \"f16\", swizzle_unit=\"byte\")"
         mode = f"{swz}B swizzling" if swz else "interleaved"
         rows.append([f"{_SMEM_SEC} Shared Memory Matrix Layout", fig, f"{major} major {mode} (128-bit units)",
-                     "any (16-bit shown)", f"`{call}`", f"`{_eval_call(call).ptx}`", "one atom; tile with `wgmma.tile`"])
+                     "any (16-bit shown)", f"`{call}`", f"`{eval_call(call).ptx}`", "one atom; tile with `wgmma.tile`"])
     for fig, major in (("Figure 164", "K"), ("Figure 165", "MN")):
         call = f"wgmma.atom({_q(major)}, 128, \"tf32\")"
         rows.append([f"{_SMEM_SEC} Shared Memory Matrix Layout", fig, f"{major} major, 128B swizzling, tf32", ".tf32",
-                     f"`{call}`", f"`{_eval_call(call)}`", "exact element form (`Sw<3,2,3>` on tf32 offsets)"])
+                     f"`{call}`", f"`{eval_call(call)}`", "exact element form (`Sw<3,2,3>` on tf32 offsets)"])
     # The canonical-layout table.
     for major in ("MN", "K"):
         for swz in (0, 32, 64, 128):
@@ -414,7 +414,7 @@ def _smem_rows() -> list[list[str]]:
             mode = f"{swz}B swizzling" if swz else "no swizzling"
             rows.append([f"{_SMEM_SEC}.1.3 Canonical Layouts", "canonical layout table",
                          f"{major}-major, {mode}", "symbolic T, m, k, LBO, SBO", f"`{call}`",
-                         f"`{_eval_call(call).ptx}`", "seed's spelling: `Swizzle<B,4,3>` on bytes"])
+                         f"`{eval_call(call).ptx}`", "seed's spelling: `Swizzle<B,4,3>` on bytes"])
     rows.append([f"{_SMEM_SEC}.1.1 Leading Dimension Byte Offset", "LBO table", "LBO of a canonical layout", "any",
                  "`wgmma.descriptor_from_layout(layout, dtype).params.lbo_bytes`", "-", "see docs/wgmma.md"])
     rows.append([f"{_SMEM_SEC}.1.2 Stride Dimension Byte Offset", "SBO table", "SBO of a canonical layout", "any",

@@ -347,7 +347,7 @@ def block_transpose_read(shape: tuple[int, int], dtype: str, *, word_bytes: int 
 # the bank model, vectorized over candidate layouts
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _Plan:
+class AccessPlan:
     """An access's instructions under the base layout: element offsets ``[instruction, lane]``."""
 
     access: Access
@@ -355,7 +355,9 @@ class _Plan:
     phase_active: np.ndarray  # (I, P) whether a phase has any active lane
 
 
-def _plan(base: Any, access: Access, eb: int) -> _Plan:
+def access_plan(base: Any, access: Access, eb: int) -> AccessPlan:
+    """The instructions of ``access`` under ``base`` (element bytes ``eb``): each lane's element offset per
+    instruction, inactive lanes repeating a read word, and which bank phases are active. A test hook too."""
     from .banks import access_addresses
 
     starts = access_addresses(base, access.tv, eb, access.vector_bytes)  # (T, K) bytes
@@ -370,7 +372,7 @@ def _plan(base: Any, access: Access, eb: int) -> _Plan:
     offsets = inst[:, src]
     phase = np.array([any(active[p:p + lp]) for p in range(0, 32, lp)])
     phase_active = np.repeat(phase[None, :], inst.shape[0], axis=0)
-    return _Plan(access, offsets, phase_active)
+    return AccessPlan(access, offsets, phase_active)
 
 
 def wavefronts(offsets: np.ndarray, phase_active: np.ndarray, element_bytes: int, vector_bytes: int
@@ -409,7 +411,7 @@ def wavefronts(offsets: np.ndarray, phase_active: np.ndarray, element_bytes: int
 # candidate maps on element offsets
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _Xor:
+class XorMap:
     """x -> x ^ T(x): ``columns`` are (source bit, target mask) pairs; sources above every target bit."""
 
     columns: tuple[tuple[int, int], ...]
@@ -421,19 +423,22 @@ class _Xor:
         return out
 
 
-def _apply(m: Any, x: np.ndarray) -> np.ndarray:
+def apply_map(m: Any, x: np.ndarray) -> np.ndarray:
+    """A candidate map on element offsets ``x``: None (identity), a Swizzle, an :class:`XorMap`, or a tuple
+    of them applied first to last."""
     if m is None:
         return x
     if isinstance(m, Swizzle):
         return m(x)
     if isinstance(m, tuple):  # a composition, applied first to last
         for f in m:
-            x = _apply(f, x)
+            x = apply_map(f, x)
         return x
     return m.apply(x)
 
 
-def _swizzles(nbits: int, m_min: int) -> list[Swizzle]:
+def candidate_swizzles(nbits: int, m_min: int) -> list[Swizzle]:
+    """Every ``Swizzle(B, M, S)`` (S of either sign) whose masks fit ``nbits`` offset bits, with ``M >= m_min``."""
     out = []
     for B in range(1, nbits + 1):
         for M in range(m_min, nbits):
@@ -619,7 +624,7 @@ def _accepted(L: Any, shape: tuple[int, int], dtype: str, atoms: list, base_tabl
     return tuple(acc), atom
 
 
-def _xor_layout(base: Layout, m: _Xor) -> Any:
+def _xor_layout(base: Layout, m: XorMap) -> Any:
     """The layout ``x -> m(base(x))`` through the F2 bridge: to_linear, the XOR map on each bit image, from_linear."""
     from .linear import LinearLayout, from_linear, to_linear
 
@@ -638,7 +643,9 @@ def _xor_layout(base: Layout, m: _Xor) -> Any:
     return out
 
 
-def _layout_of(m: Any, base: Layout) -> Any:
+def layout_of_map(m: Any, base: Layout) -> Any:
+    """The layout ``m o base``: a Swizzle or an F2-linear map composed with the base layout (the simplest
+    form :func:`layoutalg.linear.from_linear` finds). A test hook too."""
     if m is None:
         return base
     if isinstance(m, Swizzle):
@@ -646,7 +653,7 @@ def _layout_of(m: Any, base: Layout) -> Any:
     if isinstance(m, tuple):
         out: Any = base
         for f in m:
-            out = _layout_of(f, out) if isinstance(f, Swizzle) else out
+            out = layout_of_map(f, out) if isinstance(f, Swizzle) else out
         return out
     return _xor_layout(base, m)
 
@@ -707,7 +714,7 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
         if int(a.tv.cosize()) > R * C:
             raise LayoutError(f"{op}: access {a.name!r} reaches coordinate index {int(a.tv.cosize()) - 1}, outside the "
                               f"{R}x{C} tile")
-    plans = [_plan(base, a, eb) for a in accs]  # LayoutError: vectors not contiguous / aligned
+    plans = [access_plan(base, a, eb) for a in accs]  # LayoutError: vectors not contiguous / aligned
     pow2 = R & (R - 1) == 0 and C & (C - 1) == 0
     nbits = (R * C).bit_length() - 1
     m_min = max((a.vector_bytes // eb).bit_length() - 1 for a in accs)
@@ -718,7 +725,7 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
         for j, p in enumerate(plans):
             for s in range(0, len(maps), 64):
                 chunk = maps[s:s + 64]
-                off = np.stack([_apply(m, p.offsets) for m in chunk])
+                off = np.stack([apply_map(m, p.offsets) for m in chunk])
                 wf, _ = wavefronts(off, p.phase_active, eb, p.access.vector_bytes)
                 out[s:s + len(chunk), j] = wf.sum(axis=1)
         return out
@@ -729,7 +736,7 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
     maps: list[Any] = [None]
     scores = score(maps)
     if pow2:
-        singles = _swizzles(nbits, m_min)
+        singles = candidate_swizzles(nbits, m_min)
         s1 = score(singles)
         searched.append((f"Swizzle<B,M,S> on element offsets, M >= {m_min}, masks inside {nbits} bits", len(singles)))
         maps += singles
@@ -767,7 +774,7 @@ def synthesize_swizzle(shape: tuple[int, int], dtype: str, accesses: Iterable[An
     for k in order:
         if int(totals[k]) != best_total or len(tied) >= 12:
             break
-        L = _layout_of(maps[k], base)
+        L = layout_of_map(maps[k], base)
         wf, ideal = per_access(L, accs, eb)
         acc, atom = _accepted(L, (R, C), dtype, atoms, base_table)
         tied.append(Candidate("synthesised", L, _family(maps[k]), wf, ideal, acc, atom))
@@ -820,8 +827,8 @@ def _padding(R: int, C: int, accs: Sequence[Access], eb: int) -> tuple[Candidate
     return best, tried
 
 
-def _xor_search(plans: Sequence[_Plan], eb: int, nbits: int, m_min: int, score: Any, best: int
-                ) -> tuple[list[_Xor], str]:
+def _xor_search(plans: Sequence[AccessPlan], eb: int, nbits: int, m_min: int, score: Any, best: int
+                ) -> tuple[list[XorMap], str]:
     """F2-linear maps x ^ T(x): targets are the bank bits above the vector, sources the higher bits that
     vary inside some phase. Exhaustive over T when it has at most 2**10 values, else coordinate descent
     from the best single swizzle."""
@@ -838,12 +845,12 @@ def _xor_search(plans: Sequence[_Plan], eb: int, nbits: int, m_min: int, score: 
     c, s = len(targets), len(sources)
     tmasks = [sum(((v >> j) & 1) << targets[j] for j in range(c)) for v in range(1 << c)]
     if c * s <= 10:
-        out = [_Xor(tuple((src, tm) for src, tm in zip(sources, combo) if tm))
+        out = [XorMap(tuple((src, tm) for src, tm in zip(sources, combo) if tm))
                for combo in itertools.product(tmasks, repeat=s)]
         return [m for m in out if m.columns], f"exhaustive: targets bits {targets}, sources bits {sources}"
     # coordinate descent: one source column at a time, all 2**c target masks, best kept; three rounds
     cols = {src: 0 for src in sources}
-    tried: list[_Xor] = []
+    tried: list[XorMap] = []
     for _ in range(3):
         improved = False
         for src in sources:
@@ -851,7 +858,7 @@ def _xor_search(plans: Sequence[_Plan], eb: int, nbits: int, m_min: int, score: 
             for tm in tmasks:
                 cc = dict(cols)
                 cc[src] = tm
-                trial.append(_Xor(tuple((k, v) for k, v in sorted(cc.items()) if v)))
+                trial.append(XorMap(tuple((k, v) for k, v in sorted(cc.items()) if v)))
             sc = score(trial).sum(axis=1)
             tried += trial
             k = int(np.argmin(sc))

@@ -53,3 +53,15 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def pytest_sessionstart(session):
+    # LAYOUTALG_RECORD=<name>[,<name>...] | all: re-record those oracle recordings with the real tool before any
+    # test reads them (tests/oracle_recorder.py); once, in the controlling process (not in pytest-xdist's workers)
+    if not os.environ.get("LAYOUTALG_RECORD") or hasattr(session.config, "workerinput"):
+        return
+    import oracle_recorder
+
+    for rec in oracle_recorder.requested():
+        rec.record()
+        session.config.get_terminal_writer().line(f"re-recorded {rec.key} -> {rec.relpath} ({rec.command})")

@@ -3,16 +3,15 @@
 ``python tests/cute_blockscale_cases.py --record`` compiles one snippet per random problem shape
 (M, N, K, L) and scale-factor vector size V (16, 32) -- 100 cases, two programs of 50 -- and
 writes ``tests/data/cute/blockscale.json``; ``tests/test_nvidia_blockscale.py`` replays it against
-:func:`layoutalg.nvidia.blockscale.sf_layout` and recompiles a small sample each run.
+:func:`layoutalg.nvidia.blackwell.blockscale.sf_layout` and recompiles a small sample each run.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import random
 
-from cute_oracle import norm, parse_fields as parse, recording_header  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
+from cute_oracle import norm, parse_fields as parse  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
+from oracle_recorder import OracleRecorder, sha  # noqa: F401 (the tests read C.sha)
 
 HEADERS = ("cute/tensor.hpp", "cutlass/detail/sm100_blockscaled_layout.hpp", "cutlass/version.h")
 SMEM_HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_traits_sm100.hpp",
@@ -20,7 +19,6 @@ SMEM_HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_trai
 #: deduce_smem_layoutSFA for a 2x1SM MXF4 atom with tile M = 128 (64 rows per CTA): reported to divide by zero
 #: (SIGFPE); in this harness CuTe returns an SFA layout with a 0-extent block mode (no storage at all)
 TRAP = ("SM100_MMA_MXF4_2x1SM_SS<e2m1,e2m1,float,ue8m0,128,128,32,K,K>", (128, 128, 256))
-RECORDING = os.path.join(os.path.dirname(__file__), "data", "cute", "blockscale.json")
 
 
 def cases(n: int = 100, seed: int = 0) -> list[tuple[int, int, int, int, int]]:
@@ -50,7 +48,7 @@ def snippet(case: tuple) -> str:
 
 def smem_cases(n: int = 24, seed: int = 1) -> list[tuple[str, tuple]]:
     """(block-scaled UMMA atom, CTA tile (M, N, K)) for deduce_smem_layoutSFA/SFB (M per CTA >= 128)."""
-    from layoutalg.nvidia.umma import umma_atom, umma_atom_names
+    from layoutalg.nvidia.blackwell.umma import umma_atom, umma_atom_names
 
     rng = random.Random(seed)
     pool = [x for x in umma_atom_names() if x.split("<")[0] in (
@@ -72,7 +70,7 @@ def smem_cases(n: int = 24, seed: int = 1) -> list[tuple[str, tuple]]:
 
 
 def smem_snippet(case: tuple) -> str:
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     name, (M, N, K) = case
     a = umma_atom(name)
@@ -89,24 +87,18 @@ def smem_key(case: tuple) -> str:
     return "{}|{}x{}x{}".format(case[0], *case[1])
 
 
-def sha(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()
-
-
 def key(case: tuple) -> str:
     return "V{}_M{}_N{}_K{}_L{}".format(*case)
 
 
-def record(path: str = RECORDING) -> dict:
-    import json
-
+def record(rec: OracleRecorder) -> dict:
     from layoutalg.interop.cutecpp import run_snippets
 
     cs = cases()
     snips = [snippet(c) for c in cs]
     res = run_snippets(snips, headers=HEADERS, chunk=50, jobs=1)
     data: dict = {
-        **recording_header("flock /tmp/cute.lock python tests/cute_blockscale_cases.py --record (g++ -std=c++17 on the host, "
+        **rec.provenance("flock /tmp/cute.lock python tests/cute_blockscale_cases.py --record (g++ -std=c++17 on the host, "
                "CUTLASS 4.2 wheel headers, cutlass/detail/sm100_blockscaled_layout.hpp; no GPU)"),
         "cases": {},
     }
@@ -127,15 +119,11 @@ def record(path: str = RECORDING) -> dict:
         data["trap"] = {"case": smem_key(TRAP), "crashed": False, **(parse(out) if isinstance(out, str) else {})}
     except RuntimeError as e:
         data["trap"] = {"case": smem_key(TRAP), "crashed": True, "message": str(e)[-300:]}
-    with open(path, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-        fh.write("\n")
     return data
 
 
-if __name__ == "__main__":  # pragma: no cover - a recording tool
-    import sys
+REC = OracleRecorder("cute", "blockscale", record, script="cute_blockscale_cases")
+RECORDING = str(REC.path)
 
-    if "--record" in sys.argv:
-        d = record()
-        print(f"recorded {len(d['cases'])} cases -> {RECORDING}")
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main())

@@ -1,4 +1,4 @@
-"""CuTe C++ as the oracle of the tcgen05 instruction descriptor (layoutalg.nvidia.idesc).
+"""CuTe C++ as the oracle of the tcgen05 instruction descriptor (layoutalg.nvidia.blackwell.idesc).
 
 Cases are drawn at random over the legal space (kinds, types, majors, M, N, negate, saturate,
 sparsity and its selector, scale types, scale-factor ids, .ws max shift); each becomes a snippet that
@@ -7,22 +7,18 @@ prints the word CuTe 4.2 builds: ``UMMA::make_instr_desc`` / ``make_runtime_inst
 scale-factor ids enter through the TMEM addresses' top two bits, as CuTe takes them), or the
 ``idesc_`` an SM100 MMA atom's ``MMA_Traits`` carries.
 
-    python tests/cute_idesc_cases.py          # (re)writes tests/data/cute/idesc.json (g++, ~2 min)
+    python tests/cute_idesc_cases.py --record   # (re)writes tests/data/cute/idesc.json (g++, ~2 min)
 
 tests/test_nvidia_idesc.py replays the recorded words and compiles a small live sample.
 """
 
 from __future__ import annotations
 
-import datetime
 import json
-import pathlib
 import random
-import sys
 from typing import Any
 
-HERE = pathlib.Path(__file__).resolve().parent
-DATA = HERE / "data" / "cute" / "idesc.json"
+from oracle_recorder import OracleRecorder
 
 HEADERS_EXTRA = ("cute/atom/mma_traits_sm100.hpp", "cute/arch/mma_sm100_desc.hpp")
 
@@ -177,7 +173,7 @@ def random_args(rng: random.Random) -> dict[str, Any]:
 
 def legal_cases(n: int, seed: int) -> list[dict[str, Any]]:
     """``n`` distinct legal configurations (their canonical make_instr_desc arguments)."""
-    from layoutalg.nvidia.idesc import IdescError, make_instr_desc
+    from layoutalg.nvidia.blackwell.idesc import IdescError, make_instr_desc
 
     rng = random.Random(seed)
     out: dict[str, dict[str, Any]] = {}
@@ -207,9 +203,7 @@ def write_rows(head: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n]}\n"
 
 
-def record(n_desc: int = 600, n_atoms: int = 400, seed: int = 2126) -> None:
-    from layoutalg.interop import cutecpp
-
+def record(rec: OracleRecorder, n_desc: int = 600, n_atoms: int = 400, seed: int = 2126) -> str:
     desc = [("make_instr_desc", a) for a in legal_cases(n_desc, seed)]
     atoms = [("atom", a) for a in legal_cases(n_atoms * 8, seed + 1) if atom_name(a) is not None][:n_atoms]
     cases = desc + atoms
@@ -220,18 +214,16 @@ def record(n_desc: int = 600, n_atoms: int = 400, seed: int = 2126) -> None:
             raise SystemExit(f"CuTe refused {how} {args}: {w.message}")
         rows.append({"how": how if how == "make_instr_desc" else f"MMA_Traits<{atom_name(args)}>::idesc_",
                      "args": args, "word": f"0x{w:08x}"})
-    DATA.parent.mkdir(parents=True, exist_ok=True)
     head = {
-        "produced_by": "python tests/cute_idesc_cases.py (g++ -std=c++17 on the host, no GPU)",
-        "date": datetime.date.today().isoformat(),
-        "cutlass": cutecpp.cute_version(),
+        **rec.provenance("python tests/cute_idesc_cases.py --record (g++ -std=c++17 on the host, no GPU)", version_key="cutlass"),
         "seed": seed,
         "note": "word = uint32_t of UMMA::make_runtime_instr_desc[_block_scaled]<...>(...) >> 32, or of an SM100 atom's MMA_Traits::idesc_",
     }
-    DATA.write_text(write_rows(head, rows))
-    print(f"wrote {len(rows)} words to {DATA}")
+    return write_rows(head, rows)
 
 
-if __name__ == "__main__":
-    sys.path.insert(0, str(HERE.parent))
-    record()
+REC = OracleRecorder("cute", "idesc", record, script="cute_idesc_cases")
+DATA = REC.path
+
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main())

@@ -54,21 +54,6 @@ def parse_fields(text: str) -> dict:
     return out
 
 
-def recording_header(how: str, *, compiler_line: bool = True) -> dict:
-    """What every recording of CuTe's answers starts with: CuTe's version, the compiler, the date, how it was made."""
-    import datetime
-    import subprocess
-
-    from layoutalg.interop.cutecpp import compiler, cute_version
-
-    head = {"cute_version": cute_version()}
-    if compiler_line:
-        head["compiler"] = subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    head["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    head["how"] = how
-    return head
-
-
 def normalize(text: str) -> str:
     """CuTe text with the underscores of static integers removed (``(_2,_3):(_1,_2)`` -> ``(2,3):(1,2)``)."""
     return _UNDERSCORE.sub("", text.strip())

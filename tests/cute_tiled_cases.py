@@ -15,9 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from cute_oracle import norm  # noqa: F401 (the tests read C.norm)
+from oracle_recorder import OracleRecorder, sha
 from layoutalg import ComposedLayout, Layout, Swizzle, parse
 from layoutalg.nvidia.atoms import copy_atom, mma_atom
-from layoutalg.tensor import _, make_tensor
+from layoutalg.tensor import make_tensor
+from layoutalg.tensor import underscore as _
 from layoutalg.tiled import (
     make_tiled_copy,
     make_tiled_copy_A,
@@ -83,11 +86,6 @@ def cpp_perm_entry(p: Any) -> str:
     if isinstance(p, Layout):
         return f"Layout<{cpp_tuple(p.shape, 'Shape')},{cpp_tuple(p.stride, 'Stride')}>"
     return f"Int<{int(p)}>"
-
-
-def norm(text: str) -> str:
-    """CuTe's printed static integers ``_8`` / ``_-16`` as plain numbers."""
-    return re.sub(r"_(?=-?\d)", "", text.strip())
 
 
 def records(text: str) -> dict:
@@ -253,7 +251,7 @@ def operand_tensor(case: MMACase, operand: str) -> tuple[Any, str]:
     """
     L = tensor_layout(case, operand)
     if operand != "C" and case.atom.startswith("SM90_64"):
-        from layoutalg.nvidia import wgmma
+        from layoutalg.nvidia.hopper import wgmma
 
         dt = value_type_of(case, operand)
         R, C = (int(L.shape[0]), int(L.shape[1]))
@@ -711,23 +709,9 @@ NEGATIVE_CASES = {
 # ---------------------------------------------------------------------------------------------
 # The recording: CuTe's answers for every case, kept in tests/data/cute/tiled.json
 # ---------------------------------------------------------------------------------------------
-RECORDING = __import__("os").path.join(__import__("os").path.dirname(__file__), "data", "cute", "tiled.json")
-
-
-def sha(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha1(text.encode()).hexdigest()
-
-
-def record(path: str = RECORDING) -> dict:
-    """Run every case through CuTe C++ (a few minutes) and write the recording."""
-    import datetime
-    import json
-    import os
-    import subprocess
-
-    from layoutalg.interop.cutecpp import compiler, cute_version, run_snippets
+def record(rec: OracleRecorder) -> dict:
+    """Run every case through CuTe C++ (a few minutes): the recording."""
+    from layoutalg.interop.cutecpp import run_snippets
 
     ms, cs = all_snippets()
     am, ac = atom_snippets()
@@ -737,10 +721,7 @@ def record(path: str = RECORDING) -> dict:
     neg = run_snippets(neg_src, headers=HEADERS, prelude=PRELUDE)
     it = iter(res)
     data: dict = {
-        "cute_version": cute_version(),
-        "compiler": subprocess.run([compiler(), "--version"], capture_output=True, text=True).stdout.splitlines()[0],
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "how": "python tests/cute_tiled_cases.py --record",
+        **rec.provenance("python tests/cute_tiled_cases.py --record"),
         "mma": {}, "copy": {}, "mma_atoms": {}, "copy_atoms": {}, "negative": {},
     }
     for case, src in zip(MMA_CASES, ms):
@@ -762,15 +743,8 @@ def record(path: str = RECORDING) -> dict:
     for key, src, out in zip(NEGATIVE_CASES, neg_src, neg):
         data["negative"][key] = {"sha1": sha(src), "compiled": isinstance(out, str),
                                  "error": None if isinstance(out, str) else out.message}
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    if os.path.exists(path):  # keep the item-4 answers (record_differences writes them)
-        with open(path) as fh:
-            old = json.load(fh)
-        if "differences" in old:
-            data["differences"] = old["differences"]
-    with open(path, "w") as fh:
-        json.dump(data, fh, indent=0, sort_keys=True)
-        fh.write("\n")
+    if rec.data is not None and "differences" in rec.data:  # keep the item-4 answers (record_differences writes them)
+        data["differences"] = rec.data["differences"]
     return data
 
 
@@ -825,18 +799,17 @@ DIFFERENCE_SNIPPETS: dict[str, str] = {
 }
 
 
-def record_differences(path: str = RECORDING) -> dict:
-    """Compile :data:`DIFFERENCE_SNIPPETS` with CuTe C++ and store the answers under "differences" (about 30 s)."""
+def record_differences(rec: OracleRecorder) -> dict:
+    """Compile :data:`DIFFERENCE_SNIPPETS` with CuTe C++ and store the answers under "differences" (about 30 s):
+    the recording with its "differences" replaced."""
     import datetime
-    import json
 
     from layoutalg.interop.cutecpp import run_snippets
 
     keys = list(DIFFERENCE_SNIPPETS)
     out = run_snippets([DIFFERENCE_SNIPPETS[k] for k in keys], headers=HEADERS, prelude=PRELUDE, chunk=6,
                        expect_refusal=[k.endswith(".refused") for k in keys])
-    with open(path) as fh:
-        data = json.load(fh)
+    data = dict(rec.data)
     data["differences"] = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "how": "python tests/cute_tiled_cases.py --record-differences",
@@ -844,19 +817,14 @@ def record_differences(path: str = RECORDING) -> dict:
                       "print": o if isinstance(o, str) else None,
                       "error": None if isinstance(o, str) else o.message} for k, o in zip(keys, out)},
     }
-    with open(path, "w") as fh:
-        json.dump(data, fh, indent=0, sort_keys=True)
-        fh.write("\n")
-    return data["differences"]
+    return data
 
 
-if __name__ == "__main__":  # pragma: no cover
-    import sys
+REC = OracleRecorder("cute", "tiled", record, script="cute_tiled_cases", json_options={"indent": 0, "sort_keys": True})
+#: the item-4 answers live in the same file, under "differences"
+DIFFERENCES = OracleRecorder("cute", "tiled_differences", record_differences, script="cute_tiled_cases", path=REC.path,
+                             flag="--record-differences", json_options={"indent": 0, "sort_keys": True})
+RECORDING = str(REC.path)
 
-    if "--record-differences" in sys.argv:
-        d = record_differences()
-        print(f"recorded {len(d['cases'])} item-4 answers of CuTe -> {RECORDING}")
-    elif "--record" in sys.argv:
-        d = record()
-        print(f"recorded {len(d['mma'])} tiled MMAs, {len(d['copy'])} tiled copies, {len(d['mma_atoms'])} MMA atoms, "
-              f"{len(d['copy_atoms'])} copy atoms, {len(d['negative'])} refusals -> {RECORDING}")
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main(others=[DIFFERENCES]))

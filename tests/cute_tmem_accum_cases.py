@@ -10,16 +10,14 @@ register/global tile (layout and offset). ``python tests/cute_tmem_accum_cases.p
 
 from __future__ import annotations
 
-import hashlib
-import os
 import random
 
-from cute_oracle import norm, parse_fields as parse, recording_header  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
+from cute_oracle import norm, parse_fields as parse  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
+from oracle_recorder import OracleRecorder, sha  # noqa: F401 (the tests read C.sha)
 
 HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/copy_atom.hpp", "cute/atom/mma_traits_sm100.hpp",
            "cute/atom/copy_traits_sm100.hpp", "cutlass/version.h")
 PRELUDE = "alignas(1024) static float gbuf[1 << 17];"
-RECORDING = os.path.join(os.path.dirname(__file__), "data", "cute", "tmem_accum.json")
 THREADS = (0, 37, 127)
 FAMILIES = ["F16BF16_SS", "F16BF16_2x1SM_SS", "F16BF16_TS", "F16BF16_2x1SM_TS", "TF32_SS", "TF32_2x1SM_TS",
             "S8_SS", "S8_TS", "S8_2x1SM_SS", "F8F6F4_SS", "F8F6F4_2x1SM_SS", "MXF8F6F4_SS", "MXF8F6F4_2x1SM_SS",
@@ -28,8 +26,8 @@ FAMILIES = ["F16BF16_SS", "F16BF16_2x1SM_SS", "F16BF16_TS", "F16BF16_2x1SM_TS", 
 
 def cases(n: int = 48, seed: int = 0) -> list[tuple[str, tuple, str, bool]]:
     """(atom, tile, load op, CuTe refuses?): random atoms of the families above, legal loads, and a few misfits."""
-    from layoutalg.nvidia.tmem_copy import SHAPES, ld_name, tmem_copy_op
-    from layoutalg.nvidia.umma import umma_atom, umma_atom_names
+    from layoutalg.nvidia.blackwell.tmem_copy import SHAPES, ld_name, tmem_copy_op
+    from layoutalg.nvidia.blackwell.umma import umma_atom, umma_atom_names
 
     rng = random.Random(seed)
     by_family: dict = {}
@@ -69,7 +67,7 @@ def cases(n: int = 48, seed: int = 0) -> list[tuple[str, tuple, str, bool]]:
 
 
 def snippet(case: tuple) -> str:
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     name, (M, N), op, _ = case
     a = umma_atom(name)
@@ -94,18 +92,12 @@ def snippet(case: tuple) -> str:
     return "\n".join(lines)
 
 
-def sha(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()
-
-
 def key(case: tuple) -> str:
     name, (M, N), op, _ = case
     return f"{name}|{M}x{N}|{op}"
 
 
-def record(path: str = RECORDING) -> dict:
-    import json
-
+def record(rec: OracleRecorder) -> dict:
     from layoutalg.interop.cutecpp import run_snippets
 
     cs = cases()
@@ -113,7 +105,7 @@ def record(path: str = RECORDING) -> dict:
     res = run_snippets(snips, headers=HEADERS, prelude=PRELUDE, chunk=50, jobs=1,
                        expect_refusal=[c[3] for c in cs], refusal_chunk=8)
     data: dict = {
-        **recording_header("flock /tmp/cute.lock python tests/cute_tmem_accum_cases.py --record (g++ -std=c++17 on the host, "
+        **rec.provenance("flock /tmp/cute.lock python tests/cute_tmem_accum_cases.py --record (g++ -std=c++17 on the host, "
                "CUTLASS 4.2 wheel headers; no GPU)"),
         "cases": {},
     }
@@ -124,36 +116,23 @@ def record(path: str = RECORDING) -> dict:
         else:
             entry["refused"] = out.message
         data["cases"][key(c)] = entry
-    with open(path, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-        fh.write("\n")
     return data
 
 
-if __name__ == "__main__":  # pragma: no cover - a recording tool
-    import sys
-
-    if "--record" in sys.argv:
-        d = record()
-        print(f"recorded {len(d['cases'])} cases -> {RECORDING}; refused: "
-              f"{sum('refused' in v for v in d['cases'].values())}")
-
-
 # ------------------------------------------------------------------------------ tcgen05.cp tilings
-UTCCP_RECORDING = os.path.join(os.path.dirname(__file__), "data", "cute", "tmem_utccp.json")
 UTCCP_TYPES = {"uint32_t": 32, "uint8_t": 8}
 
 
 def utccp_cases() -> list[tuple[str, str, int]]:
     """(UTCCP op, value type, 32-bit columns of the TMEM tensor): every op, two types, two widths."""
-    from layoutalg.nvidia.tmem_copy import tmem_copy_names
+    from layoutalg.nvidia.blackwell.tmem_copy import tmem_copy_names
 
     return [(op, t, c) for op in tmem_copy_names() if "UTCCP" in op for t in UTCCP_TYPES for c in (8, 16)]
 
 
 def utccp_tensor(case: tuple):
     from layoutalg.layout import Layout
-    from layoutalg.nvidia.tmem_accum import dp
+    from layoutalg.nvidia.blackwell.tmem_accum import dp
 
     _op, t, c = case
     bits = UTCCP_TYPES[t]
@@ -180,15 +159,13 @@ def utccp_key(case: tuple) -> str:
     return "{}|{}|{}cols".format(*case)
 
 
-def record_utccp(path: str = UTCCP_RECORDING) -> dict:
-    import json
-
+def record_utccp(rec: OracleRecorder) -> dict:
     from layoutalg.interop.cutecpp import run_snippets
 
     cs = utccp_cases()
     snips = [utccp_snippet(c) for c in cs]
     res = run_snippets(snips, headers=HEADERS, chunk=50, jobs=1)
-    data: dict = {**recording_header("flock /tmp/cute.lock python tests/cute_tmem_accum_cases.py --record-utccp (g++ on the "
+    data: dict = {**rec.provenance("flock /tmp/cute.lock python tests/cute_tmem_accum_cases.py --record-utccp (g++ on the "
                          "host, CUTLASS 4.2 wheel headers; no GPU)", compiler_line=False), "cases": {}}
     for c, s, out in zip(cs, snips, res):
         entry = {"sha1": sha(s)}
@@ -197,12 +174,12 @@ def record_utccp(path: str = UTCCP_RECORDING) -> dict:
         else:
             entry["refused"] = out.message
         data["cases"][utccp_key(c)] = entry
-    with open(path, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-        fh.write("\n")
     return data
 
 
-if __name__ == "__main__" and "--record-utccp" in __import__("sys").argv:  # pragma: no cover
-    d = record_utccp()
-    print(f"recorded {len(d['cases'])} UTCCP cases; refused {sum('refused' in v for v in d['cases'].values())}")
+REC = OracleRecorder("cute", "tmem_accum", record, script="cute_tmem_accum_cases")
+UREC = OracleRecorder("cute", "tmem_utccp", record_utccp, script="cute_tmem_accum_cases", flag="--record-utccp")
+RECORDING, UTCCP_RECORDING = str(REC.path), str(UREC.path)
+
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main(others=[UREC]))

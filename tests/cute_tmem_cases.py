@@ -5,17 +5,16 @@ bit address), ``SrcLayout``, ``DstLayout``, ``RefLayout`` and ``Copy_Atom<Op, T>
 ``float`` and ``half_t``. ``python tests/cute_tmem_cases.py --record`` compiles every atom the
 headers define (``cute/atom/copy_traits_sm100.hpp``; 4 programs of ~50 snippets, about a minute of
 g++) and writes ``tests/data/cute/tmem_atoms.json``; ``tests/test_nvidia_tmem_cute.py`` replays
-it against :mod:`layoutalg.nvidia.tmem_copy` and recompiles a small sample every run.
+it against :mod:`layoutalg.nvidia.blackwell.tmem_copy` and recompiles a small sample every run.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import pathlib
 import re
 
-from cute_oracle import norm, recording_header  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
+from cute_oracle import norm  # noqa: F401 (the tests read C.norm)
+from oracle_recorder import OracleRecorder, sha  # noqa: F401 (the tests read C.sha)
 
 HEADERS = (
     "cute/tensor.hpp",
@@ -23,7 +22,6 @@ HEADERS = (
     "cute/atom/copy_traits_sm100.hpp",
     "cutlass/version.h",
 )
-RECORDING = os.path.join(os.path.dirname(__file__), "data", "cute", "tmem_atoms.json")
 VALUE_TYPES = ("float", "half_t")
 _TRAITS = re.compile(r"struct Copy_Traits<(SM100_(?:TMEM_LOAD|TMEM_STORE|UTCCP)_[A-Za-z0-9_]+)>")
 
@@ -49,10 +47,6 @@ def snippet(name: str) -> str:
     return "\n".join(lines)
 
 
-def sha(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()
-
-
 def parse_output(text: str) -> dict:
     """CuTe's printout of one snippet -> {"ThrID": ..., ..., "atom.float": "Copy_Atom\\n  ThrID: ..."}."""
     out: dict = {}
@@ -73,18 +67,16 @@ def parse_output(text: str) -> dict:
     return out
 
 
-def record(path: str = RECORDING) -> dict:
-    """Compile every TMEM copy atom of the headers (~50 per program) and write the recording."""
-    import json
-
+def record(rec: OracleRecorder) -> dict:
+    """Compile every TMEM copy atom of the headers (~50 per program): the recording."""
     from layoutalg.interop.cutecpp import run_snippets
 
     names = header_atom_names()
     snips = [snippet(n) for n in names]
     res = run_snippets(snips, headers=HEADERS, chunk=50, jobs=1)
     data: dict = {
-        **recording_header("flock /tmp/cute.lock python tests/cute_tmem_cases.py --record (g++ -std=c++17 on the host, "
-               "CUTLASS 4.2 wheel headers; no GPU)"),
+        **rec.provenance("flock /tmp/cute.lock python tests/cute_tmem_cases.py --record (g++ -std=c++17 on the host, "
+                         "CUTLASS 4.2 wheel headers; no GPU)"),
         "header": "cute/atom/copy_traits_sm100.hpp",
         "atoms": {},
     }
@@ -92,15 +84,11 @@ def record(path: str = RECORDING) -> dict:
         if not isinstance(out, str):
             raise RuntimeError(f"{n}: CuTe refused it: {out.message}")
         data["atoms"][n] = {"sha1": sha(s), **parse_output(out)}
-    with open(path, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-        fh.write("\n")
     return data
 
 
-if __name__ == "__main__":  # pragma: no cover - a recording tool
-    import sys
+REC = OracleRecorder("cute", "tmem_atoms", record, script="cute_tmem_cases")
+RECORDING = str(REC.path)
 
-    if "--record" in sys.argv:
-        d = record()
-        print(f"recorded {len(d['atoms'])} atoms -> {RECORDING}")
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main())

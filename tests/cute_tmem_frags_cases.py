@@ -9,15 +9,13 @@ Each case is (kind, template arguments, shape): ``tmem_frg_ws_1sm<T, S>`` (the `
 
 from __future__ import annotations
 
-import hashlib
-import os
 import random
 from typing import Any
 
-from cute_oracle import norm, parse_fields as parse, recording_header  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
+from cute_oracle import norm, parse_fields as parse  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
+from oracle_recorder import OracleRecorder, sha  # noqa: F401 (the tests read C.sha)
 
 HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_traits_sm100.hpp", "cutlass/version.h")
-RECORDING = os.path.join(os.path.dirname(__file__), "data", "cute", "tmem_frags.json")
 CPP = {"f32": ("float", 32), "s32": ("int32_t", 32), "f16": ("half_t", 16), "bf16": ("bfloat16_t", 16),
        "u32": ("uint32_t", 32), "tf32": ("tfloat32_t", 32), "u8": ("uint8_t", 8), "e4m3": ("float_e4m3_t", 8),
        "s8": ("int8_t", 8), "e2m1": ("float_e2m1_t", 4), "e3m2": ("float_e3m2_t", 6),
@@ -31,7 +29,7 @@ def _rest(rng: random.Random, n: int) -> tuple:
 
 def cases(seed: int = 0) -> list[tuple[str, tuple, Any, bool]]:
     """(kind, template args, shape, CuTe refuses?): a random sweep of the three fragment kinds."""
-    from layoutalg.nvidia.blockscale import smem_sf_layout
+    from layoutalg.nvidia.blackwell.blockscale import smem_sf_layout
 
     rng = random.Random(seed)
     out: list = []
@@ -115,10 +113,6 @@ def key(case: tuple) -> str:
     return f"{frg_type(case)}|{case[2]}"
 
 
-def sha(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()
-
-
 # --- the FrgTypeSFA / FrgTypeSFB of block-scaled UMMA atoms over CTA tiles, as CUTLASS's collective makes them
 ATOM_HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_traits_sm100.hpp",
                 "cutlass/detail/sm100_blockscaled_layout.hpp", "cutlass/version.h")
@@ -133,7 +127,7 @@ def atom_cases() -> list[tuple[str, tuple]]:
 
 def atom_snippet(case: tuple) -> str:
     from cute_blockscale_cases import smem_snippet
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     a = umma_atom(case[0])
     lines = smem_snippet(case).splitlines()[:3]  # the tiled MMA, the config, the tile shape
@@ -149,16 +143,14 @@ def atom_key(case: tuple) -> str:
     return "{}|{}x{}x{}".format(case[0], *case[1])
 
 
-def record(path: str = RECORDING) -> dict:
-    import json
-
+def record(rec: OracleRecorder) -> dict:
     from layoutalg.interop.cutecpp import run_snippets
 
     cs = cases()
     snips = [snippet(c) for c in cs]
     res = run_snippets(snips, headers=HEADERS, chunk=50, jobs=1, expect_refusal=[c[3] for c in cs], refusal_chunk=6)
     data: dict = {
-        **recording_header("flock /tmp/cute.lock python tests/cute_tmem_frags_cases.py --record (g++ -std=c++17 on the host, "
+        **rec.provenance("flock /tmp/cute.lock python tests/cute_tmem_frags_cases.py --record (g++ -std=c++17 on the host, "
                "CUTLASS 4.2 wheel headers; no GPU): make_tensor<UMMA::tmem_*_frg*<...>>(shape).layout()"),
         "cases": {},
     }
@@ -179,16 +171,11 @@ def record(path: str = RECORDING) -> dict:
         else:
             entry["refused"] = o.message[-400:]
         data["atom_cases"][atom_key(c)] = entry
-    with open(path, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-        fh.write("\n")
     return data
 
 
-if __name__ == "__main__":  # pragma: no cover - a recording tool
-    import sys
+REC = OracleRecorder("cute", "tmem_frags", record, script="cute_tmem_frags_cases")
+RECORDING = str(REC.path)
 
-    if "--record" in sys.argv:
-        d = record()
-        print(f"recorded {len(d['cases'])} cases -> {RECORDING}; refused: "
-              f"{sum('refused' in v for v in d['cases'].values())}")
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main())

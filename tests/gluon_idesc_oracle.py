@@ -5,16 +5,14 @@ the requested majors, accumulator in tensor memory) is compiled for ``cuda:100``
 PTX; the instruction descriptor is the 32-bit immediate Triton moves into the register that
 ``tcgen05.mma`` reads. The wheel's ``ptxas-blackwell`` can assemble the PTX (``assemble``).
 
-    python tests/gluon_idesc_oracle.py      # (re)writes tests/data/gluon_idesc.json
+    python tests/gluon_idesc_oracle.py --record   # (re)writes tests/data/gluon_idesc.json
 
 No sm_100 GPU runs anything here.
 """
 
 from __future__ import annotations
 
-import datetime
 import hashlib
-import json
 import pathlib
 import re
 import subprocess
@@ -22,9 +20,7 @@ import tempfile
 from typing import Any
 
 from gluon_oracle import load_module
-
-HERE = pathlib.Path(__file__).resolve().parent
-DATA = HERE / "data" / "gluon_idesc.json"
+from oracle_recorder import DATA as _DATA_DIR, OracleRecorder
 
 SOURCE = '''
 from triton.experimental import gluon
@@ -202,9 +198,7 @@ def assemble(ptx: str) -> subprocess.CompletedProcess:
                               capture_output=True, text=True, timeout=120)
 
 
-def record() -> None:
-    import triton
-
+def record(rec: OracleRecorder) -> dict:
     rows = []
     for cfg in configurations():
         try:
@@ -217,14 +211,14 @@ def record() -> None:
         asm = assemble(ptx)
         rows.append({**cfg, "idescs": [f"0x{w:08x}" for w in words], "ptx_line": line, "ptxas_blackwell_ok": asm.returncode == 0})
         print(f"{cfg['args']}: {[hex(w) for w in words]}  {line}  ptxas rc={asm.returncode} {asm.stderr.strip()[:200]}")
-    DATA.write_text(json.dumps({
-        "produced_by": "python tests/gluon_idesc_oracle.py (Gluon compiled for cuda:100 to PTX on a CPU; ptxas-blackwell -arch=sm_100a)",
-        "triton": triton.__version__,
-        "date": datetime.date.today().isoformat(),
-        "cases": rows,
-    }, indent=1) + "\n")
-    print(f"wrote {len(rows)} to {DATA}")
+    return {**rec.provenance("python tests/gluon_idesc_oracle.py --record (Gluon compiled for cuda:100 to PTX on a CPU; "
+                             "ptxas-blackwell -arch=sm_100a)"), "cases": rows}
 
 
-if __name__ == "__main__":
-    record()
+# the recording keeps its place (tests/data/gluon_idesc.json: the library's docs and notebooks name it)
+REC = OracleRecorder("gluon", "idesc", record, script="gluon_idesc_oracle", path=_DATA_DIR / "gluon_idesc.json",
+                     json_options={"indent": 1})
+DATA = REC.path
+
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main())

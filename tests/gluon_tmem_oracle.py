@@ -17,7 +17,8 @@ import random
 import subprocess
 import sys
 
-RECORDING = os.path.join(os.path.dirname(__file__), "data", "gluon", "tmem_reg_layouts.json")
+from oracle_recorder import OracleRecorder
+
 TTGL_TYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f8e4m3": "float8e4nv", "i8": "int8",
               "f8e5m2": "float8e5", "i32": "int32"}
 
@@ -96,33 +97,19 @@ def random_configs(n: int, seed: int = 0) -> list[dict]:
     return out
 
 
-def record(n: int = 400, path: str = RECORDING) -> dict:
-    import datetime
-
-    import triton
-
+def record(rec: OracleRecorder, n: int = 400) -> dict:
     cfgs = random_configs(n)
     ans = ask(cfgs)
-    data = {"triton": triton.__version__,
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "how": f"python tests/gluon_tmem_oracle.py --record (random_configs({n}, seed=0); Triton's "
-                   "get_tmem_reg_layout on the CPU, one worker process; no GPU)",
+    return {**rec.provenance(f"python tests/gluon_tmem_oracle.py --record (random_configs({n}, seed=0); Triton's "
+                             "get_tmem_reg_layout on the CPU, one worker process; no GPU)"),
             "cases": [{"config": c, "triton": a} for c, a in zip(cfgs, ans)]}
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as fh:
-        json.dump(data, fh, indent=0, sort_keys=True)
-        fh.write("\n")
-    return data
 
+
+REC = OracleRecorder("gluon", "tmem_reg_layouts", record, script="gluon_tmem_oracle", json_options={"indent": 0, "sort_keys": True})
+RECORDING = str(REC.path)
 
 if __name__ == "__main__":  # pragma: no cover - a recording tool
-    if "--record" in sys.argv:
-        d = record()
-        kinds: dict = {}
-        for c in d["cases"]:
-            k = next(iter(c["triton"]))
-            kinds[k] = kinds.get(k, 0) + 1
-        print(f"recorded {len(d['cases'])} configurations -> {RECORDING}: {kinds}")
+    raise SystemExit(REC.main())
 
 
 # ------------------------------------------------------------------------------- sm_100a PTX

@@ -4,7 +4,7 @@ Each C++ case is a snippet that builds a tensor (or layout) of a random element 
 address space and prints it as CuTe prints it -- ``print(t)``, or ``print_tensor(t)`` with values --
 then, after a marker line, CuTe's own element offsets of every index ``i < size``: ``&t(i) - base``
 for tensors over a (possibly swizzled) pointer of whole bytes, ``t.layout()(i)`` otherwise. parse
-must read the print and give that function. ``python tests/print_cases.py`` records the answers in
+must read the print and give that function. ``python tests/print_cases.py --record`` records the answers in
 tests/data/cute/prints.json; the tests replay them and compile a small live sample each run.
 
 The DSL cases print ``cute.make_tensor(ptr, L)`` and ``L`` for layouts exported with
@@ -22,11 +22,11 @@ import random
 from typing import Any
 
 import cute_oracle as co
+from oracle_recorder import OracleRecorder
 from layoutalg import Layout
 from layoutalg.composed import ComposedLayout
 from layoutalg.swizzle import Swizzle
 
-DATA = pathlib.Path(__file__).parent / "data" / "cute" / "prints.json"
 MARK = "@@offsets@@"
 
 #: C++ element types and their widths in bits
@@ -202,30 +202,25 @@ def offsets(L: Any) -> list[int]:
     return [int(L(i)) for i in range(int(L.size()))]
 
 
-if __name__ == "__main__":
-    import datetime
-    import sys
+def record(rec: OracleRecorder) -> str:
+    """CuTe C++'s prints and offsets of :func:`cpp_cases`, the CuTe DSL's prints of :func:`dsl_cases`: the recording."""
     import tempfile
-
-    from layoutalg.interop import cutecpp
+    from importlib.metadata import version
 
     cases = run_cpp(cpp_cases())
     with tempfile.TemporaryDirectory() as d:
         dsl = dsl_cases()
         lines = run_dsl([e for _, e in dsl], pathlib.Path(d))
-    import cutlass  # noqa: F401 - the DSL's version, for the record
-
-    from importlib.metadata import version
-
-    head = {
-        "how": "python tests/print_cases.py: CuTe C++ prints (g++ against the CUTLASS headers) with CuTe's own "
-               "element offsets; CuTe DSL prints (@cute.jit traced on the CPU) of layouts exported by to_cute_dsl",
-        "when": datetime.date.today().isoformat(),
-        "cute_cpp": cutecpp.cute_version(),
-        "cute_dsl": version("nvidia-cutlass-dsl"),
-    }
+    head = rec.provenance("python tests/print_cases.py --record: CuTe C++ prints (g++ against the CUTLASS headers) with CuTe's "
+                          "own element offsets; CuTe DSL prints (@cute.jit traced on the CPU) of layouts exported by to_cute_dsl",
+                          version_key="cute_cpp", compiler_line=False, cute_dsl=version("nvidia-cutlass-dsl"))
     rows = {"cpp": cases, "dsl": [{"layout": str(L), "expr": e, "printed": p, "offsets": offsets(L)} for (L, e), p in zip(dsl, lines)]}
-    text = json.dumps(head, indent=1)[:-2] + ",\n" + ",\n".join(
+    return json.dumps(head, indent=1)[:-2] + ",\n" + ",\n".join(
         f' "{k}": [\n' + ",\n".join("  " + json.dumps(x) for x in v) + "\n ]" for k, v in rows.items()) + "\n}\n"
-    DATA.write_text(text)
-    print(f"recorded {len(cases)} C++ and {len(lines)} DSL prints in {DATA}", file=sys.stderr)
+
+
+REC = OracleRecorder("cute", "prints", record, script="print_cases")
+DATA = REC.path
+
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main())

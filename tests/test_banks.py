@@ -86,7 +86,7 @@ def _ldmatrix_addresses(tile, element_bytes, mn0, k0, k_major):
 @pytest.mark.parametrize("major", ["K", "MN"])
 @pytest.mark.parametrize("swizzle", [0, 32, 64, 128])
 def test_ldmatrix_on_canonical_wgmma_tiles_is_conflict_free(major, swizzle):
-    from layoutalg.nvidia import wgmma
+    from layoutalg.nvidia.hopper import wgmma
 
     tile = wgmma.tile(major, swizzle, "bf16", (64, 64))
     for mn0 in range(0, 64, 16):
@@ -96,7 +96,7 @@ def test_ldmatrix_on_canonical_wgmma_tiles_is_conflict_free(major, swizzle):
 
 
 def test_ldmatrix_via_tv_layout_matches_addresses():
-    from layoutalg.nvidia import wgmma
+    from layoutalg.nvidia.hopper import wgmma
 
     tile = wgmma.tile("K", 128, "bf16", (64, 64))
     # lane (t0, t1, t2) = (row in matrix, row block, k block); value v = column in the 16-byte row

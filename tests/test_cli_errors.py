@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from layoutalg import cli
-from layoutalg.nvidia.descriptor import MatrixDescriptor, Tcgen05Descriptor
-from layoutalg.nvidia.wgmma import descriptor_from_layout, k_block_descriptors, tile
+from layoutalg.nvidia.blackwell.descriptor import MatrixDescriptor, Tcgen05Descriptor
+from layoutalg.nvidia.hopper.wgmma import descriptor_from_layout, k_block_descriptors, tile
 
 BAD = [
     [],

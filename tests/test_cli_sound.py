@@ -16,8 +16,10 @@ import pytest
 
 from layoutalg.cli import fragment_lines, main
 from layoutalg.errors import LayoutError
-from layoutalg.nvidia import atoms, ldmatrix, mma, tma, wgmma, wgmma_fragments
-from layoutalg.nvidia.dtypes import dtype_bits, dtype_name
+from layoutalg.nvidia import atoms
+from layoutalg.nvidia.ampere import ldmatrix, mma
+from layoutalg.nvidia.hopper import tma, wgmma, wgmma_fragments
+from layoutalg.nvidia.common.dtypes import dtype_bits, dtype_name
 from layoutalg.parse import parse
 
 L = "(8,64):(64,1)"

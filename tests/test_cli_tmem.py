@@ -6,7 +6,6 @@ sm_100 hardware."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
@@ -125,9 +124,8 @@ def test_atoms_and_export_know_the_tmem_atoms(capsys):
     assert code == 0 and out.count("copy SM100_UTCCP_") == 12
     code, out, _ = run(capsys, "atoms", "SM100_TMEM_LOAD_32dp32b4x", "--dtype", "f32")
     assert code == 0 and "ValLayoutDst: (32,4):(4,1)" in out  # thread t's 4 registers: values 4t .. 4t+3
-    if os.path.exists(C.RECORDING):  # and the whole print is CuTe 4.2's Copy_Atom<SM100_TMEM_LOAD_32dp32b4x, float>
-        with open(C.RECORDING) as fh:
-            want = json.load(fh)["atoms"]["SM100_TMEM_LOAD_32dp32b4x"]["atom.float"]
+    if C.REC.data is not None:  # and the whole print is CuTe 4.2's Copy_Atom<SM100_TMEM_LOAD_32dp32b4x, float>
+        want = C.REC.data["atoms"]["SM100_TMEM_LOAD_32dp32b4x"]["atom.float"]
         assert C.norm(want) in out
     code, out, _ = run(capsys, "export", "--cpp", "SM100_TMEM_LOAD_16dp256b1x", "--dtype", "f16")
     assert code == 0 and out.splitlines()[0] == "Copy_Atom<SM100_TMEM_LOAD_16dp256b1x, half_t>{}"

@@ -3,8 +3,10 @@ the host against CuTe's headers (:mod:`layoutalg.interop.cutecpp`), with identic
 aside) and identical function required; CuTe's compile-time refusals against layoutalg's LayoutErrors
 in both directions.
 
-Every snippet of this module is built in one batch (a module-scoped fixture), so the compiler runs
-a few large programs in parallel. The inputs are spelled with ``to_cute_cpp``, so the export is
+CuTe's answers to every snippet of this module are recorded in tests/data/cute/conformance.json
+(``python tests/test_cute_conformance.py --record``, g++ on the host) and replayed each run; a live
+sample of them is compiled each run (one program) and must print as recorded, and a snippet the
+recording lacks is compiled on the spot. The inputs are spelled with ``to_cute_cpp``, so the export is
 checked at the same time: CuTe reads back exactly what layoutalg holds.
 """
 
@@ -16,13 +18,13 @@ import numpy as np
 import pytest
 
 import cute_oracle as co
+from oracle_recorder import SnippetRecorder
 import layoutalg as la
 from layoutalg import Layout, LayoutError, parse
 from layoutalg.algebra import CompositionError, cute_construction_only
 from layoutalg.composed import ComposedLayout
 from layoutalg.interop import cutecpp
 
-pytestmark = pytest.mark.skipif(cutecpp.available() is not None, reason=str(cutecpp.available()))
 
 # Cases CuTe refuses at compile time (a static_assert or an ill-formed instantiation), hand-picked so
 # that each of its checks is hit once; layoutalg must refuse each with a LayoutError. The second
@@ -61,15 +63,26 @@ REFUSED_BY_CUTE = {
 }
 
 
-@pytest.fixture(scope="module")
-def results():
-    """Every case of this module, run through CuTe in one batch: ({op: [(case, answer)]}, hand-picked answers)."""
+def _batch() -> tuple[list, list[str], dict]:
+    """Every case of this module, its snippets and run_snippets' keywords (one batch)."""
     cases = co.algebra_cases() + co.swizzle_cases() + co.named_cases()
     picked = list(REFUSED_BY_CUTE.values())
     # the accepted cases in big programs; the refused ones (each failure costs a rebuild) in small ones
     snippets = [c.cpp for c in cases] + [p[0] for p in picked]
     flags = [c.refused for c in cases] + [True] * len(picked)
-    out = cutecpp.run_snippets(snippets, chunk=250, expect_refusal=flags)
+    return cases, snippets, {"chunk": 250, "expect_refusal": flags}
+
+
+REC = SnippetRecorder("conformance", lambda: [_batch()[1:]], script="test_cute_conformance", live=40)
+pytestmark = REC.needs
+
+
+@pytest.fixture(scope="module")
+def results():
+    """Every case of this module, answered by CuTe (recorded, a live sample recompiled): ({op: [(case, answer)]},
+    hand-picked answers)."""
+    cases, snippets, kw = _batch()
+    out = REC.run_snippets(snippets, **kw)
     by_op: dict[str, list] = collections.defaultdict(list)
     for c, o in zip(cases, out):
         by_op[c.op].append((c, o))
@@ -100,7 +113,7 @@ NAMED: collections.Counter = collections.Counter()
 def test_cute_version_and_case_count(results):
     by_op, _ = results
     agreed = sum(1 for pairs in by_op.values() for c, o in pairs if not c.refused and not isinstance(o, cutecpp.CompileFailure))
-    print(f"\nCuTe {cutecpp.cute_version()} ({', '.join(cutecpp.include_dirs()[:1])}): {agreed} random cases over {len(by_op)} ops")
+    print(f"\nCuTe {REC.data['cute_version']} ({REC.relpath}): {agreed} random cases over {len(by_op)} ops")
     assert agreed >= 2000
     assert set(by_op) == set(OPS)
 
@@ -213,3 +226,7 @@ def test_named_differences(results):
                  "left_inverse: overlapping modes have no quasi-inverse", "upcast: sub-vector modes that are not a layout of vectors",
                  "downcast: CuTe grows every unit-stride mode"):
         assert seen[want] >= 1, want
+
+
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main())

@@ -1,6 +1,6 @@
 """Names as CuTe spells them, checked against CuTe C++ 4.2 compiled on the host (one batch of snippets).
 
-* every CuTe C++ type name :mod:`layoutalg.nvidia.dtypes` knows has CuTe's ``sizeof_bits``;
+* every CuTe C++ type name :mod:`layoutalg.nvidia.common.dtypes` knows has CuTe's ``sizeof_bits``;
 * ``wgmma.tile(..., order=(2, 1))`` is CuTe's ``tile_to_shape(GMMA atom, shape, Step<_2,_1>{})``
   (and the default order CuTe's default), for every GMMA atom type, both majors, every swizzle;
 * ``copy_atom(name, T)`` is refused exactly where CuTe's ``Copy_Atom<name, T>`` fails to compile, and
@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import pytest
 
+from oracle_recorder import SnippetRecorder
 from layoutalg import parse
 from layoutalg.errors import LayoutError
 from layoutalg.interop import cutecpp
 from layoutalg.interop.cute import CUTE_TYPES, to_cute_cpp
-from layoutalg.nvidia import atoms, wgmma
-from layoutalg.nvidia.dtypes import CUTE_NAMES, DTYPE_BITS, dtype_name
+from layoutalg.nvidia import atoms
+from layoutalg.nvidia.hopper import wgmma
+from layoutalg.nvidia.common.dtypes import CUTE_NAMES, DTYPE_BITS, dtype_name
 
 pytestmark = pytest.mark.skipif(cutecpp.available() is not None, reason=str(cutecpp.available()))
 
@@ -69,11 +71,21 @@ def _cases() -> tuple[dict[str, str], dict[str, bool]]:
     return out, refuse
 
 
+def _batch() -> tuple[list[str], list[str], dict]:
+    cases, refuse = _cases()
+    names = list(cases)
+    return names, [cases[n] for n in names], {"headers": HEADERS, "chunk": 200,
+                                              "expect_refusal": [refuse.get(n, False) for n in names]}
+
+
+REC = SnippetRecorder("cute_names", lambda: [_batch()[1:]], script="test_cute_names")
+
+
 @pytest.fixture(scope="module")
 def printed() -> dict[str, object]:
     cases, refuse = _cases()
     names = list(cases)
-    res = cutecpp.run_snippets([cases[n] for n in names], headers=HEADERS, chunk=200,
+    res = REC.run_snippets([cases[n] for n in names], headers=HEADERS, chunk=200,
                                expect_refusal=[refuse.get(n, False) for n in names])
     return dict(zip(names, res))
 
@@ -134,3 +146,7 @@ def test_copy_atom_refuses_exactly_where_cute_does(printed) -> None:
             widths = [int(w) for w in listed.split(", ")]
             assert [w for w in widths if w in VALUE_TYPES.values()] == fits_cute, (op, msg)
     assert checked == len(COPIES) * len(VALUE_TYPES) and refused >= 4
+
+
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main())

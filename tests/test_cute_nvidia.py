@@ -12,14 +12,16 @@ import re
 import pytest
 
 import cute_oracle as co
+from oracle_recorder import SnippetRecorder
 from layoutalg import Layout, parse
 from layoutalg.composed import ComposedLayout
 from layoutalg.interop import cutecpp
 from layoutalg.interop.cute import CUTE_MMA_SYNC_ATOMS, CUTE_TYPES, to_cute_cpp
-from layoutalg.nvidia import wgmma, wgmma_fragments
-from layoutalg.nvidia.descriptor import MatrixDescriptor
-from layoutalg.nvidia import atoms, mma
-from layoutalg.nvidia.mma import fragment
+from layoutalg.nvidia.hopper import wgmma, wgmma_fragments
+from layoutalg.nvidia.hopper.descriptor import MatrixDescriptor
+from layoutalg.nvidia import atoms
+from layoutalg.nvidia.ampere import mma
+from layoutalg.nvidia.ampere.mma import fragment
 from layoutalg.swizzle import Swizzle
 from test_nvidia_mma_cute import HEADERS, SM80_ATOMS
 
@@ -124,11 +126,15 @@ def _cases() -> dict[str, str]:
     return out
 
 
+REC = SnippetRecorder("cute_nvidia", lambda: [(list(_cases().values()), {"headers": HEADERS, "chunk": 150})],
+                      script="test_cute_nvidia")
+
+
 @pytest.fixture(scope="module")
 def printed() -> dict[str, str]:
     cases = _cases()
     names = list(cases)
-    res = cutecpp.run_snippets([cases[n] for n in names], headers=HEADERS, chunk=150)
+    res = REC.run_snippets([cases[n] for n in names], headers=HEADERS, chunk=150)
     bad = {n: r for n, r in zip(names, res) if isinstance(r, cutecpp.CompileFailure) and not n.startswith("name|")}
     assert not bad, f"CuTe refused {len(bad)} snippets, e.g. {next(iter(bad.items()))}"
     return dict(zip(names, res))
@@ -260,3 +266,7 @@ def test_exported_atoms_print_the_fragments(printed):
         n += 1
     assert n >= 150
     assert {x for x in names if x.startswith("SM90_64x")} and len(names) >= 60
+
+
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main())

@@ -5,8 +5,6 @@ expressions), and the CuTe DSL ops built on the CPU. None of it ran on sm_100 ha
 
 from __future__ import annotations
 
-import json
-import os
 import warnings
 
 import pytest
@@ -15,13 +13,10 @@ import cute_tmem_cases as C
 from layoutalg import LayoutError
 from layoutalg.interop import cutecpp
 from layoutalg.interop.cute import to_cute_cpp, to_cute_dsl
-from layoutalg.nvidia.tmem_copy import tmem_copy_atom, tmem_copy_names, tmem_copy_op
+from layoutalg.nvidia.blackwell.tmem_copy import tmem_copy_atom, tmem_copy_names, tmem_copy_op
 
-REC = None
-if os.path.exists(C.RECORDING):
-    with open(C.RECORDING) as _fh:
-        REC = json.load(_fh)
-needs = pytest.mark.skipif(REC is None, reason="no CuTe recording (python tests/cute_tmem_cases.py --record)")
+REC = C.REC.data
+needs = C.REC.needs
 OURS = {"float": "f32", "half_t": "f16"}
 
 
@@ -39,7 +34,7 @@ def test_every_atom_exports_what_cute_printed():
     assert n == 320
 
 
-@pytest.mark.skipif(cutecpp.available() is not None, reason="CuTe headers not here")
+@C.REC.live
 def test_exported_cpp_compiles_and_prints_back():
     """One program: exported Copy_Atom<Op, T>{} for loads, stores and tcgen05.cp over six value types, printed by CuTe."""
     pick = [("SM100_TMEM_LOAD_32dp32b8x", "f32"), ("SM100_TMEM_LOAD_16dp256b2x_16b", "bf16"),

@@ -95,8 +95,8 @@ def test_check_flag_reports_stale_pages(gen, tmp_path):
 
 def test_api_covers_every_public_name(gen):
     import layoutalg
-    import layoutalg.nvidia.mma as mma
-    import layoutalg.nvidia.wgmma as wgmma
+    import layoutalg.nvidia.ampere.mma as mma
+    import layoutalg.nvidia.hopper.wgmma as wgmma
 
     text, _ = gen.generate_api()
     for mod in (layoutalg, mma, wgmma):
@@ -106,14 +106,14 @@ def test_api_covers_every_public_name(gen):
 
 def test_crossref_calls_rebuild_the_catalog(gen):
     """Every mma catalog entry's call, as printed in the cross-reference, rebuilds that entry's fragment."""
-    from layoutalg.nvidia import mma
+    from layoutalg.nvidia.ampere import mma
 
     entries = mma.catalog()
     for e in entries:
-        assert gen._eval_call(gen.mma_call(e)) == e.fragment()
+        assert gen.eval_call(gen.mma_call(e)) == e.fragment()
     text = gen.generate_crossref()
     # every PTX formula of the catalog, and every mma section, appears
-    from layoutalg.nvidia.ptx_formulas import FORMULAS
+    from layoutalg.nvidia.common.ptx_formulas import FORMULAS
 
     for key in FORMULAS:
         assert f'FORMULAS["{key}"]' in text, key
@@ -136,7 +136,7 @@ def test_crossref_calls_in_backticks_evaluate(gen):
     for call in calls:
         if "layout, dtype" in call or "tile, dtype" in call:
             continue
-        gen._eval_call(call)
+        gen.eval_call(call)
 
 
 def test_index_links_every_page():

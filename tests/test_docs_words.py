@@ -72,7 +72,7 @@ def test_stated_defaults_are_the_codes():
     assert ("wgmma.md", "strict", "False") in stated
     for page, name, value in stated:
         assert value in defaults.get(name, set()), f"{page}: the default {name}={value} is not the code's ({defaults.get(name)})"
-    from layoutalg.nvidia.wgmma import descriptor_from_layout
+    from layoutalg.nvidia.hopper.wgmma import descriptor_from_layout
 
     assert inspect.signature(descriptor_from_layout).parameters["strict"].default is False
 

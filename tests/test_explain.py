@@ -1,7 +1,7 @@
 """explain(): formulas for layouts, swizzled tiles, fragments and partitions, proven and short.
 
 The oracles are independent of explain's own search: the PTX ISA's formulas as transcribed in
-``layoutalg.nvidia.ptx_formulas`` (evaluated with numpy, compared on every (lane, i)), the
+``layoutalg.nvidia.common.ptx_formulas`` (evaluated with numpy, compared on every (lane, i)), the
 layouts' own tables, and hand-written expected formulas for the textbook cases.
 """
 
@@ -21,8 +21,9 @@ from layoutalg import ComposedLayout, Layout, Swizzle, parse
 from layoutalg.cli import catalog_items
 from layoutalg.errors import LayoutError
 from layoutalg.explain import Explanation, count_ops, explain
-from layoutalg.nvidia import ldmatrix, mma, wgmma, wgmma_fragments
-from layoutalg.nvidia.ptx_formulas import FORMULAS, i, lane
+from layoutalg.nvidia.ampere import ldmatrix, mma
+from layoutalg.nvidia.hopper import wgmma, wgmma_fragments
+from layoutalg.nvidia.common.ptx_formulas import FORMULAS, i, lane
 from layoutalg.symbolic import bitand, bitxor, lambdify_numpy, shr
 
 from strategies import compact_layouts, layouts
@@ -279,7 +280,7 @@ SEEDS = [
 def seed_rows() -> list[str]:
     """The rows of docs/explain.md's table (``python tests/test_explain.py`` prints them)."""
     from layoutalg.explain import c_text
-    from layoutalg.nvidia.ptx_formulas import groupID, threadID_in_group
+    from layoutalg.nvidia.common.ptx_formulas import groupID, threadID_in_group
 
     names = {groupID: "groupID", threadID_in_group: "threadID_in_group"}
     out = []

@@ -170,7 +170,7 @@ def test_python_precedence_and_c_forms() -> None:
 # --- documented formulas read back ------------------------------------------------------------
 def test_every_ptx_formula_printed_as_c_reads_back_as_the_same_function() -> None:
     from layoutalg.explain import c_text
-    from layoutalg.nvidia.ptx_formulas import FORMULAS, METADATA_FORMULAS, i, lane
+    from layoutalg.nvidia.common.ptx_formulas import FORMULAS, METADATA_FORMULAS, i, lane
 
     lanes, idx = np.meshgrid(np.arange(128), np.arange(64), indexing="ij")
     args = (lanes.ravel(), idx.ravel())
@@ -204,7 +204,7 @@ def test_documented_formulas_verify_as_text() -> None:
 
 
 def test_fragment_counterexample_names_the_fragment_side() -> None:
-    from layoutalg.nvidia import mma
+    from layoutalg.nvidia.ampere import mma
 
     F = mma.fragment("m16n8k8", "f16", "C")
     v = verify(F, "lane >> 2, 2 * (lane % 4) + (i & 1)", "lane, i")
@@ -225,8 +225,10 @@ def test_every_text_input_of_the_library_runs_nothing(marker: pathlib.Path) -> N
     """Layout text (parse, CuTe C++ spellings), Gluon layout text, tiled-MMA arguments given as text, copy and
     MMA atom names, dtype names: each is read by a grammar or a name table, never evaluated."""
     from layoutalg.interop.gluon import gluon_layout
-    from layoutalg.nvidia import atoms, mma, wgmma
-    from layoutalg.nvidia.dtypes import dtype_name
+    from layoutalg.nvidia import atoms
+    from layoutalg.nvidia.ampere import mma
+    from layoutalg.nvidia.hopper import wgmma
+    from layoutalg.nvidia.common.dtypes import dtype_name
     from layoutalg.tiled import make_tiled_mma
 
     readers = [

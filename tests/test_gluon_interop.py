@@ -16,6 +16,8 @@ import pytest
 gl = pytest.importorskip("triton.experimental.gluon.language")
 
 import gluon_oracle as oracle  # noqa: E402
+import oracle_recorder as O  # noqa: E402
+from oracle_recorder import OracleRecorder  # noqa: E402
 
 from layoutalg.errors import LayoutError  # noqa: E402
 from layoutalg.gpu.mma_check import unpack_array  # noqa: E402
@@ -27,7 +29,8 @@ from layoutalg.interop.gluon import (  # noqa: E402
     linear_bases,
     to_gluon,
 )
-from layoutalg.nvidia import mma, wgmma_fragments  # noqa: E402
+from layoutalg.nvidia.ampere import mma  # noqa: E402
+from layoutalg.nvidia.hopper import wgmma_fragments  # noqa: E402
 
 HERE = os.path.dirname(__file__)
 
@@ -179,18 +182,52 @@ def _where(layout, R, C):
     return np.asarray(layout.table()).reshape(C, R).T.reshape(-1)
 
 
-@pytest.fixture(scope="module")
-def placements():
-    """Triton's compiler's placement of every case, one kernel per element width (compiled once)."""
+def _shared_cases(bits):
+    cases = _nvmma_cases(bits)
+    if bits == 16:
+        cases += [(gl.SwizzledSharedLayout(*p), (32, 64), 16) for p in SWIZZLED]
+        cases += [(gl.PaddedSharedLayout.with_identity_for([[64, 4]], [32, 64], [1, 0]), (32, 64), 16),
+                  (gl.PaddedSharedLayout.with_identity_for([[32, 2], [256, 8]], [32, 64], [0, 1]), (32, 64), 16),
+                  (gl.SharedLinearLayout([[0, 1], [0, 2], [1, 0], [0, 4], [2, 0], [4, 0]]), (8, 8), 16)]
+    return cases
+
+
+def _case_key(case) -> str:
+    return f"{case[2]}|{case[0]!r}|{case[1]}"
+
+
+def _record_placements(rec: OracleRecorder) -> dict:
+    """Triton's compiler's placement of every case, one kernel per element width."""
     out = {}
     for bits in (8, 16, 32):
-        cases = _nvmma_cases(bits)
-        if bits == 16:
-            cases += [(gl.SwizzledSharedLayout(*p), (32, 64), 16) for p in SWIZZLED]
-            cases += [(gl.PaddedSharedLayout.with_identity_for([[64, 4]], [32, 64], [1, 0]), (32, 64), 16),
-                      (gl.PaddedSharedLayout.with_identity_for([[32, 2], [256, 8]], [32, 64], [0, 1]), (32, 64), 16),
-                      (gl.SharedLinearLayout([[0, 1], [0, 2], [1, 0], [0, 4], [2, 0], [4, 0]]), (8, 8), 16)]
-        for case, where in zip(cases, oracle.shared_placements(cases)):
+        cases = _shared_cases(bits)
+        out.update({_case_key(c): [int(x) for x in w] for c, w in zip(cases, oracle.shared_placements(cases))})
+    return {**rec.provenance("python tests/test_gluon_interop.py --record (Gluon kernels compiled for sm_90 to LLVM IR "
+                             "on the CPU: each shared layout's element offsets read off the stores)"), "placements": out}
+
+
+PLACEMENTS = OracleRecorder("gluon", "shared_placements", _record_placements, script="test_gluon_interop",
+                            json_options={"sort_keys": True, "separators": (",", ":")})
+LIVE_BITS = 32  # the element width whose kernel is compiled live each run (8 cases; the others are replayed)
+
+
+@pytest.fixture(scope="module")
+def placements():
+    """Triton's compiler's placement of every case (recorded; one element width's kernel compiled live and
+    required to place every element as recorded)."""
+    if PLACEMENTS.data is None:
+        pytest.skip(f"no recording {PLACEMENTS.relpath} ({PLACEMENTS.command})")
+    recorded = PLACEMENTS.data["placements"]
+    out = {}
+    for bits in (8, 16, 32):
+        cases = _shared_cases(bits)
+        missing = [c for c in cases if _case_key(c) not in recorded]
+        assert not missing, f"cases not in {PLACEMENTS.relpath}; re-record ({PLACEMENTS.command}): {missing}"
+        wheres = [np.asarray(recorded[_case_key(c)], dtype=np.int64) for c in cases]
+        if PLACEMENTS.unavailable() is None and (bits == LIVE_BITS or O.live_setting() == "all"):
+            for c, live, want in zip(cases, oracle.shared_placements(cases), wheres):
+                assert np.array_equal(live, want), f"Triton now places {c} differently from {PLACEMENTS.relpath}"
+        for case, where in zip(cases, wheres):
             out[(gluon_layout(case[0]), case[1])] = (case, where)
     return out
 
@@ -387,7 +424,7 @@ def test_nvmma_shared_is_returned_as_one():
     """A swizzled layoutalg tile that is an NVMMASharedLayout comes back as one, not as a SharedLinearLayout."""
     from layoutalg.algebra import tile_to_shape
     from layoutalg.composed import ComposedLayout
-    from layoutalg.nvidia.wgmma import atom, tile
+    from layoutalg.nvidia.hopper.wgmma import atom, tile
 
     for sw in (32, 64, 128):
         for dt, bits in (("bf16", 16), ("tf32", 32), ("e4m3", 8)):
@@ -430,3 +467,7 @@ def test_cli_export_and_show(capsys):
     assert capsys.readouterr().out.strip() == "gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16)"
     assert main(["show", "--gluon", "NVMMASharedLayout(128, 16)", "--shape", "64,64"]) == 0
     assert "Sw<3,3,3> o _0 o (64,64):(64,1)" in capsys.readouterr().out
+
+
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(PLACEMENTS.main())

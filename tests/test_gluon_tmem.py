@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 
 import pytest
 
@@ -22,11 +21,8 @@ import gluon_tmem_oracle as O
 from layoutalg import LayoutError
 from layoutalg.interop.gluon_tmem import F2Layout, tmem_linear_layout, tmem_reg_layout
 
-REC = None
-if os.path.exists(O.RECORDING):
-    with open(O.RECORDING) as _f:
-        REC = json.load(_f)
-needs = pytest.mark.skipif(REC is None, reason="no Triton recording (python tests/gluon_tmem_oracle.py --record)")
+REC = O.REC.data
+needs = O.REC.needs
 has_triton = importlib.util.find_spec("triton") is not None
 
 
@@ -114,9 +110,9 @@ def test_f2_layout_algebra():
 
 
 @needs
-@pytest.mark.skipif(not has_triton, reason="Triton is not installed")
+@O.REC.live
 def test_triton_answers_today_as_recorded():
-    pick = [c for c in REC["cases"] if "bases" in c["triton"]][::40]
+    pick = O.REC.sample([c for c in REC["cases"] if "bases" in c["triton"]], every=40)
     pick += [c for c in REC["cases"] if "unsupported" in c["triton"]][:1]
     got = O.ask([c["config"] for c in pick])
     for c, g in zip(pick, got):
@@ -136,7 +132,7 @@ PTX_CASES = [  # (M, N, blockM, blockN, variant, warps)
 
 def _explained_by_atoms(L, ll, instrs):
     """Warp 0's registers of L are, in order, the TMEM cells of ``instrs`` (one atom each, at some base)."""
-    from layoutalg.nvidia import tmem_copy as TC
+    from layoutalg.nvidia.blackwell import tmem_copy as TC
 
     inv = {}  # (dim0, dim1) -> (row, col) of the TMEM buffer
     for row in range(128 if len(ll.bases["row"]) == 7 else 1 << len(ll.bases["row"])):

@@ -17,7 +17,8 @@ import gluon_oracle as oracle  # noqa: E402
 from layoutalg import Layout  # noqa: E402
 from layoutalg.errors import LayoutError  # noqa: E402
 from layoutalg.interop.gluon import from_gluon, gluon_layout, to_gluon  # noqa: E402
-from layoutalg.nvidia import mma, wgmma_fragments  # noqa: E402
+from layoutalg.nvidia.ampere import mma  # noqa: E402
+from layoutalg.nvidia.hopper import wgmma_fragments  # noqa: E402
 
 
 def _same_as_catalog(frag, result, shape) -> None:
@@ -110,7 +111,7 @@ def test_like_imitates_blocked_order_and_nvmma_shared():
     r = to_gluon(x, (32, 1), like=blk)
     assert r.layout == blk
     assert oracle.engine_bases(r.layout, (32, 1)) == oracle.engine_bases(to_gluon(x, (32, 1)).layout, (32, 1))
-    from layoutalg.nvidia.wgmma import tile
+    from layoutalg.nvidia.hopper.wgmma import tile
 
     t = tile("K", 128, "f16", (64, 64))
     assert to_gluon(t, (64, 64), like=gl.NVMMASharedLayout(128, 16)).layout == gl.NVMMASharedLayout(128, 16)

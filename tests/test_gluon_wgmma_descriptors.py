@@ -30,8 +30,8 @@ import gluon_oracle as oracle  # noqa: E402
 from layoutalg.composed import ComposedLayout  # noqa: E402
 from layoutalg.interop.gluon import from_gluon  # noqa: E402
 from layoutalg.layout import Layout  # noqa: E402
-from layoutalg.nvidia.descriptor import MatrixDescriptor  # noqa: E402
-from layoutalg.nvidia.wgmma import k_block_descriptors  # noqa: E402
+from layoutalg.nvidia.hopper.descriptor import MatrixDescriptor  # noqa: E402
+from layoutalg.nvidia.hopper.wgmma import k_block_descriptors  # noqa: E402
 
 SRC = '''from triton.experimental import gluon
 from triton.experimental.gluon import language as gl

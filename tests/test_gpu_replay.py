@@ -18,7 +18,7 @@ from layoutalg.gpu import encode as enc
 from layoutalg.gpu import bank_check, mma_check, smem_check, wgmma_check
 from layoutalg.gpu.common import load_recording
 from layoutalg.gpu.harness import table
-from layoutalg.nvidia.ptx_formulas import FORMULAS
+from layoutalg.nvidia.common.ptx_formulas import FORMULAS
 
 MMA = load_recording("mma")
 SMEM = load_recording("smem")

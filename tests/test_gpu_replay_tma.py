@@ -18,8 +18,8 @@ import pytest
 from layoutalg.gpu import encode as enc
 from layoutalg.gpu import tma_check as tc
 from layoutalg.gpu.common import load_recording
-from layoutalg.nvidia import tma
-from layoutalg.nvidia.tma import RULES, TensorMap, descriptor_reads, make_tma_copy
+from layoutalg.nvidia.hopper import tma
+from layoutalg.nvidia.hopper.tma import RULES, TensorMap, descriptor_reads, make_tma_copy
 
 TMA = load_recording("tma")
 needs = pytest.mark.skipif(TMA is None, reason="no TMA hardware recording")

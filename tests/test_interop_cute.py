@@ -12,7 +12,8 @@ import cute_oracle as co
 from layoutalg import Layout, LayoutError, parse, symbol
 from layoutalg.composed import ComposedLayout
 from layoutalg.interop.cute import CUTE_TYPES, to_cute_cpp, to_cute_dsl
-from layoutalg.nvidia import mma, wgmma
+from layoutalg.nvidia.ampere import mma
+from layoutalg.nvidia.hopper import wgmma
 from layoutalg.swizzle import Swizzle
 from strategies import layouts
 

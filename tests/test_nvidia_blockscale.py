@@ -1,4 +1,4 @@
-"""Block-scale factor layouts (layoutalg.nvidia.blockscale) against CuTe C++ 4.2, cuBLAS's formula and torch's recipe.
+"""Block-scale factor layouts (layoutalg.nvidia.blackwell.blockscale) against CuTe C++ 4.2, cuBLAS's formula and torch's recipe.
 
 * ``tests/data/cute/blockscale.json``: what ``Sm1xxBlockScaledConfig<V>::tile_atom_to_shape_SFA/SFB``
   prints for 100 random problem shapes (V = 16 and 32; half of them not multiples of the 128 x 4V
@@ -18,9 +18,6 @@ None of it ran on sm_100 hardware.
 
 from __future__ import annotations
 
-import json
-import os
-
 import numpy as np
 import pytest
 import sympy
@@ -28,7 +25,7 @@ import sympy
 import cute_blockscale_cases as C
 from layoutalg import LayoutError, Layout
 from layoutalg.interop import cutecpp
-from layoutalg.nvidia.blockscale import (
+from layoutalg.nvidia.blackwell.blockscale import (
     blocked_formula,
     blocked_offset,
     sf_atom,
@@ -37,18 +34,15 @@ from layoutalg.nvidia.blockscale import (
 )
 from layoutalg.verify import verify
 
-REC = None
-if os.path.exists(C.RECORDING):
-    with open(C.RECORDING) as _f:
-        REC = json.load(_f)
-needs = pytest.mark.skipif(REC is None, reason="no CuTe recording (python tests/cute_blockscale_cases.py --record)")
+REC = C.REC.data
+needs = C.REC.needs
 
 
 @needs
 def test_recording_is_current():
     assert REC["cute_version"] == "4.2.0" and REC["date"] and "g++" in REC["how"]
     assert sorted(C.key(c) for c in C.cases()) == sorted(REC["cases"]) and len(REC["cases"]) == 100
-    assert all(REC["cases"][C.key(c)]["sha1"] == C.sha(C.snippet(c)) for c in C.cases())
+    assert not C.REC.stale({C.key(c): C.snippet(c) for c in C.cases()})
 
 
 @needs
@@ -70,9 +64,9 @@ def test_comparison_can_fail():
 
 
 @needs
-@pytest.mark.skipif(cutecpp.available() is not None, reason="CuTe headers not here")
+@C.REC.live
 def test_recording_is_what_cute_prints_today():
-    pick = C.cases()[::25]
+    pick = C.REC.sample(C.cases(), every=25)
     spick = C.smem_cases()[:2]
     snips = [C.snippet(c) for c in pick] + [C.smem_snippet(c) for c in spick]
     out = cutecpp.run_snippets(snips, headers=C.SMEM_HEADERS, chunk=len(snips))  # one program
@@ -140,14 +134,14 @@ SMEM = C.smem_cases()
 @needs
 def test_smem_recording_is_current():
     assert sorted(REC["smem"]) == sorted(C.smem_key(c) for c in SMEM) and len(SMEM) == 24
-    assert all(REC["smem"][C.smem_key(c)]["sha1"] == C.sha(C.smem_snippet(c)) for c in SMEM)
+    assert not C.REC.stale({C.smem_key(c): C.smem_snippet(c) for c in SMEM}, "smem")
 
 
 @needs
 @pytest.mark.parametrize("case", SMEM, ids=C.smem_key)
 def test_smem_sf_layouts_print_as_cute(case):
-    from layoutalg.nvidia.blockscale import smem_sf_layout
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.blockscale import smem_sf_layout
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     name, tile = case
     a = umma_atom(name)
@@ -159,7 +153,7 @@ def test_smem_sf_layouts_print_as_cute(case):
 @needs
 def test_the_reported_sigfpe_case_is_refused():
     """MXF4 2x1SM with tile M = 128: 64 rows of SFA per CTA. CuTe (here) answers an empty layout; we raise."""
-    from layoutalg.nvidia.blockscale import smem_sf_layout
+    from layoutalg.nvidia.blackwell.blockscale import smem_sf_layout
 
     trap = REC["trap"]
     assert trap["case"] == C.smem_key(C.TRAP)

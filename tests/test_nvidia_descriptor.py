@@ -1,6 +1,6 @@
 """Bit layout of the sm_90 wgmma and sm_100 tcgen05 shared-memory descriptors.
 
-Expected words are computed independently of layoutalg.nvidia.descriptor:
+Expected words are computed independently of layoutalg.nvidia.blackwell.descriptor:
   * by a ctypes bit-field struct that mirrors CUTLASS's ``GmmaDescriptor`` /
     ``UMMA::SmemDescriptor`` unions field by field (little-endian, as on the GPU),
   * and by hand from the PTX ISA tables (bit positions written out as literals).
@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from layoutalg.errors import LayoutError
-from layoutalg.nvidia.descriptor import (
+from layoutalg.nvidia.blackwell.descriptor import (
     MatrixDescriptor,
     Tcgen05Descriptor,
     base_offset_for,

@@ -1,4 +1,4 @@
-"""The tcgen05 instruction descriptor (layoutalg.nvidia.idesc) against CuTe C++, Triton's PTX and the ISA.
+"""The tcgen05 instruction descriptor (layoutalg.nvidia.blackwell.idesc) against CuTe C++, Triton's PTX and the ISA.
 
 * tests/data/cute/idesc.json: 1000 words CuTe 4.2 built on the host (UMMA::make_*instr_desc* over a
   random sweep of the legal space, and SM100 atoms' MMA_Traits::idesc_), replayed: encode equals
@@ -12,8 +12,6 @@ None of it ran on sm_100 hardware.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import pathlib
 import random
 import sys
@@ -23,7 +21,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from layoutalg import LayoutError
-from layoutalg.nvidia.idesc import (
+from layoutalg.nvidia.blackwell.idesc import (
     BLOCK_SCALED_FIELDS,
     KINDS,
     PLAIN_FIELDS,
@@ -38,9 +36,10 @@ from layoutalg.nvidia.idesc import (
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import cute_idesc_cases as cases  # noqa: E402
+import gluon_idesc_oracle as G  # noqa: E402
 
-CUTE = json.loads((HERE / "data" / "cute" / "idesc.json").read_text())
-GLUON = json.loads((HERE / "data" / "gluon_idesc.json").read_text())
+CUTE = cases.REC.data
+GLUON = G.REC.data
 
 
 def _qualifiers(args):
@@ -98,13 +97,11 @@ def test_decode_reads_cute_words_back():
         assert d.word == w
 
 
-@pytest.mark.skipif(importlib.util.find_spec("cutlass_library") is None, reason="no CuTe headers")
+@cases.REC.live
 def test_cute_live_sample():
     """A fresh sample through g++ now (12 words, 4 atoms), and atoms CuTe refuses where the ISA does."""
     from layoutalg.interop import cutecpp
 
-    if cutecpp.available() is not None:
-        pytest.skip(cutecpp.available())
     seed = random.randrange(1 << 30)  # a new sample each run; the seed is in every failure message
     sample = [("make_instr_desc", a) for a in cases.legal_cases(12, seed=seed)]
     sample += [("atom", a) for a in cases.legal_cases(60, seed=seed + 1) if cases.atom_name(a)][:4]
@@ -152,10 +149,8 @@ def test_gluon_ptx_idescs():
     assert GLUON["cases"][0]["idescs"][0] == "0x08200490"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="no Triton")
+@G.REC.live
 def test_gluon_live_compile_and_ptxas():
-    import gluon_idesc_oracle as G
-
     cfg = next(c for c in G.configurations() if c["args"]["b_major"] == "MN" and c["args"]["a_major"] == "K")
     ptx = G.compile_ptx(cfg["kernel"], cfg["constexprs"])
     words, line = G.idescs_of(ptx)

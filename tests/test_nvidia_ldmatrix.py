@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from layoutalg import LayoutError
-from layoutalg.nvidia import ldmatrix as ld
-from layoutalg.nvidia.mma import fragment as mma_fragment
-from layoutalg.nvidia.ptx_formulas import i, lane
+from layoutalg.nvidia.ampere import ldmatrix as ld
+from layoutalg.nvidia.ampere.mma import fragment as mma_fragment
+from layoutalg.nvidia.common.ptx_formulas import i, lane
 from layoutalg.verify import verify
 
 

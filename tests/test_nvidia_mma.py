@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from layoutalg import LayoutError
-from layoutalg.nvidia.mma import (
+from layoutalg.nvidia.ampere.mma import (
     catalog,
     fragment,
     scale_fragment,
@@ -22,7 +22,7 @@ from layoutalg.nvidia.mma import (
     sparse_metadata,
     tile_fragment,
 )
-from layoutalg.nvidia.ptx_formulas import i, lane
+from layoutalg.nvidia.common.ptx_formulas import i, lane
 from layoutalg.verify import verify
 
 ENTRIES = catalog()
@@ -295,7 +295,8 @@ def test_tile_rejects_misfit():
 def test_whole_catalog_verifies_within_two_seconds():
     import time
 
-    from layoutalg.nvidia import ldmatrix, wgmma_fragments
+    from layoutalg.nvidia.ampere import ldmatrix
+    from layoutalg.nvidia.hopper import wgmma_fragments
 
     frags = [e.fragment() for e in ENTRIES] + [wgmma_fragments.fragment(*e) for e in wgmma_fragments.catalog()]
     frags += [ldmatrix.fragment(n, t, store=s) for n, t, s in ldmatrix.catalog()]

@@ -127,7 +127,7 @@ def cute_alias(name: str, *args) -> Layout:
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from layoutalg.nvidia.mma import fragment, scale_fragment, sparse_fragment  # noqa: E402
+from layoutalg.nvidia.ampere.mma import fragment, scale_fragment, sparse_fragment  # noqa: E402
 
 pytestmark = pytest.mark.skipif(header_dir() is None, reason=str(cutecpp.available()))
 

@@ -1,7 +1,7 @@
 """mma.sp metadata register layouts and the sparse fp8 .f16-accumulator target, proven three ways.
 
-1. Each :class:`~layoutalg.nvidia.mma.SparseMetadata` layout equals its formula in
-   :mod:`layoutalg.nvidia.ptx_formulas` (``sp.meta.*``), on every ``(lane, field)``.
+1. Each :class:`~layoutalg.nvidia.ampere.mma.SparseMetadata` layout equals its formula in
+   :mod:`layoutalg.nvidia.common.ptx_formulas` (``sp.meta.*``), on every ``(lane, field)``.
 2. It reproduces what an H100 did (``HARDWARE`` below, recorded by a probe: A all ones, metadata
    ``0x44444444`` (non-zeros at positions 0,1 of every chunk) except one 4-bit field of one lane set to
    ``0xE`` (positions 2,3); B one-hot per chunk upper half, so exactly one ``D[row][n]`` moves and names
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from layoutalg import LayoutError
-from layoutalg.nvidia.mma import catalog, sparse_fragment, sparse_metadata
-from layoutalg.nvidia.ptx_formulas import i, lane
+from layoutalg.nvidia.ampere.mma import catalog, sparse_fragment, sparse_metadata
+from layoutalg.nvidia.common.ptx_formulas import i, lane
 from layoutalg.verify import verify
 
 # (shape, dtype, lanes per group, chunk width, selectors) -- the ISA's "Sparse matrix storage" text

@@ -1,10 +1,10 @@
-"""TMA tensor maps (layoutalg.nvidia.tma): the driver's rules, the placement model, the derivation from
+"""TMA tensor maps (layoutalg.nvidia.hopper.tma): the driver's rules, the placement model, the derivation from
 shared layouts, and the consistency check with wgmma descriptors.
 
 Oracles: the driver documentation's rules written out by hand below (and, in
 tests/test_gpu_replay_tma.py, the driver's and the H100's own answers); the PTX ISA's swizzle tables as
 hand formulas; CuTe's make_tma_copy compiled on this CPU (tests at the end); the wgmma canonical
-layouts of layoutalg.nvidia.wgmma as an independent implementation of what the descriptor reads.
+layouts of layoutalg.nvidia.hopper.wgmma as an independent implementation of what the descriptor reads.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from layoutalg import Layout, parse
 from layoutalg.composed import ComposedLayout
 from layoutalg.errors import LayoutError
-from layoutalg.nvidia import tma
-from layoutalg.nvidia.tma import (
+from layoutalg.nvidia.hopper import tma
+from layoutalg.nvidia.hopper.tma import (
     RULES,
     SWIZZLE_MODES,
     TensorMap,
@@ -30,7 +30,7 @@ from layoutalg.nvidia.tma import (
     swizzle_mode_of,
     tma_data_type,
 )
-from layoutalg.nvidia.wgmma import canonical_layout, k_block_descriptors, tile
+from layoutalg.nvidia.hopper.wgmma import canonical_layout, k_block_descriptors, tile
 from layoutalg.swizzle import Swizzle
 
 BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1}
@@ -403,7 +403,7 @@ def test_derivation_verifies_or_names_a_rule(spec, pad):
 @pytest.mark.parametrize("major,sw,dt", [(m, s, d) for d in BYTES for m in ("K", "MN") for s in (0, 32, 64, 128)
                                          if m == "K" or BYTES[d] == 2])
 def test_descriptor_reads_equal_the_canonical_layout(major, sw, dt):
-    """descriptor_reads (closed formulas) against layoutalg.nvidia.wgmma's canonical layouts (CuTe form)."""
+    """descriptor_reads (closed formulas) against layoutalg.nvidia.hopper.wgmma's canonical layouts (CuTe form)."""
     nb = BYTES[dt]
     T, W = 16 // nb, max(1, sw // 16)
     K = 32 // nb
@@ -414,7 +414,7 @@ def test_descriptor_reads_equal_the_canonical_layout(major, sw, dt):
         m, k = (64 // (T * W)), K // 8
         lbo, sbo = (8 * W * T + 2 * T, 8 * W * T * m + 4 * T) if sw else (8 * T * m + T, 8 * T + T)
     lay = canonical_layout(major, sw, dt, m=m, k=k, lbo=lbo, sbo=sbo, swizzle_unit="byte")
-    from layoutalg.nvidia.descriptor import MatrixDescriptor
+    from layoutalg.nvidia.hopper.descriptor import MatrixDescriptor
 
     d = MatrixDescriptor(start_address=2048, leading_byte_offset=16 if (major == "K" and sw) else lbo * nb,
                          stride_byte_offset=sbo * nb, base_offset=0, swizzle=sw)

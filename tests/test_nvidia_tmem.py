@@ -1,4 +1,4 @@
-"""Tensor memory (layoutalg.nvidia.tmem) and the tcgen05.ld/st/cp atoms against the PTX ISA's rules and figures.
+"""Tensor memory (layoutalg.nvidia.blackwell.tmem) and the tcgen05.ld/st/cp atoms against the PTX ISA's rules and figures.
 
 The ISA draws the tcgen05 data-movement shapes as figures; :data:`tmem_copy.FORMULAS` reads them as
 formulas in (thread, register), and every one of the 148 ld/st atoms (every shape, .num and
@@ -15,9 +15,9 @@ import pytest
 import sympy
 
 from layoutalg import Layout, LayoutError
-from layoutalg.nvidia import tmem_copy as TC
+from layoutalg.nvidia.blackwell import tmem_copy as TC
 from layoutalg.nvidia.atoms import copy_atom
-from layoutalg.nvidia.tmem import (
+from layoutalg.nvidia.blackwell.tmem import (
     LANE_STRIDE_BITS,
     TmemAllocation,
     TmemError,

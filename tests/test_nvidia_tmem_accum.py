@@ -12,23 +12,17 @@ raises a LayoutError. None of it ran on sm_100 hardware.
 
 from __future__ import annotations
 
-import json
-import os
-
 import pytest
 
 import cute_tmem_accum_cases as C
 from layoutalg import Layout, LayoutError
 from layoutalg.interop import cutecpp
-from layoutalg.nvidia.tmem_accum import accumulator_layout, dp, make_tmem_copy, tmem_frg, umma_accumulator, umma_tmem_a
-from layoutalg.nvidia.umma import umma_atom
+from layoutalg.nvidia.blackwell.tmem_accum import accumulator_layout, dp, make_tmem_copy, tmem_frg, umma_accumulator, umma_tmem_a
+from layoutalg.nvidia.blackwell.umma import umma_atom
 from layoutalg.tensor import make_tensor
 
-REC = None
-if os.path.exists(C.RECORDING):
-    with open(C.RECORDING) as _f:
-        REC = json.load(_f)
-needs = pytest.mark.skipif(REC is None, reason="no CuTe recording (python tests/cute_tmem_accum_cases.py --record)")
+REC = C.REC.data
+needs = C.REC.needs
 CASES = C.cases()
 
 
@@ -75,7 +69,7 @@ C_BITS = {"f32": 32, "f16": 16, "s32": 32, "bf16": 16}
 def test_recording_is_current():
     assert REC["cute_version"] == "4.2.0" and REC["date"] and "g++" in REC["how"]
     assert sorted(REC["cases"]) == sorted(C.key(c) for c in CASES)
-    assert all(REC["cases"][C.key(c)]["sha1"] == C.sha(C.snippet(c)) for c in CASES)
+    assert not C.REC.stale({C.key(c): C.snippet(c) for c in CASES})
 
 
 @needs
@@ -118,7 +112,7 @@ def test_cases_cover_the_data_paths():
 
 
 @needs
-@pytest.mark.skipif(cutecpp.available() is not None, reason="CuTe headers not here")
+@C.REC.live
 def test_recording_is_what_cute_prints_today():
     pick = [c for c in CASES if not c[3]][30:31]  # one case (a 2x1SM block-scaled atom): the headers dominate
     out = cutecpp.run_snippets([C.snippet(c) for c in pick], headers=C.HEADERS, prelude=C.PRELUDE, chunk=len(pick))
@@ -134,7 +128,7 @@ def test_epilogue_tv_is_every_threads_partition_and_explains(case):
     import numpy as np
 
     from layoutalg import explain
-    from layoutalg.nvidia.tmem_accum import epilogue_tv
+    from layoutalg.nvidia.blackwell.tmem_accum import epilogue_tv
 
     name, (M, N), op, _ = case
     a = umma_atom(name)
@@ -153,17 +147,14 @@ def test_epilogue_tv_is_every_threads_partition_and_explains(case):
 
 
 # --- tcgen05.cp tiled over TMEM (CuTe's make_utccp_copy) ---------------------------------------------
-UREC = None
-if os.path.exists(C.UTCCP_RECORDING):
-    with open(C.UTCCP_RECORDING) as _f:
-        UREC = json.load(_f)
+UREC = C.UREC.data
 UCASES = C.utccp_cases()
 
 
-@pytest.mark.skipif(UREC is None, reason="no UTCCP recording (python tests/cute_tmem_accum_cases.py --record-utccp)")
+@C.UREC.needs
 def test_utccp_tilings_as_cute():
     """All 12 UTCCP ops x (uint32_t, uint8_t) x two TMEM widths: make_utccp_copy's TV, tiler, thread 0's partition_D."""
-    from layoutalg.nvidia.tmem_accum import make_utccp_copy
+    from layoutalg.nvidia.blackwell.tmem_accum import make_utccp_copy
 
     assert sorted(UREC["cases"]) == sorted(C.utccp_key(c) for c in UCASES) and len(UCASES) == 48
     bad = []

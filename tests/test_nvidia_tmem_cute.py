@@ -10,20 +10,12 @@ each run so the recording cannot drift from CuTe.
 
 from __future__ import annotations
 
-import json
-import os
-
-import pytest
-
 import cute_tmem_cases as C
 from layoutalg.interop import cutecpp
-from layoutalg.nvidia import tmem_copy as TC
+from layoutalg.nvidia.blackwell import tmem_copy as TC
 
-REC = None
-if os.path.exists(C.RECORDING):
-    with open(C.RECORDING) as _f:
-        REC = json.load(_f)
-needs = pytest.mark.skipif(REC is None, reason="no CuTe TMEM recording (python tests/cute_tmem_cases.py --record)")
+REC = C.REC.data
+needs = C.REC.needs
 FIELDS = ("ThrID", "ValID", "Src", "Dst", "Ref")
 
 
@@ -39,12 +31,12 @@ def mine(name: str) -> dict:
 def test_recording_covers_every_atom_and_is_current():
     assert REC["cute_version"] == "4.2.0" and REC["date"] and "g++" in REC["how"]
     assert sorted(REC["atoms"]) == sorted(TC.tmem_copy_names()) and len(REC["atoms"]) == 160
-    stale = [n for n in TC.tmem_copy_names() if REC["atoms"][n]["sha1"] != C.sha(C.snippet(n))]
+    stale = C.REC.stale({n: C.snippet(n) for n in TC.tmem_copy_names()}, "atoms")
     assert not stale
 
 
 @needs
-@pytest.mark.skipif(cutecpp.available() is not None, reason="CuTe headers not here")
+@C.REC.live
 def test_every_atom_of_the_headers_is_known():
     assert sorted(C.header_atom_names()) == sorted(TC.tmem_copy_names())
 
@@ -66,7 +58,7 @@ def test_comparison_can_fail():
 
 
 @needs
-@pytest.mark.skipif(cutecpp.available() is not None, reason="CuTe headers not here")
+@C.REC.live
 def test_recording_is_what_cute_prints_today():
     """Recompile one atom of each family (one program, a few seconds) and require the recording's text."""
     pick = ["SM100_TMEM_LOAD_16dp256b2x_16b", "SM100_TMEM_STORE_16dp32b8x", "SM100_TMEM_LOAD_16dp64b1x",

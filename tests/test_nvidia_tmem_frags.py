@@ -10,21 +10,15 @@ it ran on sm_100 hardware.
 
 from __future__ import annotations
 
-import json
-import os
-
 import pytest
 
 import cute_tmem_frags_cases as C
 from layoutalg import LayoutError
 
-from layoutalg.nvidia.tmem_accum import tmem_e_frg, tmem_frg_ws, tmem_sf_frg
+from layoutalg.nvidia.blackwell.tmem_accum import tmem_e_frg, tmem_frg_ws, tmem_sf_frg
 
-REC = None
-if os.path.exists(C.RECORDING):
-    with open(C.RECORDING) as _f:
-        REC = json.load(_f)
-needs = pytest.mark.skipif(REC is None, reason="no CuTe recording (python tests/cute_tmem_frags_cases.py --record)")
+REC = C.REC.data
+needs = C.REC.needs
 CASES = C.cases()
 
 
@@ -49,7 +43,7 @@ def _truncated(case) -> bool:
 def test_recording_is_current():
     assert REC["cute_version"] == "4.2.0" and REC["date"] and "g++" in REC["how"]
     assert sorted(REC["cases"]) == sorted(C.key(c) for c in CASES)
-    assert all(REC["cases"][C.key(c)]["sha1"] == C.sha(C.snippet(c)) for c in CASES)
+    assert not C.REC.stale({C.key(c): C.snippet(c) for c in CASES})
 
 
 @needs
@@ -94,8 +88,7 @@ def test_recording_is_what_cute_prints_today():
     """One case of each kind compiled live (one program: the headers dominate the cost)."""
     from layoutalg.interop import cutecpp
 
-    if cutecpp.available() is not None:
-        pytest.skip(cutecpp.available())
+    C.REC.require_live()
     pick = [next(c for c in CASES if c[0] == k and not c[3] and "refused" not in REC["cases"][C.key(c)])
             for k in ("ws", "sf", "e", "e_ws")]
     out = cutecpp.run_snippets([C.snippet(c) for c in pick], headers=C.HEADERS, chunk=len(pick))
@@ -180,8 +173,8 @@ ATOM_CASES = C.atom_cases()
 @needs
 def test_block_scaled_atoms_sf_as_cute():
     """FrgTypeSFA/SFB of MXF8F6F4, MXF4 and MXF4NVF4 atoms (1SM, 2x1SM) over CTA tiles: CUTLASS's make_tensor."""
-    from layoutalg.nvidia.tmem_accum import umma_tmem_sf
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.tmem_accum import umma_tmem_sf
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     assert sorted(REC["atom_cases"]) == sorted(C.atom_key(c) for c in ATOM_CASES)
     fams = set()
@@ -199,7 +192,7 @@ def test_block_scaled_atoms_sf_as_cute():
 
 
 def test_accumulator_layout_ws_is_the_atom_of_tmem_frg_ws():
-    from layoutalg.nvidia.tmem_accum import accumulator_layout
+    from layoutalg.nvidia.blackwell.tmem_accum import accumulator_layout
 
     for M in (32, 64, 128):
         for N in (64, 128, 256):
@@ -242,8 +235,8 @@ def test_sf_fragments_are_sound():
     vector), and with it fixed, distinct (row or replica, factor, repeat) coordinates are distinct cells inside TMEM."""
     from layoutalg import inttuple as it
     from layoutalg.layout import Layout
-    from layoutalg.nvidia.tmem_accum import umma_tmem_sf
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.tmem_accum import umma_tmem_sf
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     frags = [tmem_sf_frg(c[2], C.CPP[c[1][0]][1], c[1][2], "A" if c[1][3] else "B", c[1][4]) for c in CASES
              if c[0] == "sf" and "refused" not in REC["cases"][C.key(c)] and not _truncated(c)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import pathlib
 import sys
 
@@ -11,18 +10,15 @@ import pytest
 from layoutalg import parse
 from layoutalg.errors import LayoutError
 from layoutalg.nvidia.atoms import mma_atom
-from layoutalg.nvidia.umma import UMMA_FAMILIES, UMMAAtom, umma_atom, umma_atom_names
+from layoutalg.nvidia.blackwell.umma import UMMA_FAMILIES, UMMAAtom, umma_atom, umma_atom_names
 from layoutalg.tiled import make_tiled_mma
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import umma_oracle  # noqa: E402
 
-DATA = pathlib.Path(__file__).parent / "data" / "cute" / "umma_atoms.json"
-
-
 def _recorded() -> dict:
-    if not DATA.exists():
-        pytest.skip("tests/data/cute/umma_atoms.json not recorded (python tests/umma_oracle.py atoms)")
+    if umma_oracle.ATOMS.data is None:
+        pytest.skip(f"{umma_oracle.ATOMS.relpath} not recorded ({umma_oracle.ATOMS.command})")
     atoms, refused = umma_oracle.load_atoms()
     return {"atoms": atoms, "refused": refused}
 
@@ -70,7 +66,7 @@ def test_cute_refuses_what_layoutalg_refuses():
             umma_atom(n)
 
 
-@pytest.mark.skipif(not umma_oracle.available(), reason="no g++/CuTe headers")
+@umma_oracle.ATOMS.live
 def test_live_sample_equals_cute():
     names = list(umma_atom_names()[::811])  # 11 atoms over the families, compiled each run (cached)
     res = umma_oracle.run([umma_oracle.atom_snippet(umma_atom(n).cute_cpp) for n in names])
@@ -136,9 +132,6 @@ def test_tiled_mma_of_umma_atoms():
     assert sorted(C.table().ravel().tolist()) == list(range(256 * 256))
 
 
-SMEM_DATA = pathlib.Path(__file__).parent / "data" / "cute" / "umma_smem.json"
-
-
 def _tiled(c: dict):
     perm = None if c["permutation"] is None else tuple(
         None if p is None else (p if isinstance(p, int) else parse(p)) for p in c["permutation"])
@@ -146,9 +139,9 @@ def _tiled(c: dict):
 
 
 def test_recorded_tiled_mmas_equal_cute():
-    if not SMEM_DATA.exists():
+    if umma_oracle.SMEM.data is None:
         pytest.skip("tests/data/cute/umma_smem.json not recorded")
-    cases = json.loads(SMEM_DATA.read_text()).get("tiled")
+    cases = umma_oracle.SMEM.data.get("tiled")
     if not cases:
         pytest.skip("no tiled cases recorded")
     for c in cases:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import pathlib
 import re
 import sys
@@ -12,9 +11,9 @@ import pytest
 from layoutalg import parse
 from layoutalg.composed import ComposedLayout
 from layoutalg.errors import LayoutError
-from layoutalg.nvidia.descriptor import Tcgen05Descriptor
-from layoutalg.nvidia.umma import umma_atom
-from layoutalg.nvidia.umma_smem import (
+from layoutalg.nvidia.blackwell.descriptor import Tcgen05Descriptor
+from layoutalg.nvidia.blackwell.umma import umma_atom
+from layoutalg.nvidia.blackwell.umma_smem import (
     SMEM_ATOM_NAMES,
     descriptor_from_layout,
     k_block_descriptors,
@@ -29,14 +28,13 @@ from layoutalg.swizzle import Swizzle
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import umma_oracle  # noqa: E402
 
-DATA = pathlib.Path(__file__).parent / "data" / "cute" / "umma_smem.json"
 _PTR = re.compile(r"smem_ptr\[\d+b\]\(unset\) o ")
 
 
 def _recorded() -> dict:
-    if not DATA.exists():
-        pytest.skip("tests/data/cute/umma_smem.json not recorded (python tests/umma_oracle.py smem)")
-    return json.loads(DATA.read_text())
+    if umma_oracle.SMEM.data is None:
+        pytest.skip(f"{umma_oracle.SMEM.relpath} not recorded ({umma_oracle.SMEM.command})")
+    return umma_oracle.SMEM.data
 
 
 def _cute_text(printed: str) -> str:
@@ -127,7 +125,7 @@ def test_recorded_fragment_k_blocks_equal_cute():
         assert mine == cute, (c, [hex(w) for w in mine], [hex(w) for w in cute])
 
 
-@pytest.mark.skipif(not umma_oracle.available(), reason="no g++/CuTe headers")
+@umma_oracle.SMEM.live
 def test_live_sample_equals_cute():
     # 6 of the 72 recorded cases (4-bit and 128B_base32B among them), compiled each run (cached); the
     # TiledMMA fragments are replayed only (the heaviest C++ to build: ~15 s cold on 2 cores)
@@ -211,7 +209,7 @@ def test_cli_desc_sm100_derives_umma_descriptors(capsys):
 
 
 def test_wgmma_descriptor_from_layout_sm100_takes_tcgen05_only_operands():
-    from layoutalg.nvidia import wgmma
+    from layoutalg.nvidia.hopper import wgmma
 
     t = smem_tile("MN", "128B_base32B", "bf16", (128, 16), swizzle_unit="byte")
     d = wgmma.descriptor_from_layout(t, "bf16", target="sm_100")

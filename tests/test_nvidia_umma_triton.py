@@ -4,7 +4,7 @@ A Gluon kernel issues ``tcgen05_mma(a, b, acc)`` on an M x K A tile and a K x N 
 ``NVMMASharedLayout`` shared memory, compiled for ``cuda:100`` to PTX on the CPU (no GPU, no ptxas
 needed here). Triton builds each k-block's descriptor as ``start | C_j`` (``or``/``add`` of a constant
 per k-block); layoutalg derives the same words from Triton's own tiling -- ``from_gluon`` gives the
-tile's (mn, k) -> offset layout and :func:`layoutalg.nvidia.umma_smem.k_block_descriptors` its
+tile's (mn, k) -> offset layout and :func:`layoutalg.nvidia.blackwell.umma_smem.k_block_descriptors` its
 per-k-block descriptors for the atom (start 0: the start field is the k-block's offset >> 4).
 
 Modes: 8/16/32-bit x swizzle 32/64/128 B x A, B K- or MN-major (27 kernels; Triton 3.6 refuses
@@ -33,9 +33,9 @@ import gluon_oracle as oracle  # noqa: E402
 from layoutalg.composed import ComposedLayout  # noqa: E402
 from layoutalg.interop.gluon import from_gluon  # noqa: E402
 from layoutalg.layout import Layout  # noqa: E402
-from layoutalg.nvidia.descriptor import Tcgen05Descriptor  # noqa: E402
-from layoutalg.nvidia.umma import umma_atom  # noqa: E402
-from layoutalg.nvidia.umma_smem import k_block_descriptors  # noqa: E402
+from layoutalg.nvidia.blackwell.descriptor import Tcgen05Descriptor  # noqa: E402
+from layoutalg.nvidia.blackwell.umma import umma_atom  # noqa: E402
+from layoutalg.nvidia.blackwell.umma_smem import k_block_descriptors  # noqa: E402
 
 SRC = '''from triton.experimental import gluon
 from triton.experimental.gluon import language as gl

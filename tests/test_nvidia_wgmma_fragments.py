@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from layoutalg import LayoutError
-from layoutalg.nvidia import wgmma_fragments as wf
-from layoutalg.nvidia.mma import fragment as mma_fragment
-from layoutalg.nvidia.ptx_formulas import i, lane
+from layoutalg.nvidia.hopper import wgmma_fragments as wf
+from layoutalg.nvidia.ampere.mma import fragment as mma_fragment
+from layoutalg.nvidia.common.ptx_formulas import i, lane
 from layoutalg.verify import verify
 
 _spec = importlib.util.spec_from_file_location(

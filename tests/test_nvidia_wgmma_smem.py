@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from layoutalg.composed import ComposedLayout, parse_composed
 from layoutalg.errors import LayoutError, LayoutWarning
 from layoutalg.layout import Layout
-from layoutalg.nvidia.descriptor import MatrixDescriptor
-from layoutalg.nvidia.wgmma import (
+from layoutalg.nvidia.hopper.descriptor import MatrixDescriptor
+from layoutalg.nvidia.hopper.wgmma import (
     atom,
     atom_by_name,
     canonical_layout,
@@ -520,7 +520,7 @@ def test_agrees_with_cute_make_gmma_desc(major, swizzle, dtype, operand, N, shap
 
 
 def test_sm100_target_uses_tcgen05_codes():
-    from layoutalg.nvidia.descriptor import Tcgen05Descriptor
+    from layoutalg.nvidia.blackwell.descriptor import Tcgen05Descriptor
 
     exact = SEED_EXAMPLES[3][0]  # MN-major 32B bf16
     d90 = descriptor_from_layout(exact, "bf16")

@@ -14,7 +14,7 @@ import pytest
 
 from layoutalg import ComposedLayout, Layout, LayoutError, Swizzle, equivalent, parse
 from layoutalg.interop import cutecpp
-from layoutalg.nvidia import wgmma
+from layoutalg.nvidia.hopper import wgmma
 
 needs_cute = pytest.mark.skipif(cutecpp.available() is not None, reason=f"CuTe C++ unavailable: {cutecpp.available()}")
 

@@ -3,7 +3,7 @@ composed layouts, nested composed layouts, print_tensor's values.
 
 The oracle is CuTe itself. tests/data/cute/prints.json holds 140 prints of CuTe C++ (g++ against the
 CUTLASS headers) with CuTe's own element offsets for every index, and 100 prints of the CuTe DSL
-with the layouts they were made from (``python tests/print_cases.py`` records them); each run
+with the layouts they were made from (``python tests/print_cases.py --record`` records them); each run
 replays them all, compiles a small live C++ sample and traces the DSL cases live when it is
 installed. A print parses to the same function: ``parse(print).function(i)`` (or ``parse(print)(i)``)
 equals CuTe's offset for every ``i < size``.
@@ -11,7 +11,6 @@ equals CuTe's offset for every ``i < size``.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 
@@ -24,8 +23,8 @@ from layoutalg.interop import cutecpp
 from layoutalg.inttuple import flatten
 from layoutalg.parse import ParsedTensor, swizzle_units
 
-RECORD = json.loads(pc.DATA.read_text())
-needs_cute = pytest.mark.skipif(cutecpp.available() is not None, reason=f"CuTe C++ unavailable: {cutecpp.available()}")
+RECORD = pc.REC.data
+needs_cute = pc.REC.live
 
 
 def _function(x):
@@ -294,7 +293,7 @@ def test_print_layout_live():
 
 def test_a_pasted_tensor_print_works_where_a_layout_is_asked_for():
     from layoutalg.composed import parse_composed
-    from layoutalg.nvidia.wgmma import descriptor_from_layout, tile
+    from layoutalg.nvidia.hopper.wgmma import descriptor_from_layout, tile
 
     text = "smem_ptr[16b](0x400) o Sw<3,3,3> o _0 o (_8,_64):(_64,_1)"
     assert parse_composed(text) == parse("Sw<3,3,3> o _0 o (8,64):(64,1)")

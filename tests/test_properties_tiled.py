@@ -47,7 +47,8 @@ from hypothesis import strategies as st
 
 from layoutalg import ComposedLayout, Layout, LayoutError, Swizzle
 from layoutalg.nvidia.atoms import copy_atom, mma_atom, mma_atom_names
-from layoutalg.tensor import _, make_tensor
+from layoutalg.tensor import make_tensor
+from layoutalg.tensor import underscore as _
 from layoutalg.tiled import (
     copy,
     make_tiled_copy,
@@ -534,7 +535,7 @@ test_tiled_copy_operand, test_tiled_copy_operand_exhaustive = check_tiled_copy_o
 # ---------------------------------------------------------------------------------------------
 # TMA: the driver's rules and the placement model, by hand
 # ---------------------------------------------------------------------------------------------
-from layoutalg.nvidia.tma import TensorMap  # noqa: E402
+from layoutalg.nvidia.hopper.tma import TensorMap  # noqa: E402
 
 _TMA_TYPES = {"UINT8": 1, "FLOAT16": 2, "BFLOAT16": 2, "FLOAT32": 4, "INT32": 4, "FLOAT64": 8}
 _SPAN = {"NONE": 0, "32B": 32, "64B": 64, "128B": 128}
@@ -791,7 +792,7 @@ test_explain_layouts, test_explain_layouts_exhaustive = check_explain
 
 def test_explain_fragments_and_partitions():
     """Every mma.sync fragment of the catalog and a few tiled-MMA partitions: formula == mapping, evaluated here."""
-    from layoutalg.nvidia import mma as M
+    from layoutalg.nvidia.ampere import mma as M
 
     n = 0
     for shape, dt in (("m16n8k16", "f16"), ("m16n8k8", "tf32"), ("m16n8k32", "s8"), ("m8n8k4", "f64"), ("m16n8k8", "bf16")):
@@ -1026,12 +1027,12 @@ test_gluon_shared_round_trip, test_gluon_shared_round_trip_exhaustive = check_gl
 # ---------------------------------------------------------------------------------------------
 # make_tma_copy: the tensor map and loads, simulated here, write exactly the shared layout
 # ---------------------------------------------------------------------------------------------
-from layoutalg.nvidia.tma import make_tma_copy  # noqa: E402
+from layoutalg.nvidia.hopper.tma import make_tma_copy  # noqa: E402
 
 
 @st.composite
 def tma_cases(draw):
-    from layoutalg.nvidia.wgmma import tile
+    from layoutalg.nvidia.hopper.wgmma import tile
 
     dt = draw(st.sampled_from(["f16", "bf16", "f32", "e4m3"]))
     nb = {"f16": 2, "bf16": 2, "f32": 4, "e4m3": 1}[dt]

@@ -170,13 +170,13 @@ def test_old_module_paths_are_the_same_module_objects(old: str) -> None:
 
 def test_old_paths_in_a_fresh_interpreter() -> None:
     """``import layoutalg.nvidia.<old>`` and ``from layoutalg.nvidia.<old> import X`` before anything else."""
-    code = ("import layoutalg.nvidia.umma_smem, layoutalg.nvidia.blackwell.umma_smem as n\n"
-            "from layoutalg.nvidia.tmem_accum import umma_accumulator\n"
+    code = ("import layoutalg.nvidia.blackwell.umma_smem, layoutalg.nvidia.blackwell.umma_smem as n\n"
+            "from layoutalg.nvidia.blackwell.tmem_accum import umma_accumulator\n"
             "from layoutalg.nvidia import mma\n"
             "import layoutalg.nvidia.blackwell.tmem_accum as ta, layoutalg.nvidia.ampere.mma as m\n"
             "import layoutalg\n"
-            "assert layoutalg.nvidia.umma_smem is n and umma_accumulator is ta.umma_accumulator and mma is m\n"
-            "assert layoutalg.nvidia.wgmma.descriptor_from_layout.__module__ == 'layoutalg.nvidia.hopper.wgmma'\n"
+            "assert layoutalg.nvidia.blackwell.umma_smem is n and umma_accumulator is ta.umma_accumulator and mma is m\n"
+            "assert layoutalg.nvidia.hopper.wgmma.descriptor_from_layout.__module__ == 'layoutalg.nvidia.hopper.wgmma'\n"
             "print('ok')\n")
     out = _run(code)
     assert out.stdout.strip() == "ok", out.stderr

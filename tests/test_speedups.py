@@ -262,6 +262,6 @@ def test_pure_python_build() -> None:
     tests = ["tests/test_layout.py", "tests/test_algebra_fast.py", "tests/test_algebra_laws.py", "tests/test_errors.py",
              "tests/test_parse_fuzz.py", "layoutalg/layout.py", "layoutalg/algebra", "layoutalg/speedups"]
     code = ("import layoutalg.speedups as sp, sys, pytest; assert sp.ext is None; "
-            f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-x', *{tests!r}]))")
+            f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-n', '0', '-x', *{tests!r}]))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

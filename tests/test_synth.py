@@ -23,11 +23,11 @@ from layoutalg.gpu.common import load_recording
 from layoutalg.synth import (
     KERNELS,
     Access,
-    _apply,
-    _layout_of,
-    _plan,
-    _swizzles,
-    _Xor,
+    apply_map,
+    layout_of_map,
+    access_plan,
+    candidate_swizzles,
+    XorMap,
     as_access,
     block_transpose_read,
     kernel_accesses,
@@ -68,7 +68,7 @@ def test_fast_model_equals_the_analyser(k, B, M, S):
         want_wf, want_ideal = per_access(L, [a], 2)
     except LayoutError:  # the swizzle splits a vector: not a candidate
         return
-    p = _plan(base, a, 2)
+    p = access_plan(base, a, 2)
     wf, ideal = wavefronts(sw(p.offsets)[None], p.phase_active, 2, a.vector_bytes)
     assert (int(wf.sum()), int(ideal.sum())) == (want_wf[0], want_ideal[0])
 
@@ -76,7 +76,7 @@ def test_fast_model_equals_the_analyser(k, B, M, S):
 def test_ldmatrix_x1_x2_read_only_their_lanes():
     base = Layout((64, 64), (64, 1))
     reps = {n: per_access(base, [ldmatrix_copy((64, 64), num=n)], 2) for n in (1, 2, 4)}
-    plans = {n: _plan(base, ldmatrix_copy((64, 64), num=n), 2) for n in (1, 2, 4)}
+    plans = {n: access_plan(base, ldmatrix_copy((64, 64), num=n), 2) for n in (1, 2, 4)}
     # the tile is read once whatever .num: 64 matrices of 8 rows, each 8 wavefronts unswizzled (ideal 1);
     # x1 needs four times the instructions of x4, whose lanes 8-31 are not read
     assert {r for r in reps.values()} == {((512,), (64,))}
@@ -175,16 +175,16 @@ def test_pairs_and_f2_search_when_no_single_reaches_the_ideal():
 
 def test_xor_map_to_layout_through_the_linear_bridge():
     base = Layout((64, 64), (64, 1))
-    m = _Xor(((7, 0b0110000), (9, 0b1000000), (10, 0b0010000)))
-    L = _layout_of(m, base)
+    m = XorMap(((7, 0b0110000), (9, 0b1000000), (10, 0b0010000)))
+    L = layout_of_map(m, base)
     r, c = np.indices((64, 64))
-    assert np.array_equal(np.asarray(L(r, c)), _apply(m, np.asarray(base(r, c))))
-    single = _layout_of(_Xor(((6, 8), (7, 16), (8, 32))), base)  # = Sw<3,3,3>: from_linear finds it
+    assert np.array_equal(np.asarray(L(r, c)), apply_map(m, np.asarray(base(r, c))))
+    single = layout_of_map(XorMap(((6, 8), (7, 16), (8, 32))), base)  # = Sw<3,3,3>: from_linear finds it
     assert isinstance(single, ComposedLayout) and single.outer == Swizzle(3, 3, 3)
 
 
 def test_swizzle_family_stays_inside_the_tile():
-    sws = _swizzles(12, 3)
+    sws = candidate_swizzles(12, 3)
     assert all(s.M >= 3 and s.yyy_mask < 4096 and s.zzz_mask < 4096 for s in sws)
     assert Swizzle(3, 3, 3) in sws and Swizzle(2, 5, 3) in sws
 

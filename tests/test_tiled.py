@@ -10,9 +10,11 @@ import pytest
 
 import cute_tiled_cases as C
 from layoutalg import ComposedLayout, Layout, LayoutError, Swizzle
-from layoutalg.nvidia import ldmatrix, mma as catalog_mma, wgmma_fragments
+from layoutalg.nvidia.ampere import ldmatrix, mma as catalog_mma
+from layoutalg.nvidia.hopper import wgmma_fragments
 from layoutalg.nvidia.atoms import copy_atom, copy_atom_names, cute_mma_name, mma_atom, mma_atom_names, value_bits
-from layoutalg.tensor import _, make_tensor
+from layoutalg.tensor import make_tensor
+from layoutalg.tensor import underscore as _
 from layoutalg.tiled import (
     CopyAtom,
     MMAAtom,

@@ -14,9 +14,6 @@ C++ source to be the one recorded, so cases and recording cannot drift apart.
 
 from __future__ import annotations
 
-import json
-import os
-
 import pytest
 
 import cute_tiled_cases as C
@@ -26,25 +23,18 @@ from layoutalg.nvidia.atoms import copy_atom, mma_atom, value_bits
 
 
 
-def _load() -> dict | None:
-    if not os.path.exists(C.RECORDING):
-        return None
-    with open(C.RECORDING) as fh:
-        return json.load(fh)
-
-
-REC = _load()
-needs = pytest.mark.skipif(REC is None, reason="no CuTe recording (python tests/cute_tiled_cases.py --record)")
+REC = C.REC.data
+needs = C.REC.needs
 
 
 @needs
 def test_recording_matches_the_cases():
     ms, cs = C.all_snippets()
     am, ac = C.atom_snippets()
-    stale = [c.key for c, s in zip(C.MMA_CASES, ms) if REC["mma"].get(c.key, {}).get("sha1") != C.sha(s)]
-    stale += [c.key for c, s in zip(C.COPY_CASES, cs) if REC["copy"].get(c.key, {}).get("sha1") != C.sha(s)]
-    stale += [n for n, s in zip(C.cute_atom_names(), am) if REC["mma_atoms"].get(n, {}).get("sha1") != C.sha(s)]
-    stale += [k for k, v in C.NEGATIVE_CASES.items() if REC["negative"].get(k, {}).get("sha1") != C.sha(v[0])]
+    stale = C.REC.stale({c.key: s for c, s in zip(C.MMA_CASES, ms)}, "mma")
+    stale += C.REC.stale({c.key: s for c, s in zip(C.COPY_CASES, cs)}, "copy")
+    stale += C.REC.stale(dict(zip(C.cute_atom_names(), am)), "mma_atoms")
+    stale += C.REC.stale({k: v[0] for k, v in C.NEGATIVE_CASES.items()}, "negative")
     assert not stale, f"cases changed since the recording; re-record (python tests/cute_tiled_cases.py --record): {stale}"
     assert REC["cute_version"] == "4.2.0"
     assert len(C.MMA_CASES) >= 30 and len(C.COPY_CASES) + sum(len(c.copies) for c in C.MMA_CASES) >= 20
@@ -118,7 +108,7 @@ def test_what_cute_refuses_is_a_layout_error(key):
 
 
 @needs
-@pytest.mark.skipif(cutecpp.available() is not None, reason=f"CuTe C++ not buildable here: {cutecpp.available()}")
+@C.REC.live
 def test_recording_is_what_cute_prints_today():
     """Recompile a sample and require CuTe's output to equal the recording exactly."""
     mma_keys = ["sm80_16x8x16_f16_2x2"]
@@ -131,7 +121,7 @@ def test_recording_is_what_cute_prints_today():
     snips = [ms[[c.key for c in C.MMA_CASES].index(k)] for k in mma_keys]
     snips += [cs[[c.key for c in C.COPY_CASES].index(k)] for k in copy_keys]
     snips += [am[names.index(n)] for n in pick]
-    out = cutecpp.run_snippets(snips, headers=C.HEADERS, prelude=C.PRELUDE, chunk=3)  # two programs, two cores
+    out = cutecpp.run_snippets(snips, headers=C.HEADERS, prelude=C.PRELUDE, chunk=len(snips))  # one program: xdist keeps the cores busy
     assert all(isinstance(o, str) for o in out), out
     for k, o in zip(mma_keys, out):
         assert C.cute_records(o) == REC["mma"][k]["records"]

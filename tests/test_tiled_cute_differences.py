@@ -21,27 +21,17 @@ relation each refusal claims:
 
 from __future__ import annotations
 
-import json
-import os
-
 import numpy as np
 import pytest
 
 import cute_tiled_cases as C
 from layoutalg import Layout, LayoutError, parse
 from layoutalg.nvidia.atoms import copy_atom, mma_atom
-from layoutalg.tensor import _
+from layoutalg.tensor import underscore as _
 from layoutalg.tiled import make_tiled_copy_B, make_tiled_copy_C, make_tiled_mma
 
 
-def _load():
-    if not os.path.exists(C.RECORDING):
-        return None
-    with open(C.RECORDING) as fh:
-        return json.load(fh).get("differences")
-
-
-REC = _load()
+REC = C.DIFFERENCES.data.get("differences") if C.DIFFERENCES.data is not None else None
 pytestmark = pytest.mark.skipif(REC is None, reason="no recording (python tests/cute_tiled_cases.py --record-differences)")
 
 

@@ -38,7 +38,8 @@ def test_mypy_finds_no_errors_in_the_package(cache: pathlib.Path) -> None:
 PROBE = '''
 from layoutalg import ComposedLayout, Layout, Swizzle, coalesce, complement, composition, logical_divide
 from layoutalg import logical_product, make_layout, parse, right_inverse, verify
-from layoutalg.nvidia import mma, wgmma
+from layoutalg.nvidia.ampere import mma
+from layoutalg.nvidia.hopper import wgmma
 import sympy
 
 L = Layout((4, 2), (2, 1))

@@ -303,7 +303,7 @@ def test_catalog_m8n8k4_fragment_against_the_isa_row_col_pair():
     """The seed's (row, col) formulas check against the catalog fragment, which also knows the computation."""
     import sympy
 
-    from layoutalg.nvidia import mma
+    from layoutalg.nvidia.ampere import mma
 
     lane, i = sympy.symbols("lane i", integer=True, nonnegative=True)
     A = mma.fragment("m8n8k4", "f16", "A", alayout="col")

@@ -11,7 +11,7 @@ import pytest
 from image_distance import distance
 from layoutalg import Layout, LayoutError, parse
 from layoutalg import viz
-from layoutalg.nvidia import mma
+from layoutalg.nvidia.ampere import mma
 
 SVG = "{http://www.w3.org/2000/svg}"
 REF = os.path.join(os.path.dirname(__file__), "data", "reference_images", "mma_m16n8k16_f16_A.png")
@@ -168,7 +168,7 @@ def test_metadata_figures_are_refused_with_reason():
 
 
 def test_wgmma_fragment_is_cut():
-    from layoutalg.nvidia import wgmma_fragments
+    from layoutalg.nvidia.hopper import wgmma_fragments
 
     sc = viz.fragment_scene(wgmma_fragments.fragment("m64n256k16", "f32", "D"))
     svg = sc.to_svg()
@@ -178,7 +178,7 @@ def test_wgmma_fragment_is_cut():
 
 # --------------------------------------------------------------------------- swizzle and banks
 def test_swizzle_128b_is_xor_of_line_and_chunk():
-    from layoutalg.nvidia import wgmma
+    from layoutalg.nvidia.hopper import wgmma
 
     got = cells(
         viz.ptx_figure(157)

@@ -13,7 +13,7 @@ import pytest
 
 from layoutalg import Layout, LayoutError, viz
 from layoutalg.interop import cutecpp
-from layoutalg.nvidia import wgmma, wgmma_fragments
+from layoutalg.nvidia.hopper import wgmma, wgmma_fragments
 
 needs_cute = pytest.mark.skipif(cutecpp.available() is not None, reason=f"CuTe C++ unavailable: {cutecpp.available()}")
 

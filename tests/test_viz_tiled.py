@@ -3,7 +3,6 @@ cases), aggregation and zoom of large tiles, and a PNG compared with a stored re
 
 from __future__ import annotations
 
-import json
 import os
 import xml.etree.ElementTree as ET
 
@@ -16,7 +15,7 @@ from layoutalg.nvidia.atoms import copy_atom, mma_atom
 from layoutalg.tiled import make_tiled_copy, make_tiled_copy_A, make_tiled_mma
 from layoutalg.viz.tiled import owners, tiled_copy_scene, tiled_mma_scene
 from layoutalg import Layout
-from layoutalg.tensor import _
+from layoutalg.tensor import underscore as _
 
 SVG = "{http://www.w3.org/2000/svg}"
 REF = os.path.join(os.path.dirname(__file__), "data", "reference_images", "tiled_mma_sm80_16x8x16_2x1_32x8x16.png")
@@ -34,10 +33,9 @@ def cells(scene) -> dict:
 
 
 def _recorded_latex(key):
-    if not os.path.exists(C.RECORDING):
+    if C.REC.data is None:
         pytest.skip("no CuTe recording")
-    with open(C.RECORDING) as fh:
-        return json.load(fh)["mma"][key]["records"]["latex_cells"]
+    return C.REC.data["mma"][key]["records"]["latex_cells"]
 
 
 @pytest.mark.parametrize("key", [c.key for c in C.MMA_CASES if c.latex])

@@ -5,24 +5,18 @@ sizes, zoom, registration and refused options. None of it ran on sm_100 hardware
 
 from __future__ import annotations
 
-import json
-import os
-
 import numpy as np
 import pytest
 
 import cute_tmem_accum_cases as C
 from layoutalg import Layout, LayoutError, parse, viz
 from layoutalg.hooks import svg_of
-from layoutalg.nvidia.tmem_copy import SHAPES, ld_name, tmem_copy_op
-from layoutalg.nvidia.umma import umma_atom
+from layoutalg.nvidia.blackwell.tmem_copy import SHAPES, ld_name, tmem_copy_op
+from layoutalg.nvidia.blackwell.umma import umma_atom
 from layoutalg.viz.tmem import tmem_grid, tmem_scene, tmem_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
-REC = None
-if os.path.exists(C.RECORDING):
-    with open(C.RECORDING) as _fh:
-        REC = json.load(_fh)
+REC = C.REC.data
 
 
 # the PTX ISA's tcgen05 data-movement shapes (thread t = %laneid, register r), written independently
@@ -109,7 +103,7 @@ def test_ts_a_cells_are_the_isa_data_path(name, tile, path):
 CASES = [c for c in C.cases() if not c[3] and (REC is None or "refused" not in REC["cases"][C.key(c)])]
 
 
-@pytest.mark.skipif(REC is None, reason="no CuTe recording")
+@C.REC.needs
 @pytest.mark.parametrize("case", CASES, ids=C.key)
 def test_epilogue_picture_is_cutes_partition(case):
     """Over CuTe's own accumulator layout (accm), thread t's cells are CuTe's partition_D of t read through accm."""

@@ -1,20 +1,16 @@
 """CuTe C++ 4.2 as the oracle of the sm100 UMMA atoms, smem atoms and descriptors (tests only).
 
 Snippets print CuTe's own answers on the host (:mod:`layoutalg.interop.cutecpp`); the full sweeps are
-recorded in ``tests/data/cute/umma_*.json`` by ``python tests/umma_oracle.py`` (see ``record``) and
+recorded in ``tests/data/cute/umma_*.json`` by ``python tests/umma_oracle.py --record`` / ``--record-smem`` and
 replayed by the default test run, which also compiles a small live sample.
 """
 
 from __future__ import annotations
 
-import json
-import pathlib
-import sys
-
 from layoutalg.interop import cutecpp
+from oracle_recorder import OracleRecorder
 
 HEADERS = cutecpp.DEFAULT_HEADERS + ("cute/atom/mma_traits_sm100.hpp",)
-DATA = pathlib.Path(__file__).parent / "data" / "cute"
 
 
 def atom_snippet(cpp: str) -> str:
@@ -32,10 +28,6 @@ def atom_snippet(cpp: str) -> str:
 
 def run(snippets: list[str], **kw) -> list:
     return cutecpp.run_snippets(snippets, headers=HEADERS, chunk=50, jobs=1, **kw)
-
-
-def available() -> bool:
-    return cutecpp.available() is None
 
 
 #: shapes CuTe must refuse (static_assert), with the rule layoutalg names
@@ -59,7 +51,7 @@ ILLEGAL_ATOMS = [
 
 def _illegal_cpp(name: str) -> str:
     """The C++ of an atom layoutalg refuses: its spelling with the checks skipped."""
-    from layoutalg.nvidia import umma
+    from layoutalg.nvidia.blackwell import umma
 
     split = umma.split_umma_name(name)
     assert split is not None, name
@@ -100,34 +92,28 @@ def compact(rec: dict) -> dict:
 
 def load_atoms() -> dict:
     """{name: 'Shape|ThrID|A|B|C|idesc'} of the recorded sweep, and the refusals: (atoms, refused)."""
-    rec = json.loads((DATA / "umma_atoms.json").read_text())
+    rec = ATOMS.data
     if "layouts" not in rec:
         return rec["atoms"], rec["refused"]
     lay = rec["layouts"]
     return {n: (None if v is None else f"{lay[v[0]]}|{v[1]}") for n, v in rec["atoms"].items()}, rec["refused"]
 
 
-def record_atoms() -> None:
-    """Record CuTe's print of every atom of umma_atom_names() (and CuTe's refusals) in umma_atoms.json."""
-    import datetime
-
-    from layoutalg.nvidia.umma import umma_atom, umma_atom_names
+def record_atoms(rec: OracleRecorder) -> dict:
+    """CuTe's print of every atom of umma_atom_names() (and CuTe's refusals): umma_atoms.json."""
+    from layoutalg.nvidia.blackwell.umma import umma_atom, umma_atom_names
 
     names = list(umma_atom_names())
     sn = [atom_snippet(umma_atom(n).cute_cpp) for n in names]
     bad = [atom_snippet(_illegal_cpp(n)) for n in ILLEGAL_ATOMS]
     res = cutecpp.run_snippets(sn + bad, headers=HEADERS, chunk=50, jobs=1,
                                expect_refusal=[False] * len(sn) + [True] * len(bad), refusal_chunk=20)
-    out = compact({
-        "produced_by": "python tests/umma_oracle.py atoms (CuTe C++ MMA_Traits<SM100_MMA_*> compiled with g++ on the host)",
-        "produced_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "cute_version": cutecpp.cute_version(),
+    return compact({
+        **rec.provenance("python tests/umma_oracle.py --record (CuTe C++ MMA_Traits<SM100_MMA_*> compiled with g++ on the host)"),
         "format": "Shape_MNK|ThrID|ALayout|BLayout|CLayout|idesc (32-bit hex, traits idesc_)",
         "atoms": {n: (r if r else None) for n, r in zip(names, res[: len(sn)])},
         "refused": {n: (None if r else r.message) for n, r in zip(ILLEGAL_ATOMS, res[len(sn):])},
     })
-    DATA.mkdir(parents=True, exist_ok=True)
-    (DATA / "umma_atoms.json").write_text(json.dumps(out, indent=0, sort_keys=True, separators=(",", ":")) + "\n")
 
 
 #: tiled MMAs of UMMA atoms: (atom, atom layout (M, N, K) shape, permutation entries or None)
@@ -161,7 +147,7 @@ def _perm_cpp(p) -> str:
 
 
 def tiled_snippet(c: tuple) -> str:
-    from layoutalg.nvidia.umma import umma_atom
+    from layoutalg.nvidia.blackwell.umma import umma_atom
 
     name, al, perm = c
     at = umma_atom(name)
@@ -184,7 +170,7 @@ SMEM_ATOMS = ["Layout_MN_INTER_Atom", "Layout_MN_SW32_Atom", "Layout_MN_SW64_Ato
 
 def smem_cases() -> list[dict]:
     """(atom, bits, tile shape, order, instruction block) of the smem sweep."""
-    from layoutalg.nvidia.umma_smem import SMEM_ATOM_NAMES, smem_atom
+    from layoutalg.nvidia.blackwell.umma_smem import SMEM_ATOM_NAMES, smem_atom
 
     out = []
     for name in SMEM_ATOMS:
@@ -260,7 +246,7 @@ FRAGMENT_CASES = [
 
 
 def fragment_snippet(c: tuple) -> str:
-    from layoutalg.nvidia.umma import cute_cpp_type, umma_atom
+    from layoutalg.nvidia.blackwell.umma import cute_cpp_type, umma_atom
 
     name, op, smem, (mn, k) = c
     at = umma_atom(name)
@@ -278,22 +264,18 @@ for (int i = 0; i < size<1>(f); ++i) for (int j = 0; j < size<2>(f); ++j)
   printf("%016llx ", (unsigned long long)uint64_t(f(0, i, j)));"""
 
 
-def record_smem() -> None:
-    """Record CuTe's smem atoms, tiles, tile_to_mma_shape and descriptor words in umma_smem.json."""
-    import datetime
-
+def record_smem(rec: OracleRecorder) -> dict:
+    """CuTe's smem atoms, tiles, tile_to_mma_shape and descriptor words: umma_smem.json."""
     cases = smem_cases()
     sn = [smem_snippet(c) for c in cases] + [mma_shape_snippet(c) for c in MMA_SHAPE_CASES]
     sn += [fragment_snippet(c) for c in FRAGMENT_CASES] + [tiled_snippet(c) for c in TILED_CASES]
     res = cutecpp.run_snippets(sn, headers=HEADERS, chunk=50, jobs=1)
     n1, n2 = len(cases), len(MMA_SHAPE_CASES)
     n3 = n1 + n2 + len(FRAGMENT_CASES)
-    out = {
-        "produced_by": "python tests/umma_oracle.py smem (CuTe C++ UMMA smem atoms, tile_to_shape, tile_to_mma_shape, "
+    return {
+        **rec.provenance("python tests/umma_oracle.py --record-smem (CuTe C++ UMMA smem atoms, tile_to_shape, tile_to_mma_shape, "
                        "make_tensor<UMMA::smem_desc<Major>> (make_umma_desc + DescriptorIterator) and "
-                       "TiledMMA make_fragment_A/B words, compiled with g++ on the host; start field 0 on the host)",
-        "produced_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "cute_version": cutecpp.cute_version(),
+                       "TiledMMA make_fragment_A/B words, compiled with g++ on the host; start field 0 on the host)"),
         "smem": [dict(c, printed=(r if r else None), error=(None if r else r.message)) for c, r in zip(cases, res[:n1])],
         "mma_shape": [dict(atom=c[0], bits=c[1], shape=c[2], printed=(r if r else None))
                       for c, r in zip(MMA_SHAPE_CASES, res[n1:n1 + n2])],
@@ -302,14 +284,11 @@ def record_smem() -> None:
         "tiled": [dict(atom=c[0], atom_layout=c[1], permutation=c[2], printed=(r if r else None),
                        error=(None if r else r.message)) for c, r in zip(TILED_CASES, res[n3:])],
     }
-    DATA.mkdir(parents=True, exist_ok=True)
-    (DATA / "umma_smem.json").write_text(json.dumps(out, indent=0) + "\n")
 
+
+ATOMS = OracleRecorder("cute", "umma_atoms", record_atoms, script="umma_oracle",
+                       json_options={"indent": 0, "sort_keys": True, "separators": (",", ":")})
+SMEM = OracleRecorder("cute", "umma_smem", record_smem, script="umma_oracle", flag="--record-smem", json_options={"indent": 0})
 
 if __name__ == "__main__":  # pragma: no cover - the recorder
-    sys.path.insert(0, str(pathlib.Path(__file__).parent.parent))
-    what = sys.argv[1:] or ["atoms"]
-    if "atoms" in what:
-        record_atoms()
-    if "smem" in what:
-        record_smem()
+    raise SystemExit(ATOMS.main(others=[SMEM]))
