@@ -165,7 +165,7 @@ def test_keywords_and_junk():
     assert sm120_atom(kind="mxf8f6f4", a_type="e5m2", b_type="e2m3", sparse=True).vector_size == 64
     for bad in (dict(kind="f16", a_type="f16"), dict(kind=3, a_type="e4m3"), dict(kind="f8f6f4", a_type=["x"]),
                 dict(kind="mxf4nvf4", a_type="e2m1", vector_size="16"), dict(kind="f8f6f4", a_type="e4m3", sf_type="ue8m0"),
-                dict(kind="f8f6f4", a_type="nope")):
+                dict(kind="f8f6f4", a_type="nope"), dict(kind="f8f6f4", a_type="e4m3", sparse="yes")):
         with pytest.raises(LayoutError):
             sm120_atom(**bad)
     for bad in (None, 3, "SM120_16x8x32_TN", "SM120_16x8x32_TN<e4m3,e4m3>", "SM120::SPARSE::SM120_16x8x32_TN<e4m3,e4m3,float>",
@@ -174,9 +174,11 @@ def test_keywords_and_junk():
         with pytest.raises(LayoutError):
             sm120_atom(bad) if bad is not None else sm120_atom()
     for bad in (dict(m=128), dict(m=128, n=64, cta_group=3), dict(m="x", n=64), dict(m=128, n=64, sf_type=1),
-                dict(m=128, n=64, a_type="e4m3")):
+                dict(m=128, n=64, a_type="e4m3"), dict(m=128, n=64, negate_a="x")):
         with pytest.raises(LayoutError):
             sm103_atom(**bad)
+    with pytest.raises(LayoutError, match="not both"):
+        sm103_atom("SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,K,K>", sf_type="ue4m3")
     for bad in (5, "SM103_MXF4_ULTRA_SS_VS<e2m1>", "SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,MN,K>",
                 "SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,K,K,Maybe,One>"):
         with pytest.raises(LayoutError):

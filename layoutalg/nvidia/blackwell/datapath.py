@@ -87,6 +87,7 @@ class DataPath:
 
     def column(self, n: int) -> str:
         """The TMEM column of D's element (m, n) as formula text."""
+        self._check(n, 0)
         R, C = self._rc()
         return f"n % {n // C}" if C > 1 else "n"
 

@@ -182,8 +182,13 @@ def sm103_atom(name: str | None = None, *, a_type: str = "e2m1", b_type: str | N
     if name is not None:
         if not isinstance(name, str):
             raise LayoutError(f"sm103_atom: the atom name must be a str, not {type(name).__name__}")
-        if m is not None or n is not None or vector_size is not None or cta_group != 1:
-            raise LayoutError("sm103_atom: give a name or keywords, not both")
+        given = {k: v for k, v in dict(a_type=(a_type, "e2m1"), b_type=(b_type, None), c_type=(c_type, "f32"),
+                                        sf_type=(sf_type, "ue8m0"), m=(m, None), n=(n, None),
+                                        vector_size=(vector_size, None), cta_group=(cta_group, 1),
+                                        negate_a=(negate_a, False), negate_b=(negate_b, False)).items()
+                 if v[0] != v[1]}
+        if given:
+            raise LayoutError(f"sm103_atom: give a name or keywords, not both (the name fixes {sorted(given)})")
         mt = _NAME_RE.match(_normalise(name))
         if not mt:
             raise LayoutError(f"sm103_atom: {name!r} is not an atom name like "
@@ -201,6 +206,8 @@ def sm103_atom(name: str | None = None, *, a_type: str = "e2m1", b_type: str | N
                       _major(args[7]), _major(args[8]), neg[0], neg[1])
     if m is None or n is None:
         raise LayoutError("sm103_atom: give a CuTe name, or m= and n=")
+    if not isinstance(negate_a, bool) or not isinstance(negate_b, bool):
+        raise LayoutError(f"sm103_atom: negate_a={negate_a!r}, negate_b={negate_b!r} must be bools")
     if cta_group not in (1, 2) or isinstance(cta_group, bool):
         raise LayoutError(f"sm103_atom: cta_group {cta_group!r} is not 1 or 2")
     fam = "SM103_MXF4_ULTRA_SS_VS" if cta_group == 1 else "SM103_MXF4_ULTRA_2x1SM_SS_VS"

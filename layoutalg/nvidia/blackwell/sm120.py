@@ -334,6 +334,8 @@ def sm120_atom(name: str | None = None, *, kind: str | None = None, a_type: str 
         raise LayoutError("sm120_atom: give a CuTe name, or kind= and a_type= (b_type defaults to a_type)")
     if not isinstance(kind, str):
         raise LayoutError(f"sm120_atom: kind must be a str, not {type(kind).__name__}")
+    if not isinstance(sparse, bool):
+        raise LayoutError(f"sm120_atom: sparse={sparse!r} must be a bool")
     k = kind.replace("kind::", "").lower()
     a = _type(a_type, "a_type")
     b = _type(b_type if b_type is not None else a_type, "b_type")
