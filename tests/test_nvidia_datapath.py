@@ -78,3 +78,12 @@ def test_named_differences_show_both_sides():
     assert not prove_a(umma_atom("SM100_MMA_F16BF16_2x1SM_TS<bf16,bf16,float,128,64,K,K>"), 16)
     text = "\n".join(differences())
     assert "layout C" in text and "tmem_frg_2sm" in text and "Duplicated" in text and "'2x3'" in text
+
+
+@pytest.mark.parametrize("n", [64, 128, 256])
+def test_cute_2sm_m32_fragment_is_the_1x4_organization(n):
+    """CuTe's tmem_frg_2sm for 32 rows per CTA (tmem_accum's 'TS 2x2 A' case) is the ISA's 1x4 organization
+    (layout G's formula), though no cta_group::2 instruction has M = 64 in the ISA's table."""
+    L = tmem_frg(((32, n), 1, 1), 32, 32, 2)[0]
+    v = verify(L, formula=DATA_PATHS["G"].formula(n), inputs="m, n")
+    assert v, v.counterexample
