@@ -5,21 +5,24 @@ combination CuTe has no instruction for) and prints its ``MMA_Traits``:
 
 * SM120: ``Shape_MNK|ThrID|ALayout|BLayout|CLayout|SFALayout|SFBLayout|ELayout`` (``-`` where the
   traits have none);
-* SM103: ``Shape_MNK|ThrID|ALayout|BLayout|CLayout|idesc_`` (32-bit hex).
+* SM103: ``Shape_MNK|ThrID|ALayout|BLayout|CLayout|idesc_`` (32-bit hex), and its ``MMA_ScaleFactor``;
+* ``make_tiled_mma`` of a few of them (C, A, B TV layouts and tile sizes).
 
-    python tests/sm120_oracle.py      # (re)writes tests/data/cute/sm120_atoms.json (g++ on the host)
+    python tests/sm120_oracle.py --record     # (re)writes tests/data/cute/sm120_atoms.json (g++, ~3 min)
 
-tests/test_nvidia_sm120.py replays the recording and compiles a small live sample.
+(or ``LAYOUTALG_RECORD=sm120_atoms`` in a pytest run: :mod:`oracle_recorder`). tests/test_nvidia_sm120.py
+replays the recording and compiles a small live sample.
 """
 
 from __future__ import annotations
 
-import json
 import pathlib
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
-DATA = HERE / "data" / "cute" / "sm120_atoms.json"
+sys.path.insert(0, str(HERE))
+from oracle_recorder import OracleRecorder  # noqa: E402
+
 SM120_HEADERS = ("cute/atom/mma_traits_sm120.hpp", "cute/atom/mma_traits_sm120_sparse.hpp")
 SM103_HEADERS = ("cute/atom/mma_traits_sm100.hpp",)
 
@@ -95,30 +98,6 @@ def scale_factor_snippet(cpp: str) -> str:
             "print(typename T::Shape_MNK{}); T t{}; printf(\"|%08x\", uint32_t(t.idesc_));")
 
 
-def record_scale_factor_atoms() -> None:
-    """Add CuTe's MMA_ScaleFactor of a sample of SM103 atoms (key "scale_factor_atom")."""
-    from layoutalg.nvidia.blackwell.sm103 import sm103_atom, sm103_atom_names
-
-    names = list(sm103_atom_names())[::9] + ["SM103::SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,K,K,Neg,One>"]
-    r = run([scale_factor_snippet(sm103_atom(n).cute_cpp) for n in names], sm103=True, cache=False)
-    rec = json.loads(DATA.read_text())
-    rec["scale_factor_atom"] = {n: (p if p else None) for n, p in zip(names, r)}
-    DATA.write_text(json.dumps(rec, indent=0, sort_keys=True) + "\n")
-    print(f"recorded {len(names)} MMA_ScaleFactor atoms")
-
-
-def record_tiled() -> None:
-    """Add CuTe's make_tiled_mma of TILED_CASES to the recording (key "tiled")."""
-    rec = json.loads(DATA.read_text())
-    s120 = [c for c in TILED_CASES if not c[0].startswith("SM103")]
-    s103 = [c for c in TILED_CASES if c[0].startswith("SM103")]
-    r = run([tiled_snippet(c) for c in s120], cache=False) + run([tiled_snippet(c) for c in s103], sm103=True, cache=False)
-    rec["tiled"] = [{"atom": c[0], "atom_layout": list(c[1]), "permutation": None if c[2] is None else list(c[2]),
-                     "printed": p if p else None} for c, p in zip(s120 + s103, r)]
-    DATA.write_text(json.dumps(rec, indent=0, sort_keys=True) + "\n")
-    print(f"recorded {len(r)} tiled MMAs")
-
-
 def run(snippets: list[str], sm103: bool = False, **kw) -> list:
     from layoutalg.interop import cutecpp
 
@@ -126,46 +105,61 @@ def run(snippets: list[str], sm103: bool = False, **kw) -> list:
     return cutecpp.run_snippets(snippets, headers=heads, prelude="" if sm103 else PRELUDE, chunk=60, jobs=1, **kw)
 
 
-def record() -> None:
-    import datetime
-
-    from layoutalg.interop import cutecpp
+def _atoms(rec: dict) -> None:
+    """CuTe's print of every SM120 and SM103 atom of the sweeps, and CuTe's refusals."""
     from layoutalg.nvidia.blackwell.sm103 import sm103_atom, sm103_atom_names
     from layoutalg.nvidia.blackwell.sm120 import sm120_atom, sm120_atom_names
 
     n120 = list(sm120_atom_names())
     n103 = list(sm103_atom_names())
-    neg = ["SM103::SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,K,K,Neg,One>",
-           "SM103::SM103_MXF4_ULTRA_2x1SM_SS_VS<e2m1,e2m1,float,ue4m3,256,256,16,K,K,One,Neg>"]
-    n103 += neg
+    n103 += ["SM103::SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,K,K,Neg,One>",
+             "SM103::SM103_MXF4_ULTRA_2x1SM_SS_VS<e2m1,e2m1,float,ue4m3,256,256,16,K,K,One,Neg>"]
     r120 = run([sm120_snippet(sm120_atom(n).cute_cpp) for n in n120] + [sm120_snippet(c) for c in ILLEGAL_SM120],
                expect_refusal=[False] * len(n120) + [True] * len(ILLEGAL_SM120), refusal_chunk=10, cache=False)
     r103 = run([sm103_snippet(sm103_atom(n).cute_cpp) for n in n103] + [sm103_snippet(c) for c in ILLEGAL_SM103],
                sm103=True, expect_refusal=[False] * len(n103) + [True] * len(ILLEGAL_SM103), refusal_chunk=10,
                cache=False)
-    out = {
-        "produced_by": "python tests/sm120_oracle.py (CuTe C++ 4.2 MMA_Traits compiled with g++ on the host, no GPU)",
-        "produced_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "cute_version": cutecpp.cute_version(),
-        "format": {"sm120": "Shape_MNK|ThrID|ALayout|BLayout|CLayout|SFALayout|SFBLayout|ELayout ('-': none)",
-                   "sm103": "Shape_MNK|ThrID|ALayout|BLayout|CLayout|idesc_ (32-bit hex)"},
-        "sm120": {n: (r if r else None) for n, r in zip(n120, r120[: len(n120)])},
-        "sm103": {n: (r if r else None) for n, r in zip(n103, r103[: len(n103)])},
-        "refused": {c: (None if r else r.message[:300]) for c, r in
-                    zip(ILLEGAL_SM120 + ILLEGAL_SM103, list(r120[len(n120):]) + list(r103[len(n103):]))},
-    }
-    DATA.parent.mkdir(parents=True, exist_ok=True)
-    DATA.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n")
-    bad = [n for n, v in {**out["sm120"], **out["sm103"]}.items() if v is None]
-    print(f"wrote {len(n120)} sm120 and {len(n103)} sm103 atoms to {DATA}; CuTe refused {len(bad)}: {bad[:5]}")
+    rec["format"] = {"sm120": "Shape_MNK|ThrID|ALayout|BLayout|CLayout|SFALayout|SFBLayout|ELayout ('-': none)",
+                     "sm103": "Shape_MNK|ThrID|ALayout|BLayout|CLayout|idesc_ (32-bit hex)",
+                     "tiled": "get_layoutC_TV|get_layoutA_TV|get_layoutB_TV|tile sizes",
+                     "scale_factor_atom": "Shape_MNK|idesc_ of MMA_Traits<...>::MMA_ScaleFactor"}
+    rec["sm120"] = {n: (r if r else None) for n, r in zip(n120, r120[: len(n120)])}
+    rec["sm103"] = {n: (r if r else None) for n, r in zip(n103, r103[: len(n103)])}
+    rec["refused"] = {c: (None if r else r.message[:300]) for c, r in
+                      zip(ILLEGAL_SM120 + ILLEGAL_SM103, list(r120[len(n120):]) + list(r103[len(n103):]))}
 
 
-if __name__ == "__main__":
+def _tiled(rec: dict) -> None:
+    """CuTe's make_tiled_mma of TILED_CASES."""
+    s120 = [c for c in TILED_CASES if not c[0].startswith("SM103")]
+    s103 = [c for c in TILED_CASES if c[0].startswith("SM103")]
+    r = run([tiled_snippet(c) for c in s120], cache=False) + run([tiled_snippet(c) for c in s103], sm103=True, cache=False)
+    rec["tiled"] = [{"atom": c[0], "atom_layout": list(c[1]), "permutation": None if c[2] is None else list(c[2]),
+                     "printed": p if p else None} for c, p in zip(s120 + s103, r)]
+
+
+def _scale_factor_atoms(rec: dict) -> None:
+    """CuTe's MMA_ScaleFactor of a sample of SM103 atoms."""
+    from layoutalg.nvidia.blackwell.sm103 import sm103_atom, sm103_atom_names
+
+    names = list(sm103_atom_names())[::9] + ["SM103::SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue8m0,128,64,32,K,K,Neg,One>"]
+    r = run([scale_factor_snippet(sm103_atom(n).cute_cpp) for n in names], sm103=True, cache=False)
+    rec["scale_factor_atom"] = {n: (p if p else None) for n, p in zip(names, r)}
+
+
+def record(recorder: OracleRecorder) -> dict:
+    """The whole recording: the atoms, the refusals, the tiled MMAs and the SM103 scale-factor atoms."""
+    rec = recorder.provenance("python tests/sm120_oracle.py --record (CuTe C++ 4.2 MMA_Traits<SM120_* / SM103_*> "
+                              "compiled with g++ on the host, no GPU)")
+    _atoms(rec)
+    _tiled(rec)
+    _scale_factor_atoms(rec)
+    return rec
+
+
+RECORDER = OracleRecorder("cute", "sm120_atoms", record, script="sm120_oracle",
+                          json_options={"indent": 0, "sort_keys": True})
+
+if __name__ == "__main__":  # pragma: no cover - the recorder
     sys.path.insert(0, str(HERE.parent))
-    if sys.argv[1:] == ["scale_factor"]:
-        record_scale_factor_atoms()
-        sys.exit(0)
-    if sys.argv[1:] != ["tiled"]:
-        record()
-    record_tiled()
-    record_scale_factor_atoms()
+    raise SystemExit(RECORDER.main())

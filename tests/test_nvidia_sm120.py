@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import pathlib
 import sys
 
@@ -18,7 +17,7 @@ from layoutalg.tiled import make_tiled_mma
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import sm120_oracle  # noqa: E402
 
-DATA = pathlib.Path(__file__).parent / "data" / "cute" / "sm120_atoms.json"
+RECORDER = sm120_oracle.RECORDER
 
 
 def _norm(text: str) -> str:
@@ -29,9 +28,9 @@ def _norm(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def rec() -> dict:
-    if not DATA.exists():
-        pytest.skip("tests/data/cute/sm120_atoms.json not recorded (python tests/sm120_oracle.py)")
-    return json.loads(DATA.read_text())
+    if not RECORDER.exists:
+        pytest.skip(f"{RECORDER.relpath} not recorded ({RECORDER.command})")
+    return RECORDER.data
 
 
 def _sm120_text(a) -> str:
@@ -76,10 +75,9 @@ def test_cute_refuses_what_layoutalg_refuses(rec):
         sm103_atom("SM103_MXF4_ULTRA_SS_VS<e2m1,e2m1,float,ue4m3,128,128,32,K,K>")
 
 
-@pytest.mark.skipif(not sm120_oracle.__name__ or __import__("layoutalg.interop.cutecpp", fromlist=["x"]).available()
-                    is not None, reason="no g++/CuTe headers")
+@RECORDER.live
 def test_live_sample_equals_cute():
-    names = [sm120_atom_names()[i] for i in (3, 77, 140)]
+    names = RECORDER.sample(sm120_atom_names(), 3)
     out = sm120_oracle.run([sm120_oracle.sm120_snippet(sm120_atom(n).cute_cpp) for n in names])
     assert [_norm(o) for o in out] == [_sm120_text(sm120_atom(n)) for n in names]
 
@@ -241,7 +239,7 @@ def test_to_cute_dsl_builds_the_sm120_and_sm103_ops(monkeypatch):
 def test_recorded_tiled_mmas_equal_cute(rec):
     from layoutalg import parse
 
-    assert rec.get("tiled"), "no tiled cases recorded (python tests/sm120_oracle.py tiled)"
+    assert rec.get("tiled"), f"no tiled cases recorded ({RECORDER.command})"
     for c in rec["tiled"]:
         assert c["printed"], c
         C, A, B, tile = c["printed"].split("|")
