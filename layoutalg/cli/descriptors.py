@@ -11,6 +11,11 @@ from .common import format_table, need, parse_coord, parse_layout, parse_tile, p
 
 
 def cmd_desc(args: argparse.Namespace) -> int:
+    if args.target == "sm_103":
+        word = parse_word(args.source) if args.source is not None else None
+        args.target = "sm_100"  # the same descriptor format; sm_103 adds the absolute LBO reading of a word
+        if word is not None:
+            return _desc_word_sm103(args, word)
     if args.target == "sm_100" and (args.source is None or parse_word(args.source) is None) and not args.instruction:
         return _desc_umma(args)
     if args.source is None:
@@ -152,6 +157,33 @@ def _desc_word(args: argparse.Namespace, word: int) -> int:
             continue
         form = wg.canonical_layout(major, d.swizzle, dtype, lbo=lbo, sbo=sbo)
         print(f"{major + '-major':9s} : {form}   ({wg.dtype_name(dtype)}; m, k: the tile's extent in core matrices)")
+    return 0
+
+
+def _desc_word_sm103(args: argparse.Namespace, word: int) -> int:
+    """desc WORD --target sm_103: the tcgen05 fields, and bit 52 (lbo_mode) read as sm_103a reads it: with
+    lbo_mode 1 the LBO field (bits 16-29, >> 4) is the *absolute* shared-memory start address of the next
+    K block -- what CuTe's SM103 ULTRA atoms (K = 96) put there (``leading_byte_offset_ = start_address_``
+    of the next k-block's descriptor)."""
+    dm = need("layoutalg.nvidia.blackwell.descriptor", "desc")
+    d = dm.Tcgen05Descriptor.decode(word)
+    if not d.lbo_mode:
+        print("lbo_mode  : 0 (LBO is a byte offset relative to the start address, as on sm_100)")
+        return _desc_word(args, word)
+    refuse_unused(args, "desc", "when decoding a descriptor word (the word holds them, or they need a layout)",
+                   {"swizzle": "--swizzle", "tile": "--tile", "operand": "--operand",
+                    "instruction": "--instruction", "start": "--start"})
+    print(d.describe())
+    nxt = d.leading_byte_offset
+    print(f"lbo_mode  : 1 (absolute, sm_103a): the LBO field holds the start address of the next K block, "
+          f"{nxt:#07x} ({nxt} B); this block starts at {d.start_address:#07x}, "
+          f"{nxt - d.start_address:+d} B from it")
+    if d.swizzle != "128B_base32B":
+        wg = need("layoutalg.nvidia.hopper.wgmma", "desc")
+        sw = wg.canonical_swizzle(d.swizzle)
+        print(f"swizzle   : {'none' if d.swizzle == 0 else f'{d.swizzle}B'}: {sw.ptx} on byte addresses; "
+              f"SBO = {d.stride_byte_offset} B")
+    print("(CuTe 4.2's SM103 mma_unpack writes such words; transcribed, not run on sm_103)")
     return 0
 
 

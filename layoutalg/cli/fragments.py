@@ -68,14 +68,61 @@ def find_fragment(args: argparse.Namespace, cmd: str = "frag") -> Any:
     )
 
 
+def _frag_sm120(args: argparse.Namespace) -> int:
+    """``frag 'SM120_16x8x32_TN<...>' - A|B|C|SFA|SFB|E``: an sm_120 atom's operand (CuTe's TV layout)."""
+    import numpy as np
+
+    from ..nvidia.blackwell.sm120 import sm120_atom
+    from ..nvidia.blackwell.umma import umma_type
+
+    at = sm120_atom(args.shape)
+    ignored = [o for o, v in (("--ctype", args.ctype), ("--kind", args.kind), ("--sparse", args.sparse),
+                              ("--trans", args.trans), ("--batch", args.batch),
+                              ("--alayout", args.alayout is not None), ("--blayout", args.blayout is not None)) if v]
+    if ignored:
+        raise LayoutError(f"frag: {', '.join(ignored)} do not apply to an SM120 atom (its name fixes its configuration)")
+    op = (args.operand or "").upper().replace("D", "C") if (args.operand or "").upper() != "E" else "E"
+    tv = {"A": at.ALayout, "B": at.BLayout, "C": at.CLayout, "SFA": at.SFALayout, "SFB": at.SFBLayout,
+          "E": at.ELayout}.get(op)
+    if tv is None:
+        have = "A, B, C" + (", SFA, SFB" if at.sfa_layout is not None else "") + (", E" if at.e_layout is not None else "")
+        raise LayoutError(f"frag: operand {args.operand!r} of {at.name}: it has {have}")
+    want = {"A": at.a_type, "B": at.b_type, "C": at.c_type}.get(op, at.sf_type if op.startswith("SF") else "u8")
+    if args.dtype not in (None, "-") and op in ("A", "B", "C") and umma_type(args.dtype) != want:
+        raise LayoutError(f"frag: {at.name} has {op} of type {want}, not {args.dtype} (or give '-')")
+    M, N, K = at.shape_mnk
+    rows, cols = {"A": (M, K), "B": (N, K), "C": (M, N), "SFA": (M, K), "SFB": (N, K), "E": (M, K)}[op]
+    print(f"instruction : {at.instruction}")
+    print(f"atom        : {at.name}")
+    print(f"operand     : {op} ({want}) {rows}x{cols}; 32 threads x {int(tv[1].size())} values")
+    print(f"TV layout   : {tv}   (thread, value) -> {'n' if op in ('B', 'SFB') else 'm'} + {rows}*"
+          f"{'n' if op == 'C' else 'k'}")
+    t = np.asarray(tv.table()).ravel()
+    ok = bool(set(t.tolist()) == set(range(rows * cols)))
+    print(f"verified    : {'yes' if ok else 'NO'} (every element of the {rows}x{cols} tile held by a thread; "
+          "layouts checked against CuTe C++ 4.2 MMA_Traits and the PTX fragments, not run on sm_120)")
+    if args.output:
+        from .. import viz
+
+        viz.save(viz.tv_scene(tv, (rows, cols), max_rows=rows, max_cols=cols, title=f"{at.name}: {op}"), args.output)
+        print(f"wrote {args.output}")
+    return 0 if ok else 1
+
+
 def _frag_umma(args: argparse.Namespace) -> int:
     """``frag 'SM100_MMA_...<...>' - A|B|C``: a tcgen05 atom's operand (one thread per CTA)."""
     import numpy as np
 
     from ..layout import Layout
-    from ..nvidia.blackwell.umma import umma_atom, umma_type
+    from ..nvidia.blackwell.umma import UMMAAtom, umma_atom, umma_type
 
-    at = umma_atom(args.shape)
+    at: UMMAAtom
+    if "SM103_MXF4_ULTRA" in args.shape:
+        from ..nvidia.blackwell.sm103 import sm103_atom
+
+        at = sm103_atom(args.shape)
+    else:
+        at = umma_atom(args.shape)
     ignored = [o for o, v in (("--ctype", args.ctype), ("--kind", args.kind), ("--sparse", args.sparse),
                               ("--trans", args.trans), ("--batch", args.batch),
                               ("--alayout", args.alayout is not None), ("--blayout", args.blayout is not None)) if v]
@@ -213,8 +260,11 @@ def _frag_amd(args: argparse.Namespace) -> int:
 
 
 def cmd_frag(args: argparse.Namespace) -> int:
-    if args.list is None and args.shape and args.shape.startswith(("SM100_MMA_", "cute::SM100_MMA_")):
+    if args.list is None and args.shape and args.shape.startswith(("SM100_MMA_", "cute::SM100_MMA_", "SM103",
+                                                                   "cute::SM103")):
         return _frag_umma(args)
+    if args.list is None and args.shape and args.shape.replace("cute::", "").startswith("SM120"):
+        return _frag_sm120(args)
     if args.list is None and args.shape and args.shape.lower().startswith(("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")):
         return _frag_amd(args)
     from ..nvidia.common.ptx_formulas import i as i_sym
@@ -277,6 +327,7 @@ def cmd_atoms(args: argparse.Namespace) -> int:
         names += [f"mma  {n}" for n in umma_atom_names()]
         from .. import registry  # every other vendor's atoms, by their vendor's names (AMD's v_mfma_* / v_wmma_*)
 
+        names += [f"mma  {n}" for n in registry.atom_names("mma", vendor="nvidia", arch=("sm120", "sm103"))]
         names += [f"mma  {n}" for n in registry.atom_names("mma", vendor="amd") if f"mma  {n}" not in names]
         refuse_unused(args, "atoms", "with --list", {"dtype": "--dtype"})
         pattern = " ".join(([] if args.list is True else [args.list]) + ([args.name] if args.name else [])) or None

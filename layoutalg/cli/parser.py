@@ -110,8 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--tile", help="MNxK in elements (default 64x64)")
     s.add_argument("--operand", choices=["A", "B"], help="A (default) or B")
     s.add_argument("--instruction", help="wgmma shape, e.g. m64n128k16 (default from the tile and dtype)")
-    s.add_argument("--target", default="sm_90", choices=["sm_90", "sm_100"],
-                   help="sm_90 wgmma descriptor (default) or sm_100 tcgen05")
+    s.add_argument("--target", default="sm_90", choices=["sm_90", "sm_100", "sm_103"],
+                   help="sm_90 wgmma descriptor (default), sm_100 tcgen05, or sm_103 (tcgen05; a word's lbo_mode 1 "
+                   "reads the LBO field as an absolute start address)")
     s.add_argument(
         "--start", type=address, help="shared-memory byte address of the tile (default 0)"
     )

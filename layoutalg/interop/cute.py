@@ -425,7 +425,7 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
     top = _tmem_op(x)
     if top is not None:  # a tcgen05.ld/st/cp copy atom: CuTe's Copy_Atom<Op, T> (layoutalg.nvidia.blackwell.tmem_copy)
         return _tmem_cute_cpp(x, top, dtype, ctype)
-    if isinstance(x, UMMAAtom):  # a tcgen05 atom: CuTe's MMA_Atom of its MMA_Traits (layoutalg.nvidia.blackwell.umma)
+    if isinstance(x, UMMAAtom) or isinstance(getattr(x, "cute_cpp", None), str):  # tcgen05 / SM120 atom: its MMA_Traits
         if dtype is not None or ctype is not None:
             raise LayoutError(f"to_cute_cpp: {x.name} fixes its own types; dtype/ctype would be ignored (leave them out)")
         t = f"MMA_Atom<MMA_Traits<{x.cute_cpp}>>"
@@ -532,6 +532,8 @@ def to_cute_dsl(x: Any) -> str:
     """
     from ..nvidia.blackwell.umma import UMMAAtom
 
+    if isinstance(getattr(type(x), "cute_dsl", None), property):  # an atom that spells its own op (SM120, SM103)
+        return str(x.cute_dsl)
     if isinstance(x, UMMAAtom):
         return _umma_dsl(x)
     top = _tmem_op(x)

@@ -512,11 +512,13 @@ def _build(fam: str, a: str, b: str, c: str, sf: str | None, M: int, N: int, vs:
     f = UMMA_FAMILIES[fam]
     name = _name(f, a, b, c, sf, M, N, vs, am, bm, scale_c, neg_a, neg_b, sat)
     _check(f, name, {"a": a, "b": b, "c": c, "sf": sf or ""}, M, N, am, bm, vs, scale_c)
-    if neg_a and (f.kind in ("i8",) or f.name.startswith("MXF4")):
-        raise LayoutError(f"umma_atom: {name}: negate is not valid for kind::{_kind_of(f, vs)} (the ISA allows it "
-                          "for f16, tf32, f8f6f4 and mxf8f6f4 only)")
-    if neg_b and (f.kind in ("i8",) or f.name.startswith("MXF4")):
-        raise LayoutError(f"umma_atom: {name}: negate is not valid for kind::{_kind_of(f, vs)}")
+    # PTX ISA 9.1 Table 49 ("Transpose and Negate operation for various MMA-Kind"): negate A/B is
+    # supported by every kind but kind::i8 (mxf4 and mxf4nvf4 included; CuTe 4.2 compiles those atoms too)
+    if neg_a and f.kind == "i8":
+        raise LayoutError(f"umma_atom: {name}: negate is not valid for kind::i8 (the ISA allows it for every other "
+                          "kind)")
+    if neg_b and f.kind == "i8":
+        raise LayoutError(f"umma_atom: {name}: negate is not valid for kind::i8")
     if sat and f.kind != "i8":
         raise LayoutError(f"umma_atom: {name}: saturate applies to kind::i8 only")
     K = _k_of(f, a)
