@@ -568,7 +568,9 @@ def make_tiled_mma(atom: MMAAtom, atom_layout: Any = (1, 1, 1), permutation: Any
     return TiledMMA(atom, L, perm)
 
 
-def _partition_shape(mma: TiledMMA, shape: Any, which: str) -> Any:
+def _partition_shape(mma: Any, shape: Any, which: str) -> Any:
+    if not isinstance(mma, TiledMMA):  # an atom, or CuTe's name of one: its make_tiled_mma
+        mma = make_tiled_mma(mma)
     dummy = _compact(shape)
     th = {"A": mma.thrfrg_A, "B": mma.thrfrg_B, "C": mma.thrfrg_C}[which](dummy)
     r = len(dummy) if type(dummy.shape) is tuple else 1
@@ -577,7 +579,10 @@ def _partition_shape(mma: TiledMMA, shape: Any, which: str) -> Any:
 
 
 def partition_shape_A(mma: TiledMMA, shape_mk: Any) -> Any:
-    """CuTe's ``partition_shape_A``: the shape ``(FrgV, RestM, RestK, ...)`` of a thread's A partition."""
+    """CuTe's ``partition_shape_A``: the shape ``(FrgV, RestM, RestK, ...)`` of a thread's A partition.
+
+    ``mma``: a TiledMMA, or an atom (or CuTe's name of one), read as ``make_tiled_mma(atom)``.
+    """
     return _partition_shape(mma, shape_mk, "A")
 
 
