@@ -126,7 +126,8 @@ class ParsedTensor:
     the swizzle's period (the print of one k-block of a swizzled tile, ``Sw<2,4,3>_smem_ptr[8b](0x2020)``)
     counts from the aligned :attr:`base` below it (``0x2000``): :attr:`function` is then
     ``Sw o (address - base) o L`` in elements. Calling the tensor evaluates :attr:`function`.
-    ``data`` is a numpy array indexed by the top-level modes' coordinates (the printed values, rank 1 to 4 as ``print_tensor`` prints them), or None.
+    ``data`` is a numpy array indexed by the top-level modes' coordinates (the printed values, rank
+    1 to 4 as ``print_tensor`` prints them), or None.
 
     >>> from layoutalg.parse import parse
     >>> T = parse("smem_ptr[16b](0x7f00) o (_4,_2):(_2,_1)")
