@@ -294,8 +294,8 @@ def _umma_smem_spelling(x: Any, dtype: str | None) -> str | None:
                 cpp = umma.cute_cpp_type(dtype, "mxf4" if bits == 4 else ("f8f6f4" if bits == 8 else None))
             except LayoutError:
                 cpp = {32: "tfloat32_t", 16: "half_t", 8: "uint8_t", 4: "float_e2m1_t"}[bits]
-            if bits == 8 and "unpacksmem" not in cpp and str(dtype).endswith("_unpacked"):
-                cpp = umma.cute_cpp_type(str(dtype)[: -len("_unpacked")], "f8f6f4")
+            if bits == 8 and (str(dtype).endswith("_unpacked") or "unpacksmem" in cpp):
+                cpp = "uint8_t"  # one fp6/fp4 per byte: CUTLASS's byte atoms (CuTe's *_unpacksmem_t atoms are 4-bit)
         else:
             cpp = {32: "tfloat32_t", 16: "half_t", 8: "uint8_t", 4: "float_e2m1_t"}[bits]
         for name, (major, mode) in umma_smem.SMEM_ATOM_NAMES.items():
