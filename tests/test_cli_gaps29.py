@@ -29,3 +29,14 @@ def test_frag_umma_operand_without_the_placeholder(capsys):
     without = run(capsys, "frag", UMMA, "C")
     assert with_dash[0] == without[0] == 0 and with_dash[1] == without[1]
     assert run(capsys, "frag", UMMA, "a")[1] == run(capsys, "frag", UMMA, "-", "A")[1]
+
+
+def test_desc_and_export_take_cutes_partitioned_shape(capsys):
+    tile = "Sw<3,4,3> o _0 o ((128,16),1,4):((64,1),0,16)"  # UMMA::tile_to_mma_shape(K_SW128<bf16>, ((128,16),1,4))
+    code, out, _ = run(capsys, "desc", "--target", "sm_100", tile, "--dtype", "bf16")
+    assert code == 0 and "0x4000404000010006" in out  # k-block 3: start += 96 B >> 4 (CuTe's descriptor iterator)
+    code, out, _ = run(capsys, "export", tile, "--dtype", "bf16")
+    assert code == 0 and "UMMA::tile_to_mma_shape(UMMA::Layout_K_SW128_Atom<" in out and "smem_ptr_flag_bits<16>" in out
+    code, out, _ = run(capsys, "export", "Sw<3,3,3> o _0 o ((8,16),(64,1)):((64,512),(1,0))", "--dtype", "bf16",
+                       "--target", "sm_100")
+    assert code == 0 and "UMMA::Layout_K_SW128_Atom" in out and "GMMA::" not in out

@@ -317,7 +317,21 @@ def _split(layout: Any, bits: int) -> tuple[Any, int, Layout]:
     off = layout.offset
     if not isinstance(off, int):
         raise LayoutError(f"{op}: offset {off} of {layout} is symbolic; substitute values first")
-    return found, off, layout.inner
+    return found, off, mn_k_view(layout.inner)
+
+
+def mn_k_view(inner: Layout) -> Layout:
+    """CuTe's MMA-partitioned tile ``((MMA_MN,MMA_K),rest_MN,rest_K[,PIPE...])`` (``tile_to_mma_shape``, the
+    DSL's print) as the rank-2 ``(MN, K)`` tile of its first pipeline stage; any other layout as it is.
+
+    >>> str(mn_k_view(Layout(((128, 16), 1, 4, 3), ((64, 1), 0, 16, 8192))))
+    '((128,1),(16,4)):((64,0),(1,16))'
+    """
+    shape = inner.shape
+    if type(shape) is not tuple or len(shape) < 3 or type(shape[0]) is not tuple or len(shape[0]) != 2:
+        return inner
+    mma = inner[0]
+    return make_layout(make_layout(mma[0], inner[1]), make_layout(mma[1], inner[2]))
 
 
 def _tables(inner: Layout, op: str) -> tuple[np.ndarray, np.ndarray]:
