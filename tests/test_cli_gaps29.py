@@ -40,3 +40,34 @@ def test_desc_and_export_take_cutes_partitioned_shape(capsys):
     code, out, _ = run(capsys, "export", "Sw<3,3,3> o _0 o ((8,16),(64,1)):((64,512),(1,0))", "--dtype", "bf16",
                        "--target", "sm_100")
     assert code == 0 and "UMMA::Layout_K_SW128_Atom" in out and "GMMA::" not in out
+
+
+# --- tmem --operand A | SFA | SFB | E: the TMEM fragments beside the accumulator, with pictures -------------
+TS = "SM100_MMA_F16BF16_TS<f16,f16,float,128,64,K,K>"
+BS = "SM100_MMA_MXF8F6F4_SS<e4m3,e4m3,float,ue8m0,128,128,K,K>"
+SP = "SM100_MMA_F8F6F4_SS_SPARSE<e4m3,e4m3,float,128,64,K,K>"
+
+
+def test_tmem_operands_print_their_fragment(capsys):
+    from layoutalg.nvidia.blackwell.tmem_accum import umma_tmem_a, umma_tmem_e, umma_tmem_sf
+
+    for name, op, layout in ((TS, "A", umma_tmem_a(TS, (128, 16))), (BS, "SFA", umma_tmem_sf(BS, "A", (128, 128, 128))),
+                             (BS, "SFB", umma_tmem_sf(BS, "B", (128, 128, 128))), (SP, "E", umma_tmem_e(SP))):
+        code, out, _ = run(capsys, "tmem", name, "--operand", op)
+        assert code == 0 and f"fragment    : {layout}" in out and "[ok]" in out and "FAILED" not in out, out
+
+
+def test_tmem_operand_pictures(capsys, tmp_path):
+    for name, op in ((TS, "A"), (BS, "SFB"), (SP, "E")):
+        path = tmp_path / f"{op}.svg"
+        code, out, _ = run(capsys, "tmem", name, "--operand", op, "-o", str(path))
+        assert code == 0 and path.exists() and f"TMEM {op} of" in path.read_text()
+
+
+def test_tmem_operand_refusals(capsys):
+    from layoutalg import LayoutError
+
+    for argv in (["tmem", "SM100_TMEM_LOAD_32dp32b1x", "--operand", "A"], ["tmem", UMMA, "--operand", "SFA"],
+                 ["tmem", UMMA, "--operand", "E"], ["tmem", UMMA, "--operand", "A"]):
+        code, _, err = run(capsys, *argv)
+        assert code != 0, argv

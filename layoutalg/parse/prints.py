@@ -64,6 +64,10 @@ class SetupPrint(dict):
     :data:`DSL_LABELS`), and ``atom``, the atom block printed after a tiled one (or None)."""
 
     def __init__(self, kind: str, values: dict[str, Any], atom: SetupPrint | None = None):
+        if kind not in HEADERS.values() or not isinstance(values, dict) \
+                or not (atom is None or isinstance(atom, SetupPrint)):
+            raise LayoutError(f"SetupPrint: kind {kind!r} is one of {sorted(set(HEADERS.values()))}, values a dict "
+                              f"and atom a SetupPrint or None"[:300])
         super().__init__(values)
         self.kind = kind
         self.atom = atom
@@ -146,6 +150,8 @@ def strip_label(text: str) -> tuple[str | None, str]:
     >>> strip_label("(8,4):(1,8)")
     (None, '(8,4):(1,8)')
     """
+    if type(text) is not str:
+        raise LayoutError(f"strip_label: expected text, got {text!r}"[:200])
     m = _LABEL.fullmatch(text.strip()) if "\n" not in text.strip() else None
     if m is None or len(m.group(1)) < 2:
         return None, text
@@ -165,6 +171,8 @@ def _value(label: str, text: str, parse: Callable[[str], Any]) -> Any:
 
 def is_setup_print(text: str) -> bool:
     """Does ``text`` start with a block header (``TiledMMA``, ``Copy Atom``, ...)?"""
+    if type(text) is not str:
+        raise LayoutError(f"is_setup_print: expected text, got {text!r}"[:200])
     first = text.strip().split("\n", 1)[0].strip()
     return first in HEADERS
 

@@ -58,7 +58,7 @@ from .tmem_copy import tmem_copy_op
 
 __all__ = ["tmem_frg", "tmem_frg_ws", "tmem_sf_frg", "tmem_e_frg", "tmem_e_frg_ws", "umma_tmem_sf",
            "accumulator_layout", "umma_accumulator", "umma_tmem_a", "make_tmem_copy", "make_cotiled_copy",
-           "make_utccp_copy", "epilogue_tv", "dp"]
+           "make_utccp_copy", "epilogue_tv", "dp", "umma_tmem_e"]
 
 ALLOC_MODES = ("Interleaved", "NonInterleaved", "Duplicated")
 
@@ -544,3 +544,22 @@ def umma_tmem_sf(atom: Any, operand: str, tile_mnk: Sequence[int]) -> Layout:
     smem = smem_sf_layout(operand, atom.vector_size, atom.K, tile_mnk, atom.cta_group)
     alloc = "ScaleFactorDuplicated2by2" if atom.cta_group == 2 and atom.M == 128 else "ScaleFactorDuplicated4by1"
     return tmem_sf_frg(smem.shape, _bits(atom.sf_type), atom.cta_group, operand, alloc, sf_vec=atom.vector_size)
+
+
+@guarded
+def umma_tmem_e(atom: Any, tile_mk: Sequence[int] | None = None) -> Layout:
+    """A sparse UMMA atom's metadata in TMEM: :func:`tmem_e_frg` over ``((M, K), 1, K_tile / K)`` of the atom
+    (one MMA's ``M x K`` block per k-block; ``tile_mk`` defaults to the atom's ``M x K``).
+
+    >>> from layoutalg.nvidia.blackwell.umma import umma_atom
+    >>> str(umma_tmem_e("SM100_MMA_F8F6F4_SS_SPARSE<e4m3,e4m3,float,128,64,K,K>"))
+    '((128,64),1,1):((2097152,1),0,0)'
+    """
+    atom = _umma(atom, "umma_tmem_e")
+    if not atom.sparse:
+        raise LayoutError(f"umma_tmem_e: {atom.name} is not a sparse atom (no metadata in TMEM)")
+    M, K = (atom.M, atom.K) if tile_mk is None else _tile_arg(tile_mk, 2, "umma_tmem_e")
+    if M != atom.M or K % atom.K:
+        raise LayoutError(f"umma_tmem_e: tile {M}x{K} is not the atom's M = {atom.M} by a multiple of its K = {atom.K}")
+    return tmem_e_frg(((atom.M // atom.cta_group, atom.K), 1, K // atom.K), _bits(atom.a_type))
+
