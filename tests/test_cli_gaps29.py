@@ -65,7 +65,6 @@ def test_tmem_operand_pictures(capsys, tmp_path):
 
 
 def test_tmem_operand_refusals(capsys):
-    from layoutalg import LayoutError
 
     for argv in (["tmem", "SM100_TMEM_LOAD_32dp32b1x", "--operand", "A"], ["tmem", UMMA, "--operand", "SFA"],
                  ["tmem", UMMA, "--operand", "E"], ["tmem", UMMA, "--operand", "A"]):
