@@ -187,7 +187,7 @@ def _tmem_operand(args: argparse.Namespace, quiet: bool) -> int:
     op = args.operand.upper()
     at = umma_atom(args.name)
     refuse_unused(args, "tmem", f"with --operand {op}", {"warps": "--warps", "acc": "--acc"})
-    tile = parse_tile(args.tile) if args.tile else None
+    tile: Any = parse_tile(args.tile) if args.tile else None
     if op == "A":
         tile = tile or (at.M, at.K)
         F, bits, what = umma_tmem_a(at, tile), None, f"A ({at.a_type}) of a _TS atom, CuTe's make_fragment_A"

@@ -272,7 +272,7 @@ _DSL_TYPE_BITS = {
 # ---------------------------------------------------------------------------------------------
 
 
-def parse(text: str) -> Parsed:
+def parse(text: str) -> Parsed | SetupPrint | tuple:
     """parse(text) -> Layout, ComposedLayout or Swizzle, the inverse of ``str``: ``parse(str(L)) == L``.
 
     Reads CuTe notation (``(4,2):(2,1)``, ``Sw<3,4,3> o _0 o (8,64):(64,1)``, symbols) and the C++
@@ -410,6 +410,8 @@ def _parse_function(text: str) -> Parsed:
     """parse, with a printed tensor read as its coordinate -> element offset function (the reader lower
     layers get through :mod:`layoutalg.hooks`, e.g. :func:`layoutalg.composed.parse_composed`)."""
     x = parse(text)
+    if isinstance(x, (SetupPrint, tuple)):
+        raise LayoutError(f"parse: {clip(str(text), 60)} is a setup print or a tiler, not one layout")
     return x.function if isinstance(x, ParsedTensor) else x
 
 

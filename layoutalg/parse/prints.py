@@ -90,7 +90,8 @@ def _split_top(text: str) -> list[str]:
     if not (t.startswith("(") and t.endswith(")")):
         raise LayoutError(f"parse: a tiler is a parenthesised tuple, not {t!r}")
     depth = 0
-    items, cur = [], []
+    items: list[str] = []
+    cur: list[str] = []
     for k, ch in enumerate(t[1:-1]):
         if ch in "(<":
             depth += 1
