@@ -29,7 +29,13 @@ CPP = [
     " make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN{}, Layout<Shape<_2,_2,_1>>{})));",
     "print(make_tile(Layout<Shape<_4,_32>,Stride<_32,_1>>{}, Layout<_32,_1>{}));",
     "print(make_tiled_mma(SM90_64x64x16_F32F16F16_SS<GMMA::Major::K, GMMA::Major::K>{}));",
+    "print(make_tiled_mma(SM100_MMA_F16BF16_SS<half_t,half_t,float,128,256,UMMA::Major::K,UMMA::Major::K>{}));",
+    "print(make_tiled_mma(SM100_MMA_F16BF16_2x1SM_SS<half_t,half_t,float,256,128,UMMA::Major::K,UMMA::Major::MN>{}));",
+    "print(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN{}, Layout<Shape<_2,_2,_1>>{}).get_slice(3));",
+    "print(make_tmem_copy(SM100_TMEM_LOAD_32dp32b8x{}, make_tensor(make_tmem_ptr<float>(),"
+    " Layout<Shape<_128,_64>,Stride<_65536,_1>>{})));",
 ]
+HEADERS = ["cute/atom/mma_traits_sm100.hpp", "cute/atom/copy_traits_sm100.hpp"]
 #: (GMMA atom, element type, tile shape, k-block shape, k-block coordinate)
 SLICED = [("GMMA::Layout_K_SW64_Atom", "uint8_t", "_64,_128", "_64,_32", "0,1"),
           ("GMMA::Layout_K_SW128_Atom", "half_t", "_64,_64", "_64,_16", "0,1"),
@@ -61,7 +67,8 @@ def sliced_snippet(atom: str, T: str, shape: str, kt: str, coord: str) -> str:
 def record() -> dict:
     from layoutalg.interop import cutecpp
 
-    outs = cutecpp.run_snippets(CPP + [sliced_snippet(*c) for c in SLICED], cache=False)
+    outs = cutecpp.run_snippets(CPP + [sliced_snippet(*c) for c in SLICED], cache=False,
+                                headers=list(cutecpp.DEFAULT_HEADERS) + HEADERS)
     bad = [o for o in outs if not o]
     if bad:
         raise SystemExit(f"CuTe refused: {bad[0]}")

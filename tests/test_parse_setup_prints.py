@@ -31,7 +31,8 @@ def _layouts_equal(a: SetupPrint, b: SetupPrint, keys) -> None:
 
 def test_every_cpp_setup_print_parses():
     kinds = [parse(text).kind if isinstance(parse(text), SetupPrint) else "tiler" for text in RECORD["cpp"]]
-    assert kinds == ["TiledMMA", "TiledMMA", "TiledCopy", "TiledCopy", "tiler", "TiledMMA"]
+    assert kinds == ["TiledMMA", "TiledMMA", "TiledCopy", "TiledCopy", "tiler", "TiledMMA", "TiledMMA", "TiledMMA",
+                     "ThrMMA", "TiledCopy"]
     S = parse(RECORD["cpp"][0])
     assert S["ThrLayoutVMNK"] == Layout((32, 2, 2, 1), (1, 32, 64, 0))
     assert S["PermutationMNK"] == (None, None, None)
@@ -106,3 +107,24 @@ def test_setup_print_errors_are_layout_errors():
     for text in ("TiledMMA\n  nonsense here", "TiledMMA\nMMA_Atom\nCopy_Atom", "MMA_Atom\n  LayoutA_TV: (4,2):(1"):
         with pytest.raises(LayoutError):
             parse_setup(text)
+
+
+def test_umma_tiled_mmas_and_a_tmem_copy_are_layoutalgs():
+    """CuTe's prints of sm_100 setups: the UMMA tiled MMAs and make_tmem_copy read as layoutalg builds them."""
+    from layoutalg.nvidia.blackwell.tmem_accum import accumulator_layout, make_tmem_copy
+
+    for k, name in ((6, "SM100_MMA_F16BF16_SS<f16,f16,float,128,256,K,K>"),
+                    (7, "SM100_MMA_F16BF16_2x1SM_SS<f16,f16,float,256,128,K,MN>")):
+        _layouts_equal(parse(RECORD["cpp"][k]), parse(str(make_tiled_mma(name))),
+                       ["ThrLayoutVMNK", "atom.ThrID", "atom.LayoutA_TV", "atom.LayoutB_TV", "atom.LayoutC_TV"])
+    C = parse(RECORD["cpp"][9])
+    tc = make_tmem_copy("SM100_TMEM_LOAD_32dp32b8x", accumulator_layout(128, 64))
+    assert C["TiledLayout_TV"] == tc.layout_tv
+    assert C["Tiler_MN"] == tuple(tc.tiler)
+
+
+def test_a_threads_slice_holds_its_tiled_mma_and_atom():
+    S = parse(RECORD["cpp"][8])
+    assert S.kind == "ThrMMA" and S["Thr VMNK"] == (3, 0, 0, 0)
+    assert S.atom.kind == "TiledMMA" and S.atom.atom.kind == "MMA_Atom"
+    assert S.atom["ThrLayoutVMNK"] == parse(RECORD["cpp"][0])["ThrLayoutVMNK"]

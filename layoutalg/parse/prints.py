@@ -47,7 +47,8 @@ __all__ = ["SetupPrint", "parse_setup", "parse_tiler", "strip_label", "is_setup_
 HEADERS = {"TiledMMA": "TiledMMA", "Tiled MMA": "TiledMMA", "MMA_Atom": "MMA_Atom", "MMA Atom": "MMA_Atom",
            "TiledCopy": "TiledCopy", "Tiled Copy": "TiledCopy", "Copy_Atom": "Copy_Atom", "Copy Atom": "Copy_Atom",
            "ThrMMA": "ThrMMA", "ThrCopy": "ThrCopy"}
-_ATOMS = ("MMA_Atom", "Copy_Atom")
+#: the block printed after each: a thread's slice, then its tiled block, then the atom
+_NEXT = {"ThrMMA": "TiledMMA", "TiledMMA": "MMA_Atom", "ThrCopy": "TiledCopy", "TiledCopy": "Copy_Atom"}
 #: the CuTe DSL's labels, by CuTe C++'s (a SetupPrint keys every value by CuTe C++'s label)
 DSL_LABELS = {"Thr Layout VMNK": "ThrLayoutVMNK", "Permutation MNK": "PermutationMNK", "Shape MNK": "Shape_MNK",
               "TV Layout A": "LayoutA_TV", "TV Layout B": "LayoutB_TV", "TV Layout C": "LayoutC_TV",
@@ -59,9 +60,10 @@ _TEXT_VALUES = re.compile(r"\d+b|[A-Za-z][\w:<>]*")  # ValueType: 16b, Value typ
 
 
 class SetupPrint(dict):
-    """One printed block: ``kind`` (``"TiledMMA"``, ``"MMA_Atom"``, ``"TiledCopy"``, ``"Copy_Atom"``), its
-    labelled values keyed by CuTe C++'s label (the DSL's ``TV Layout A`` is ``LayoutA_TV``,
-    :data:`DSL_LABELS`), and ``atom``, the atom block printed after a tiled one (or None)."""
+    """One printed block: ``kind`` (``"TiledMMA"``, ``"MMA_Atom"``, ``"TiledCopy"``, ``"Copy_Atom"``,
+    ``"ThrMMA"``), its labelled values keyed by CuTe C++'s label (the DSL's ``TV Layout A`` is
+    ``LayoutA_TV``, :data:`DSL_LABELS`), and ``atom``, the block printed after it (a tiled block's atom,
+    a ``ThrMMA``'s tiled MMA), or None."""
 
     def __init__(self, kind: str, values: dict[str, Any], atom: SetupPrint | None = None):
         if kind not in HEADERS.values() or not isinstance(values, dict) \
@@ -163,7 +165,7 @@ def _value(label: str, text: str, parse: Callable[[str], Any]) -> Any:
     t = text.strip()
     if "Permutation" in label or "Tiler" in label:
         return parse_tiler(t, parse)
-    if "Shape" in label:
+    if "Shape" in label or label == "Thr VMNK":  # a shape, or a ThrMMA's coordinate (3,0,0,_0)
         return _int_or_shape(t)
     if _TEXT_VALUES.fullmatch(t) and not re.fullmatch(r"_?\d+", t):
         return t  # ValueType: 16b, Value type: f16
@@ -209,10 +211,12 @@ def parse_setup(text: str, parse: Callable[[str], Any] | None = None) -> SetupPr
             raise LayoutError(f"parse: line {n} ({label}): {e}") from None
     if not blocks:
         raise LayoutError("parse: empty setup print")
-    atom = None
-    if len(blocks) > 1:
-        if len(blocks) != 2 or blocks[1][0] not in _ATOMS:
-            raise LayoutError(f"parse: a setup print is one block, or a tiled block and its atom; got "
-                              f"{[b[0] for b in blocks]}")
-        atom = SetupPrint(blocks[1][0], blocks[1][1])
-    return SetupPrint(blocks[0][0], blocks[0][1], atom)
+    kinds = [b[0] for b in blocks]
+    if any(_NEXT.get(a) != b for a, b in zip(kinds, kinds[1:])):
+        raise LayoutError(f"parse: a setup print is one block, a tiled block and its atom, or a thread's slice, its "
+                          f"tiled block and the atom; got {kinds}")
+    inner = None
+    for kind, values in reversed(blocks):  # each block holds the next one as its atom
+        inner = SetupPrint(kind, values, inner)
+    assert inner is not None
+    return inner
