@@ -7,8 +7,9 @@ Both pages are functions of the installed package only (docstrings, signatures, 
 catalog), so regenerating them after a code change and committing the result keeps them
 true; ``tests/test_docs.py`` runs the same comparison.
 
-api.md: every public name (``__all__``) of the modules in :data:`API_MODULES`, with its
-signature and docstring. Optional modules (pictures, bank analysis, CLI) are skipped with a
+api.md: every public name (``__all__``) of the modules in :data:`API_MODULES`, then of every
+other module of the package with an ``__all__`` (found by walking it), with its signature and
+docstring. Optional modules (pictures, bank analysis, CLI) are skipped with a
 note when they fail to import.
 
 ptx-crossref.md: every PTX ISA figure / formula the library reproduces -> the call that
@@ -196,12 +197,41 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _every_public_module() -> list[tuple[str, str, bool]]:
+    """:data:`API_MODULES`, then every other module of the package that names a public surface
+    (``__all__``), found by walking the package: a new module cannot be left out of api.md."""
+    import pkgutil
+
+    import layoutalg
+
+    listed = {m for m, _, _ in API_MODULES}
+    out = list(API_MODULES)
+    for info in sorted(pkgutil.walk_packages(layoutalg.__path__, "layoutalg."), key=lambda i: i.name):
+        name = info.name
+        if name in listed or any(part.startswith("_") for part in name.split(".")[1:]) \
+                or name.startswith("layoutalg.gpu"):  # the device harness: docs/gpu-harness.md describes it
+            continue
+        try:
+            mod = _import(name)
+        except Exception:  # noqa: BLE001 - an optional layer (GPU, pictures) that does not import here
+            continue
+        if getattr(mod, "__all__", None):
+            out.append((name, _short_title(_first_line(_doc(mod))) or name, True))
+    return out
+
+
+def _short_title(line: str, n: int = 60) -> str:
+    """A docstring's first line as a section title: up to its first colon, at most ``n`` characters."""
+    t = line.split(": ", 1)[0].rstrip(".").replace("``", "`")
+    return t if len(t) <= n else t[: t.rfind(" ", 0, n)] + " ..."
+
+
 def generate_api() -> tuple[str, list[str]]:
     """The text of docs/api.md and the list of optional modules that were skipped."""
     sections: list[list[str]] = []
     toc: list[str] = []
     skipped: list[str] = []
-    for mod_name, title, optional in API_MODULES:
+    for mod_name, title, optional in _every_public_module():
         try:
             mod = _import(mod_name)
         except Exception as exc:  # an optional layer mid-edit must not break the reference

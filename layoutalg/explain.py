@@ -56,7 +56,7 @@ import numpy as np
 import sympy
 
 from .composed import ComposedLayout
-from .errors import LayoutError
+from .errors import LayoutError, guarded
 from .layout import Layout
 from .swizzle import Swizzle
 from .tensor import Tensor
@@ -902,6 +902,7 @@ def _mentions(text: str, name: str) -> bool:
     return re.search(rf"\b{re.escape(name)}\b", text) is not None
 
 
+@guarded
 def c_text(expr: Any, names: Mapping[Any, str] | None = None) -> str:
     """``expr`` (sympy, with ``Mod``, ``floor``, ``Piecewise`` and the bit helpers) written in C syntax.
 

@@ -45,7 +45,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .composed import ComposedLayout
-from .errors import LayoutError
+from .errors import LayoutError, guarded
 from .hooks import provide
 from .inttuple import flatten
 from .layout import Layout
@@ -239,6 +239,7 @@ def _find_swizzle(flat: list[int]) -> Swizzle | None:
     return None
 
 
+@guarded
 def from_linear(lin: Any, *, shape: Iterable[int] | None = None) -> Any:
     """from_linear(bases) -> a Layout, or ``Sw<B,M,S> o _0 o Layout``, with those bit images.
 

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import sympy
 
-from .errors import LayoutError
+from .errors import LayoutError, guarded
 from .hooks import service
 from .symbolic import bitand, bitxor, shl, shr
 
@@ -268,6 +268,7 @@ class Swizzle:
         return NotImplemented
 
 
+@guarded
 def make_swizzle(yyy_mask: int, zzz_mask: int) -> Swizzle:
     """The Swizzle whose source bits are ``yyy_mask`` and destination bits ``zzz_mask`` (CuTe's make_swizzle).
 
@@ -316,6 +317,7 @@ def compose_swizzles(a: Swizzle, b: Swizzle) -> Swizzle:
 _SWIZZLE_RE = re.compile(r"\s*(?:Swizzle|Sw)\s*<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*")
 
 
+@guarded
 def parse_swizzle(text: str) -> Swizzle:
     """Parse ``Sw<B,M,S>`` (CuTe's print) or ``Swizzle<B,M,S>`` (the PTX ISA's spelling).
 

@@ -56,7 +56,7 @@ from .algebra import (
     upcast,
 )
 from .composed import ComposedLayout
-from .errors import LayoutError
+from .errors import LayoutError, guarded
 from .hooks import service, svg_of
 from .layout import Layout, make_layout
 from .parse import parse
@@ -568,7 +568,9 @@ def make_tiled_mma(atom: MMAAtom, atom_layout: Any = (1, 1, 1), permutation: Any
     return TiledMMA(atom, L, perm)
 
 
-def _partition_shape(mma: TiledMMA, shape: Any, which: str) -> Any:
+def _partition_shape(mma: Any, shape: Any, which: str) -> Any:
+    if not isinstance(mma, TiledMMA):  # an atom, or CuTe's name of one: its make_tiled_mma
+        mma = make_tiled_mma(mma)
     dummy = _compact(shape)
     th = {"A": mma.thrfrg_A, "B": mma.thrfrg_B, "C": mma.thrfrg_C}[which](dummy)
     r = len(dummy) if type(dummy.shape) is tuple else 1
@@ -576,16 +578,22 @@ def _partition_shape(mma: TiledMMA, shape: Any, which: str) -> Any:
     return sl.shape
 
 
+@guarded
 def partition_shape_A(mma: TiledMMA, shape_mk: Any) -> Any:
-    """CuTe's ``partition_shape_A``: the shape ``(FrgV, RestM, RestK, ...)`` of a thread's A partition."""
+    """CuTe's ``partition_shape_A``: the shape ``(FrgV, RestM, RestK, ...)`` of a thread's A partition.
+
+    ``mma``: a TiledMMA, or an atom (or CuTe's name of one), read as ``make_tiled_mma(atom)``.
+    """
     return _partition_shape(mma, shape_mk, "A")
 
 
+@guarded
 def partition_shape_B(mma: TiledMMA, shape_nk: Any) -> Any:
     """CuTe's ``partition_shape_B``."""
     return _partition_shape(mma, shape_nk, "B")
 
 
+@guarded
 def partition_shape_C(mma: TiledMMA, shape_mn: Any) -> Any:
     """CuTe's ``partition_shape_C``."""
     return _partition_shape(mma, shape_mn, "C")
@@ -883,6 +891,7 @@ class ThrCopy:
         return f"ThrCopy(thread {self.thr_idx})"
 
 
+@guarded
 def make_tiled_copy(atom: CopyAtom, thr_layout: Any, val_layout: Any = 1) -> TiledCopy:
     """CuTe's ``make_tiled_copy(atom, thr_layout, val_layout)``: threads and values as (m,n) -> index maps.
 
@@ -922,11 +931,13 @@ def make_tiled_copy(atom: CopyAtom, thr_layout: Any, val_layout: Any = 1) -> Til
     return TiledCopy(atom, layout_tv, tiler)
 
 
+@guarded
 def make_tiled_copy_A(atom: CopyAtom, mma: TiledMMA) -> TiledCopy:
     """The copy whose destination values are the MMA's A registers: TV = ``mma.get_layoutA_TV()`` over (M, K)."""
     return TiledCopy(atom, mma.get_layoutA_TV(), (mma.tile_size(0), mma.tile_size(2)))
 
 
+@guarded
 def make_tiled_copy_B(atom: CopyAtom, mma: TiledMMA) -> TiledCopy:
     """The copy for B: TV = ``mma.get_layoutB_TV()`` over (N, K)."""
     return TiledCopy(atom, mma.get_layoutB_TV(), (mma.tile_size(1), mma.tile_size(2)))
@@ -960,6 +971,7 @@ def _refuse_k_split_C(op: str, mma: TiledMMA) -> None:
     )
 
 
+@guarded
 def make_tiled_copy_C(atom: CopyAtom, mma: TiledMMA) -> TiledCopy:
     """The copy for C/D: TV = ``mma.get_layoutC_TV()`` over (M, N).
 
@@ -971,6 +983,7 @@ def make_tiled_copy_C(atom: CopyAtom, mma: TiledMMA) -> TiledCopy:
     return TiledCopy(atom, mma.get_layoutC_TV(), (mma.tile_size(0), mma.tile_size(1)))
 
 
+@guarded
 def make_tiled_copy_C_atom(atom: CopyAtom, mma: TiledMMA) -> TiledCopy:
     """CuTe's ``make_tiled_copy_C_atom``: the smallest tiled copy that retiles C (for sub-tiled epilogues).
 
@@ -992,11 +1005,13 @@ def make_tiled_copy_C_atom(atom: CopyAtom, mma: TiledMMA) -> TiledCopy:
     return TiledCopy(atom, layout_tv, tuple(tiler))
 
 
+@guarded
 def make_tiled_copy_S(atom: CopyAtom, tiled_copy: TiledCopy) -> TiledCopy:
     """A tiled copy with another atom whose TV layout is ``tiled_copy``'s source layout."""
     return TiledCopy(atom, tiled_copy.get_layoutS_TV(), tiled_copy.tiler)
 
 
+@guarded
 def make_tiled_copy_D(atom: CopyAtom, tiled_copy: TiledCopy) -> TiledCopy:
     """A tiled copy with another atom whose TV layout is ``tiled_copy``'s destination layout."""
     return TiledCopy(atom, tiled_copy.get_layoutD_TV(), tiled_copy.tiler)

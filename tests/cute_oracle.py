@@ -435,6 +435,25 @@ def _wrong_left_inverse(L: Layout, R: Any) -> str | None:
     return None
 
 
+def named_refusal(c: Case, message: str) -> str | None:
+    """The documented case where CuTe refuses at compile time and layoutalg answers soundly: ``downcast`` (or
+    ``recast_layout`` to narrower elements) of a layout whose only unit-stride modes are reversed (stride -1)
+    -- docs/model.md: ``s:-1`` grows into ``(N,s):(1,-N)``; CuTe asks for a stride +1 mode. The answer must
+    satisfy downcast's defining property."""
+    if "Downcast requires adjacent elements" not in message or c.refused:
+        return None
+    if c.op == "downcast":
+        L, n = c.inputs
+    elif c.op == "recast_layout" and c.inputs[2] < c.inputs[1]:
+        L, n = c.inputs[0], c.inputs[1] // c.inputs[2]
+    else:
+        return None
+    strides = L.flat[1]
+    if 1 in strides or -1 not in strides or _wrong_downcast(L, n, c.ours) is not None:
+        return None
+    return "downcast: a lone reversed mode grows (CuTe asks for a stride +1 mode)"
+
+
 def named_difference(c: Case, cute: Any) -> str | None:
     """The documented difference a case falls under, when CuTe's answer ``cute`` is shown wrong by direct
     evaluation of the operation's defining property; None otherwise (then the difference is a failure)."""

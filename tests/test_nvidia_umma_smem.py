@@ -182,7 +182,8 @@ def test_four_bit_tiles_read_as_bytes():
     assert kbs[0].descriptor.stride_byte_offset == 1024 and kbs[0].descriptor.swizzle == 128
     with pytest.raises(LayoutError, match="6-bit"):
         smem_bits("e2m3")
-    assert smem_bits("float_e2m1_unpacksmem_t") == 8
+    # CuTe's spelling gives CuTe's 4-bit atoms (issue 29); layoutalg's "_unpacked" is the one-per-byte storage
+    assert smem_bits("float_e2m1_unpacksmem_t") == 4 and smem_bits("e2m1_unpacked") == 8
 
 
 def test_names_and_errors():
@@ -295,3 +296,40 @@ def test_k_blocks_of_ts_and_sparse_atoms():
     a = k_block_descriptors(smem_tile("K", 128, "bf16", (128, 64)), "bf16", sp, operand="A")
     b = k_block_descriptors(smem_tile("K", 128, "bf16", (64, 64)), "bf16", sp, operand="B")
     assert [kb.offset_bytes for kb in a] == [0, 32, 64, 96] and [kb.offset_bytes for kb in b] == [0, 64]
+
+
+#: CuTe 4.2's print of UMMA::<atom><cutlass::detail::float_e2m1_unpacksmem_t>{} (g++, this repository's headers)
+E2M1_UNPACKSMEM = {
+    "Layout_K_INTER_Atom": "Sw<0,4,3> o smem_ptr[4b](unset) o (_8,_32):(_32,_1)",
+    "Layout_K_SW32_Atom": "Sw<1,4,3> o smem_ptr[4b](unset) o (_8,_64):(_64,_1)",
+    "Layout_K_SW64_Atom": "Sw<2,4,3> o smem_ptr[4b](unset) o (_8,_128):(_128,_1)",
+    "Layout_K_SW128_Atom": "Sw<3,4,3> o smem_ptr[4b](unset) o (_8,_256):(_256,_1)",
+    "Layout_MN_INTER_Atom": "Sw<0,4,3> o smem_ptr[4b](unset) o (_32,_8):(_1,_32)",
+    "Layout_MN_SW32_Atom": "Sw<1,4,3> o smem_ptr[4b](unset) o (_64,_8):(_1,_64)",
+    "Layout_MN_SW64_Atom": "Sw<2,4,3> o smem_ptr[4b](unset) o (_128,_8):(_1,_128)",
+    "Layout_MN_SW128_Atom": "Sw<3,4,3> o smem_ptr[4b](unset) o (_256,_8):(_1,_256)",
+    "Layout_MN_SW128_32B_Atom": "Sw<2,5,2> o smem_ptr[4b](unset) o (_256,_4):(_1,_256)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(E2M1_UNPACKSMEM))
+def test_cutes_unpacksmem_spelling_gives_cutes_4_bit_atom(name):
+    from layoutalg import parse
+
+    cute = E2M1_UNPACKSMEM[name]
+    for t in ("float_e2m1_unpacksmem_t", "cutlass::detail::float_e2m1_unpacksmem_t"):
+        byte = smem_atom_by_name(f"UMMA::{name}<{t}>", swizzle_unit="byte")
+        # CuTe's text, its smem_ptr_flag aside: the byte swizzle over the 4-bit layout
+        assert f"{byte.outer} o smem_ptr[4b](unset) o {byte.inner}" == cute.replace("_", "").replace(
+            "smemptr", "smem_ptr")
+        assert smem_atom_by_name(f"UMMA::{name}<{t}>") == parse(cute)  # the same function on element offsets
+
+
+def test_one_per_byte_storage_is_layoutalgs_own_spelling():
+    from layoutalg.interop.cute import to_cute_cpp
+
+    assert smem_bits("e2m1_unpacked") == smem_bits("e2m3_unpacked") == 8
+    with pytest.raises(LayoutError, match="e2m3_unpacked"):
+        smem_bits("float_e2m3_unpacksmem_t")  # CuTe: static assertion "Divisibility condition"
+    t = smem_tile("K", 128, "e2m1_unpacked", (128, 128))
+    assert "UMMA::Layout_K_SW128_Atom<uint8_t>" in to_cute_cpp(t, "e2m1_unpacked").cute

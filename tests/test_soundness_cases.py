@@ -159,8 +159,12 @@ def test_downcast_grows_one_unit_stride_mode():
     # a reversed mode (CuTe's precondition wants a stride +1 mode, here of size 1): element x is 2x, 2x+1
     D = la.downcast(P("(4,1):(-1,1)"), 2)
     assert sorted(offsets(D)) == sorted(2 * x + r for x in (0, -1, -2, -3) for r in (0, 1))
+    # a lone reversed mode grows as docs/model.md says: 4:-1 -> (2,4):(1,-2) (issue 29 asked for it)
+    D = la.downcast(P("4:-1"), 2)
+    assert str(D) == "(2,4):(1,-2)"
+    assert sorted(offsets(D)) == sorted(2 * x + r for x in (0, -1, -2, -3) for r in (0, 1))
     with pytest.raises(LayoutError, match="stride-1"):
-        la.downcast(P("4:-1"), 2)
+        la.downcast(P("4:2"), 2)
 
 
 def test_recast_layout_is_a_function_of_the_layout():

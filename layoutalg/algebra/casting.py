@@ -158,22 +158,27 @@ def downcast(layout: Any, n: int) -> Any:
 
     Exactly one mode grows: the first of stride ±1 and size > 1 (else the first of stride ±1); every
     other stride is multiplied by N, so ``D`` has ``size(L) * N`` elements and its offsets are
-    ``N*L(i) + r`` for ``r < N``. A stride -1 mode ``s:-1`` becomes ``(N,s):(1,-N)``. (CuTe grows
-    every mode of stride ±1, size-1 ones included, and ``s:-1`` to ``s*N:-1``; neither is ``L`` in
-    smaller units.) Precondition (CuTe's): some mode has stride 1 (adjacent elements).
+    ``N*L(i) + r`` for ``r < N``. A stride -1 mode ``s:-1`` becomes ``(N,s):(1,-N)``, a lone one
+    included. (CuTe grows every mode of stride ±1, size-1 ones included, and ``s:-1`` to ``s*N:-1``;
+    neither is ``L`` in smaller units.) Precondition: some mode has stride 1 or -1 (adjacent
+    elements; CuTe asks for stride +1).
 
     >>> str(downcast(Layout((4, 16), (1, 4)), 2))
     '(8,16):(1,8)'
     >>> str(downcast(Layout((1, 2), (1, 1)), 2)), str(downcast(Layout((4, 1), (-1, 1)), 2))
     ('(1,4):(2,1)', '((2,4),1):((1,-2),2)')
+    >>> str(downcast(Layout(2, -1), 2))
+    '(2,2):(1,-2)'
     """
     if not isinstance(layout, Layout):
         return dispatch("downcast", layout, n)
     n = _cast_factor(n, "downcast")
     fs, fd = layout.flat
     units = [k for k, d in enumerate(fd) if type(d) is int and d in (1, -1)]
-    if not any(fd[k] == 1 for k in units):  # CuTe's precondition: a stride +1 mode
-        raise LayoutError(f"downcast: layout {layout} has no stride-1 mode (downcast requires adjacent elements)")
+    if not units:  # adjacent elements: a mode of stride +1 (CuTe's precondition) or -1
+        raise LayoutError(
+            f"downcast: layout {layout} has no stride-1 (or stride -1) mode (downcast requires adjacent elements)"
+        )
     grow = next((k for k in units if not is_one(fs[k])), units[0])
     leaf = [0]
 

@@ -42,8 +42,8 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
         R = c_coalesce(layout)  # the kernel below, in C, for modes that fit in 64 bits
         if R is not None:
             return R
-    if type(layout) is Layout and profile is None and no_modes(layout):
-        return EMPTY  # no modes to coalesce: the rank-0 layout (as the CuTe DSL answers)
+    if type(layout) is Layout and not isinstance(profile, tuple) and no_modes(layout):
+        return EMPTY  # no modes to coalesce: the rank-0 layout (as the CuTe DSL answers), any leaf profile
     if type(layout) is Layout and (layout._static or layout.is_static) and profile is None and enabled():
         # concrete ints: drop size-1 modes and merge (s0:d0),(s1:d1) when s0*d0 == d1, in one pass.
         # A leading size-1 mode is carried as the current mode: it merges with the next one only
@@ -110,7 +110,7 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
                 f"coalesce: profile {profile} has more modes than layout {layout} (rank {len(modes)})"
             )
         out = [coalesce(m, p) for m, p in zip(modes, profile)] + modes[len(profile):]
-        return make_layout(*out)
+        return make_layout(*out) if out else EMPTY  # profile (): a rank-0 layout stays ():()
     fs, fd = layout.flat
     if layout.is_static:
         return from_flat(*coalesce_flat_int(fs, fd), True)
@@ -131,7 +131,7 @@ def filter(layout: Any, profile: Any = None) -> Any:  # noqa: A001 - CuTe's name
     >>> str(filter(Layout((4, 2, 3), (1, 0, 4))))
     '12:1'
     """
-    if profile is None and type(layout) is Layout and no_modes(layout):
+    if not isinstance(profile, tuple) and type(layout) is Layout and no_modes(layout):
         return EMPTY
     if profile is None and type(layout) is Layout and layout._static and enabled():
         if c_filter is not None:
@@ -148,7 +148,8 @@ def filter(layout: Any, profile: Any = None) -> Any:  # noqa: A001 - CuTe's name
             raise LayoutError(
                 f"filter: profile {profile} has more modes than layout {layout} (rank {len(modes)})"
             )
-        return make_layout(*([filter(m, p) for m, p in zip(modes, profile)] + modes[len(profile):]))
+        out = [filter(m, p) for m, p in zip(modes, profile)] + modes[len(profile):]
+        return make_layout(*out) if out else EMPTY
     fs, fd = layout.flat
     ks = [s for s, d in zip(fs, fd) if not is_zero(d)]
     kd = [d for d in fd if not is_zero(d)]

@@ -11,7 +11,7 @@ from ..layout import Layout, append, fmt_tuple, make_layout, make_ordered_layout
 from ..speedups import enabled
 from .coalescing import coalesce
 from .composing import composition
-from .core import UNIT, dispatch, modes_of, no_modes
+from .core import EMPTY, UNIT, dispatch, modes_of, no_modes
 from .inverses import complement
 from .kernels import logical_divide_fast, logical_product_fast, static_flat_of
 
@@ -262,14 +262,15 @@ def _zip2(op: str, a: Layout, b: Layout) -> Layout:
             f"{op}: cannot zip {a} with {b}: CuTe zips mode by mode and needs {b} to be a tuple of rank "
             f"{len(a.shape)} (mismatched ranks)"
         )
-    return make_layout(*[make_layout(x, y) for x, y in zip(modes_of(a), modes_of(b))])
+    pairs = [make_layout(x, y) for x, y in zip(modes_of(a), modes_of(b))]
+    return make_layout(*pairs) if pairs else EMPTY  # zip of two rank-0 layouts: rank 0 (as the CuTe DSL)
 
 
 def _rank_product(op: str, A: Any, B: Any, raked: bool) -> Layout:
     if not isinstance(A, Layout):
         return dispatch(op, A, B)
     if type(B) is tuple:
-        B = make_layout(*[_tiler_layout(b, op) for b in B])
+        B = make_layout(*[_tiler_layout(b, op) for b in B]) if B else EMPTY
     B = _tiler_layout(B, op)
     R = max(len(A), len(B))
     Ap, Bp = append(A, n=R), append(B, n=R)

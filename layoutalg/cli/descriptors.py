@@ -98,7 +98,7 @@ def _desc_derive(args: argparse.Namespace, layout: Any, dtype: str, major: Any, 
             raise LayoutError(f"desc: {layout} is one canonical block, but not in {instr} operand {operand} "
                               f"k-blocks: {e}") from None
         print(f"\n{instr} operand {operand}: no k-blocks ({e})")
-        return 0
+        return 1  # the tile cannot be an operand of the instruction: a failure
     print(f"\n{instr} operand {operand}: {len(blocks)} slice(s)")
     rows = [
         {
@@ -209,7 +209,8 @@ def _desc_umma(args: argparse.Namespace) -> int:
     print(f"layout    : {layout}")
     try:
         d = us.descriptor_from_layout(layout, dtype, major=args.major, start_address=args.start or 0)
-        print(f"canonical : {d.major}-major, {d.swizzle} swizzle, m={d.m} k={d.k} LBO={d.lbo_bytes} B SBO={d.sbo_bytes} B")
+        lbo = "unused (encoded 1)" if d.lbo_bytes is None else f"{d.lbo_bytes} B"
+        print(f"canonical : {d.major}-major, {d.swizzle} swizzle, m={d.m} k={d.k} LBO={lbo} SBO={d.sbo_bytes} B")
         print(d.descriptor.describe())
     except LayoutError as e:
         print(f"whole tile: not one canonical block ({e}); per k-block:")

@@ -18,7 +18,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise LayoutError("export: give the layout once (after --gluon, or as the argument)")
     if args.gluon is not None:
         refuse_unused(args, "export", "with --gluon (it is the element type of a wgmma tile for --cpp; "
-                       "--bits gives Gluon the element width)", {"dtype": "--dtype"})
+                       "--bits gives Gluon the element width)", {"dtype": "--dtype", "target": "--target"})
         if not args.shape:
             raise LayoutError("export --gluon: give the tensor shape with --shape, e.g. --shape 64,64")
         from ..interop.gluon import to_gluon
@@ -33,7 +33,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     refuse_unused(args, "export", f"{lang} (they are read by --gluon)",
                    {"shape": "--shape", "bits": "--bits", "kind": "--kind"})
     if args.dsl:
-        refuse_unused(args, "export", "with --dsl (it names the GMMA atom type of --cpp)", {"dtype": "--dtype"})
+        refuse_unused(args, "export", "with --dsl (it names the GMMA atom type of --cpp)",
+                       {"dtype": "--dtype", "target": "--target"})
     if text.strip().startswith(("SM100_TMEM_", "SM100_UTCCP_")):  # a TMEM copy atom: Copy_Atom<Op, T> / tcgen05 op
         from ..nvidia.blackwell.tmem_copy import tmem_copy_op
 
@@ -48,5 +49,5 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.dsl:
         print(to_cute_dsl(layout))
     else:
-        print(to_cute_cpp(layout, dtype=args.dtype))
+        print(to_cute_cpp(layout, dtype=args.dtype, target=getattr(args, "target", None)))
     return 0

@@ -110,7 +110,7 @@ def _frag_sm120(args: argparse.Namespace) -> int:
 
 
 def _frag_umma(args: argparse.Namespace) -> int:
-    """``frag 'SM100_MMA_...<...>' - A|B|C``: a tcgen05 atom's operand (one thread per CTA)."""
+    """``frag 'SM100_MMA_...<...>' [-] A|B|C``: a tcgen05 atom's operand (one thread per CTA)."""
     import numpy as np
 
     from ..layout import Layout
@@ -128,6 +128,8 @@ def _frag_umma(args: argparse.Namespace) -> int:
                               ("--alayout", args.alayout is not None), ("--blayout", args.blayout is not None)) if v]
     if ignored:
         raise LayoutError(f"frag: {', '.join(ignored)} do not apply to a UMMA atom (its name fixes its configuration)")
+    if args.operand is None and (args.dtype or "").upper() in ("A", "B", "C", "D"):
+        args.operand, args.dtype = args.dtype, None  # frag ATOM C: the name fixes the type, no '-' needed
     op = (args.operand or "").upper().replace("D", "C")
     if op not in ("A", "B", "C"):
         raise LayoutError(f"frag: operand {args.operand!r} of a UMMA atom is A, B or C (D)")

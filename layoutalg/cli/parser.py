@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     lang.add_argument("--gluon", nargs="?", const=True, metavar="LAYOUT",
                       help='Gluon: a shared layout (coordinate -> offset) or a TV layout (thread, value)')
     s.add_argument("--dtype", help="element type of a wgmma tile for --cpp (default: from the swizzle)")
+    s.add_argument("--target", choices=("sm_90", "sm_100"),
+                   help="--cpp: name a shared-memory tile by its GMMA (sm_90) or UMMA (sm_100) atom")
     s.add_argument("--shape", help="the tensor shape for --gluon, e.g. 64,64")
     s.add_argument("--bits", type=int, choices=(4, 8, 16, 32, 64),
                    help="element bits (picks NVMMASharedLayout's element_bitwidth)")

@@ -176,12 +176,80 @@ def _tmem_accumulator(args: argparse.Namespace, quiet: bool) -> int:
     return 0 if ok else 1
 
 
+def _tmem_operand(args: argparse.Namespace, quiet: bool) -> int:
+    """``tmem 'SM100_MMA_...' --operand A|SFA|SFB|E``: a _TS atom's TMEM A, a block-scaled atom's scale
+    factors, or a sparse atom's metadata: the TMEM fragment, the rules checked, the picture."""
+    import numpy as np
+
+    from ..nvidia.blackwell.tmem_accum import umma_tmem_a, umma_tmem_e, umma_tmem_sf
+    from ..nvidia.blackwell.umma import umma_atom
+
+    op = args.operand.upper()
+    at = umma_atom(args.name)
+    refuse_unused(args, "tmem", f"with --operand {op}", {"warps": "--warps", "acc": "--acc"})
+    tile: Any = parse_tile(args.tile) if args.tile else None
+    if op == "A":
+        tile = tile or (at.M, at.K)
+        F, bits, what = umma_tmem_a(at, tile), None, f"A ({at.a_type}) of a _TS atom, CuTe's make_fragment_A"
+    elif op == "E":
+        F, bits, what = umma_tmem_e(at, tile), 1, f"metadata of the sparse A ({at.a_type}), CuTe's tmem_e_frg"
+    else:
+        tile = tile or (at.M, at.N, at.K * 4)
+        F, bits, what = umma_tmem_sf(at, op[-1], tile), 8, f"scale factors {op} ({at.sf_type}), CuTe's FrgType{op}"
+    if bits is None:
+        from ..nvidia.atoms import value_bits
+
+        bits = value_bits(at.a_type)
+    addr = np.asarray(F.table(), dtype=np.int64)
+    if bits == 1:
+        lanes, cols = addr >> 21, (addr & ((1 << 21) - 1)) // 32
+    else:
+        from ..nvidia.blackwell.tmem_accum import dp
+
+        lanes, cols = addr // dp(bits), ((addr % dp(bits)) * bits) // 32
+    ncols = int(cols.max()) + 1
+    alloc = _tmem_alloc(args, ncols)
+    checks = []
+    try:
+        alloc.check_access(None, sorted(set(lanes.tolist())), range(ncols))
+        checks.append((f"lanes {int(lanes.min())}..{int(lanes.max())}, columns 0..{ncols - 1} fit the "
+                       f"{alloc.columns}-column allocation", True))
+    except LayoutError as e:
+        checks.append((str(e), False))
+    if op == "A":
+        checks.append(("every element of A has its own TMEM address", len(set(addr.tolist())) == addr.size))
+    if not quiet:
+        print(f"atom        : {at.name}  ({at.cta_group} CTA(s))")
+        print(f"operand     : {op}: {what}")
+        print(f"fragment    : {F}   -> TMEM address" + (" (bits: lane stride 1 << 21)" if bits == 1 else
+                                                        f" (lane stride {1 << 16} x 32 / {bits})"))
+        print(f"  cells     : lanes {int(lanes.min())}..{int(lanes.max())} ({len(set(lanes.tolist()))} used), "
+              f"columns 0..{ncols - 1}; value 0 at {(int(lanes[0]), int(cols[0]))}, value 1 at "
+              f"{(int(lanes[1]), int(cols[1]))}")
+        print("rules       :")
+    ok = _tmem_checks(checks) if not quiet else all(c for _, c in checks)
+    if not quiet:
+        print(f"verified    : {'yes' if ok else 'NO'} ({_TMEM_CHECKED})")
+    if args.output:
+        from .. import viz
+        from ..viz.tmem import tmem_scene
+
+        viz.save(tmem_scene(at, operand=op, tile=tile if op != "A" else (tile if args.tile else None),
+                            mode=args.mode or "auto", window=_tmem_window(args)), args.output)
+        wrote(args.output, f"the TMEM {op} of {at.name}" + ("" if ok else "; a rule FAILED (see -v)"))
+    return 0 if ok else 1
+
+
 def cmd_tmem(args: argparse.Namespace) -> int:
     need_option(args, "tmem", "window", "--window", [("output", "-o")])
     need_option(args, "tmem", "mode", "--mode", [("output", "-o")])
     need_option(args, "tmem", "verbose", "-v", [("output", "-o")])
     quiet = bool(args.output) and not args.verbose
     name = args.name.strip()
+    if getattr(args, "operand", None) is not None and args.operand.upper() not in ("C", "D"):
+        if not name.startswith("SM100_MMA_"):
+            raise LayoutError(f"tmem: --operand {args.operand} takes a UMMA atom (SM100_MMA_...) as NAME, not {name!r}")
+        return _tmem_operand(args, quiet)
     if name.startswith("SM100_MMA_"):
         if args.acc is not None:
             raise LayoutError("tmem: --acc names the accumulator a load reads; NAME is already a UMMA atom (give a "
@@ -210,7 +278,11 @@ def add_tmem_parser(sub: Any) -> None:
     )
     s.add_argument("name", metavar="NAME", help="SM100_TMEM_LOAD_*, SM100_TMEM_STORE_*, SM100_UTCCP_* or a UMMA atom")
     s.add_argument("--acc", metavar="UMMA_ATOM", help="with a load atom: the UMMA atom whose accumulator it reads")
-    s.add_argument("--tile", help="with a UMMA atom: the tile M x N (one MMA; default the atom's)")
+    s.add_argument("--tile", help="with a UMMA atom: the tile M x N (one MMA; default the atom's); M x K for "
+                   "--operand A or E, M x N x K for SFA/SFB")
+    s.add_argument("--operand", type=str.upper, choices=("C", "D", "A", "SFA", "SFB", "E"),
+                   help="with a UMMA atom: C/D the accumulator (default), A the TMEM A of a _TS atom, SFA/SFB the "
+                   "scale factors of a block-scaled atom, E the metadata of a sparse atom")
     s.add_argument("--alloc", type=int, metavar="COLUMNS",
                    help="check against a tcgen05.alloc of COLUMNS columns (default: the smallest that holds it)")
     s.add_argument("--warps", type=int, choices=(1, 2, 3, 4), help="with -o and a ld/st atom: warps drawn (default 4)")

@@ -274,14 +274,39 @@ def _gmma_spelling(x: Any, dtype: str | None) -> str | None:
 
 
 def _umma_smem_spelling(x: Any, dtype: str | None) -> str | None:
-    """``UMMA::Layout_..._Atom<T>{}`` or ``tile_to_shape(<that>, ...)`` for a tcgen05 smem atom or tile
-    (:mod:`layoutalg.nvidia.blackwell.umma_smem`: 4-bit types, the 128B_base32B atom, either swizzle spelling)."""
+    m = umma_smem_match(x, dtype)
+    return None if m is None else m[0]
+
+
+def _mma_shape(inner: Layout) -> tuple | None:
+    """CuTe's partitioned shape ``((MMA_MN,MMA_K),rest_MN,rest_K[,PIPE...])`` of ``inner``, as sizes (or None)."""
+    shape = inner.shape
+    if type(shape) is not tuple or len(shape) < 3 or type(shape[0]) is not tuple or len(shape[0]) != 2:
+        return None
+    m0 = inner[0]
+    return ((int(m0[0].size()), int(m0[1].size())),) + tuple(int(inner[i].size()) for i in range(1, len(shape)))
+
+
+def _shape_expr(t: Any) -> str:
+    if isinstance(t, tuple):
+        return "make_shape(" + ", ".join(_shape_expr(v) for v in t) + ")"
+    return f"Int<{t}>{{}}"
+
+
+def umma_smem_match(x: Any, dtype: str | None) -> tuple[str, int, Swizzle] | None:
+    """A tcgen05 smem atom, tile or MMA-partitioned tile (:mod:`layoutalg.nvidia.blackwell.umma_smem`: 4-bit
+    types, the 128B_base32B atom, either swizzle spelling) as CuTe writes it -- ``UMMA::Layout_..._Atom<T>{}``,
+    ``tile_to_shape(<that>, ...)`` or ``UMMA::tile_to_mma_shape(<that>, ((MMA_MN,MMA_K),rest_MN,rest_K[,PIPE]))``
+    -- with the element width and the swizzle of byte addresses; None when it is none of them."""
     from ..nvidia.blackwell import umma
     from ..nvidia.blackwell import umma_smem
 
     if not (isinstance(x, ComposedLayout) and isinstance(x.outer, Swizzle) and x.offset == 0 and isinstance(x.inner, Layout)):
         return None
-    if not x.inner.is_static or type(x.inner.shape) is not tuple or len(x.inner.shape) != 2:
+    if not x.inner.is_static or type(x.inner.shape) is not tuple:
+        return None
+    mma_shape = _mma_shape(x.inner)
+    if len(x.inner.shape) != 2 and mma_shape is None:
         return None
     try:
         widths = [umma_smem.smem_bits(dtype)] if dtype is not None else [32, 16, 8, 4]
@@ -294,18 +319,28 @@ def _umma_smem_spelling(x: Any, dtype: str | None) -> str | None:
                 cpp = umma.cute_cpp_type(dtype, "mxf4" if bits == 4 else ("f8f6f4" if bits == 8 else None))
             except LayoutError:
                 cpp = {32: "tfloat32_t", 16: "half_t", 8: "uint8_t", 4: "float_e2m1_t"}[bits]
-            if bits == 8 and "unpacksmem" not in cpp and str(dtype).endswith("_unpacked"):
-                cpp = umma.cute_cpp_type(str(dtype)[: -len("_unpacked")], "f8f6f4")
+            if bits == 8 and (str(dtype).endswith("_unpacked") or "unpacksmem" in cpp):
+                cpp = "uint8_t"  # one fp6/fp4 per byte: CUTLASS's byte atoms (CuTe's *_unpacksmem_t atoms are 4-bit)
         else:
             cpp = {32: "tfloat32_t", 16: "half_t", 8: "uint8_t", 4: "float_e2m1_t"}[bits]
         for name, (major, mode) in umma_smem.SMEM_ATOM_NAMES.items():
             text = f"UMMA::{name}<{cpp}>{{}}"
+            try:
+                byte_sw = umma_smem.smem_swizzle(mode, bits, swizzle_unit="byte")
+            except LayoutError:
+                continue
             for unit in ("element", "byte"):
                 try:
+                    if mma_shape is not None:
+                        atom = umma_smem.smem_atom(major, mode, bits, swizzle_unit=unit)
+                        if umma_smem.tile_to_mma_shape(atom, mma_shape) == x:
+                            return f"UMMA::tile_to_mma_shape({text}, {_shape_expr(mma_shape)})", bits, byte_sw
+                        continue
                     if umma_smem.smem_atom(major, mode, bits, swizzle_unit=unit) == x:
-                        return text
+                        return text, bits, byte_sw
                     if umma_smem.smem_tile(major, mode, bits, shape, swizzle_unit=unit) == x:
-                        return f"tile_to_shape({text}, make_shape(Int<{shape[0]}>{{}}, Int<{shape[1]}>{{}}))"
+                        return (f"tile_to_shape({text}, make_shape(Int<{shape[0]}>{{}}, Int<{shape[1]}>{{}}))", bits,
+                                byte_sw)
                 except LayoutError:
                     continue
     return None
@@ -372,7 +407,7 @@ def _tmem_dsl(op: Any) -> str:
     return f"tcgen05.{cls}(tcgen05.Repetition.x{op.num}, {mod})"
 
 
-def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -> CuteCpp:
+def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None, target: str | None = None) -> CuteCpp:
     """to_cute_cpp(L) -> the CuTe C++ expression and type of L: CuTe's ``print`` of either is ``str(L)``.
 
     Accepts a Layout, a Swizzle or a ComposedLayout (and anything with a ``layout`` attribute
@@ -384,6 +419,12 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
     (``SM80_16x8x16_F32F16F16F32_TN``; a wgmma fragment names ``SM90_64xNxK_..._SS/RS`` when its
     types fix one, with ``dtype``/``ctype`` giving the multiplicand/accumulator the fragment leaves open),
     and ``cute`` then reads its TV layout from CuTe's ``MMA_Traits``.
+
+    ``target="sm_100"`` names a shared-memory tile by its ``UMMA::`` atom (the same function as the
+    ``GMMA::`` one). A tcgen05 tile -- and CuTe's MMA-partitioned shape
+    ``((MMA_MN,MMA_K),rest_MN,rest_K[,PIPE])`` of ``UMMA::tile_to_mma_shape`` -- is spelled out in the
+    form ``make_fragment_A/B`` reads: the swizzle of byte addresses over ``smem_ptr_flag_bits<bits>``
+    (``ComposedLayout<Swizzle<3,4,3>,smem_ptr_flag_bits<16>,Layout<...>>``), as CuTe's atoms are.
 
     >>> c = to_cute_cpp(Layout((8, 64), (64, 1)))
     >>> c.type, c.expr
@@ -444,9 +485,24 @@ def to_cute_cpp(x: Any, dtype: str | None = None, *, ctype: str | None = None) -
     if atom is not None:
         cute = f"typename MMA_Traits<{atom}>::{'C' if operand == 'D' else operand}Layout{{}}"
     else:
-        cute = _gmma_spelling(x, dtype) if dtype is None or dtype in CUTE_TYPES else None
+        if target not in (None, "sm_90", "sm_100"):
+            raise LayoutError(f"to_cute_cpp: target {target!r} is 'sm_90' (GMMA atoms) or 'sm_100' (UMMA atoms)")
+        umma_first = target == "sm_100" or (isinstance(x, ComposedLayout) and isinstance(x.inner, Layout)
+                                            and _mma_shape(x.inner) is not None)
+        cute = None
+        if not umma_first:
+            cute = _gmma_spelling(x, dtype) if dtype is None or dtype in CUTE_TYPES else None
         if cute is None:
-            cute = _umma_smem_spelling(x, dtype)
+            m = umma_smem_match(x, dtype)
+            if m is not None and dtype is None and not umma_first:
+                cute = m[0]  # a bare layout that is also a UMMA atom: named, spelled out as it is
+            elif m is not None:
+                cute, bits, byte_sw = m
+                flag = f"smem_ptr_flag_bits<{bits}>"
+                inner = x.inner
+                return CuteCpp(expr=f"make_composed_layout({_swizzle_expr(byte_sw)}, {flag}{{}}, {_expr(inner)})",
+                               type=f"ComposedLayout<{_swizzle_type(byte_sw)},{flag},{_type(inner)}>",
+                               text=f"{byte_sw} o smem_ptr[{bits}b](unset) o {inner}", cute=cute, atom=None)
         if plain and dtype is not None and cute is None:
             raise LayoutError(f"to_cute_cpp: dtype={dtype!r} names the element type of a wgmma or UMMA atom or tile "
                               f"(GMMA::Layout_*_Atom<T>, UMMA::Layout_*_Atom<T>); {x} is not one of {dtype}, so dtype "

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ..errors import LayoutError
+from ..errors import LayoutError, guarded
 from ..linear import flat_index, invert_f2, unflat_index
 from .gluon_layouts import (
     LAYOUT_CLASSES,
@@ -692,6 +692,7 @@ def _guess_kind(x: Any, shape: list[int]) -> str:
     return "distributed"
 
 
+@guarded
 def bank_report(register: Any, shared: Any, shape: Sequence[int], element_bitwidth: int) -> Any:
     """bank_report(reg, smem, shape, bits) -> layoutalg.banks' report of ``reg`` reading/writing ``smem`` as Triton issues it.
 

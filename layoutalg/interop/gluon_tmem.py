@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 
-from ..errors import LayoutError
+from ..errors import LayoutError, guarded
 
 __all__ = ["F2Layout", "tmem_linear_layout", "tmem_scales_linear_layout", "tmem_reg_layout", "BITWIDTH", "to_gluon",
            "to_gluon_tmem_layout", "from_gluon_tmem_layout", "get_tmem_reg_layout"]
@@ -253,6 +253,7 @@ ROW, COL, D0, D1 = "row", "col", "dim0", "dim1"
 REG, LANE, WARP, BLOCK = "register", "lane", "warp", "block"
 
 
+@guarded
 def tmem_linear_layout(shape: Sequence[int], block: Sequence[int], col_stride: int = 1,
                        cta_split: Sequence[int] = (1, 1)) -> F2Layout:
     """Gluon's ``TensorMemoryLayout(block, col_stride, cta_split_num)`` over ``shape``: (row, col) -> (dim0, dim1).
@@ -293,6 +294,7 @@ def tmem_linear_layout(shape: Sequence[int], block: Sequence[int], col_stride: i
     return full.sublayout([ROW, COL], [D0, D1])
 
 
+@guarded
 def tmem_scales_linear_layout(shape: Sequence[int], cta_split: Sequence[int] = (1, 1)) -> F2Layout:
     """Gluon's ``TensorMemoryScalesLayout`` over ``shape``: the scale factors of ``tcgen05.mma`` (32 rows
     broadcast to the four lane quarters, 4 columns of 8-bit scales per cell, two row blocks per
@@ -400,6 +402,7 @@ def _dist(ll: F2Layout, atom: str, num_warps: int, bits: int) -> F2Layout | None
     return tile.compose(ll)
 
 
+@guarded
 def tmem_reg_layout(dtype: str | int, shape: Sequence[int], *, block: Sequence[int] | None = None,
                     col_stride: int = 1, cta_split: Sequence[int] = (1, 1), scales: bool = False,
                     num_warps: int = 4, instr_variant: str = "32x32b",
@@ -503,6 +506,7 @@ def _splitn(L: F2Layout, shape: Sequence[int], bits: int) -> F2Layout:
 # ---------------------------------------------------------------------------------------------
 # Gluon objects in and out (Triton imported lazily)
 # ---------------------------------------------------------------------------------------------
+@guarded
 def to_gluon(L: F2Layout, shape: Sequence[int]) -> object:
     """The register layout as Gluon's ``DistributedLinearLayout`` (what ``get_tmem_reg_layout`` returns)."""
     from triton.experimental.gluon.language import DistributedLinearLayout
@@ -512,6 +516,7 @@ def to_gluon(L: F2Layout, shape: Sequence[int]) -> object:
                                    block_bases=b.get(BLOCK, []), shape=[int(x) for x in shape])
 
 
+@guarded
 def to_gluon_tmem_layout(block: Sequence[int] | None = None, col_stride: int = 1, cta_split: Sequence[int] = (1, 1),
                          two_ctas: bool = False, scales: bool = False) -> object:
     """Gluon's ``TensorMemoryLayout(block, col_stride, cta_split_num, two_ctas)`` or ``TensorMemoryScalesLayout``."""

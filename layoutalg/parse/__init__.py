@@ -67,18 +67,21 @@ grids and holds the entry points. Import them from here (``from layoutalg.parse 
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 from ..composed import ComposedLayout, parse_composed
-from ..errors import LayoutError
+from ..errors import LayoutError, LayoutWarning
 from ..hooks import provide
 from ..layout import Layout
 from ..swizzle import Swizzle
 from .cpp import CPP_MARK, CppParser, cpp_fast
 from .notation import MAX_DIGITS, Parser, read_fast, symbol  # noqa: F401 - MAX_DIGITS: importable from here
+from .prints import SetupPrint, is_setup_print, parse_setup, parse_tiler, strip_label
 from .tensors import Parsed, ParsedTensor, Pointer, clip, swizzle_units
 
-__all__ = ["parse", "parse_composed", "symbol", "as_concrete_layout", "ParsedTensor", "Pointer", "swizzle_units"]
+__all__ = ["parse", "parse_composed", "symbol", "as_concrete_layout", "ParsedTensor", "Pointer", "swizzle_units",
+           "SetupPrint", "parse_setup", "parse_tiler"]
 
 
 _CPP_PTR = re.compile(
@@ -269,7 +272,7 @@ _DSL_TYPE_BITS = {
 # ---------------------------------------------------------------------------------------------
 
 
-def parse(text: str) -> Parsed:
+def parse(text: str) -> Parsed | SetupPrint | tuple:
     """parse(text) -> Layout, ComposedLayout or Swizzle, the inverse of ``str``: ``parse(str(L)) == L``.
 
     Reads CuTe notation (``(4,2):(2,1)``, ``Sw<3,4,3> o _0 o (8,64):(64,1)``, symbols) and the C++
@@ -283,9 +286,16 @@ def parse(text: str) -> Parsed:
         raise LayoutError(f"parse: expected a string, got {text!r}"[:200])
     r = read_fast(text)
     if r is not None:
+        if isinstance(r, Layout) and not r.is_static:
+            _warn_stray_letters(text, r)
         return r
     if not text.strip():
         raise LayoutError("parse: empty text")
+    if is_setup_print(text):  # print(tiled_mma), print(tiled_copy), an atom's print
+        return parse_setup(text, parse)
+    label, value = strip_label(text)
+    if label is not None:  # one labelled line of such a print: its value
+        return parse(value)
     if _TENSORISH(text):
         t = _parse_tensor(text)
         if t is not None:
@@ -297,9 +307,54 @@ def parse(text: str) -> Parsed:
     try:
         if CPP_MARK.search(text):
             return cpp_fast(text) or CppParser(text).parse()
-        return Parser(text).composed()
+        r = Parser(text).composed()
     except RecursionError:
         raise LayoutError(f"parse: {clip(text, 40)} is nested too deeply") from None
+    except LayoutError:
+        if _TILERISH(text):  # a tiler: a tuple of layouts and '_' (((_4,_32):(_32,_1),_32:_1), (_,_,_))
+            try:
+                tiler = parse_tiler(text, parse)
+            except LayoutError:
+                tiler = ()
+            if len(tiler) >= 2:
+                return tiler
+        raise
+    if isinstance(r, Layout) and not r.is_static:
+        _warn_stray_letters(text, r)
+    return r
+
+
+_TILERISH = re.compile(r"\s*\((?:.*\)\s*:\s*\(.*,.*:|\s*_\s*[,)]|.*,\s*_\s*[,)])").match
+#: letters that read as digits: a symbol named so is most likely a typo
+_LOOKALIKES = {"l": "1", "I": "1", "O": "0"}
+
+
+def _warn_stray_letters(text: str, L: Layout) -> None:
+    """Warn (LayoutWarning) when a layout's symbol looks like a stray letter: a digit lookalike (``l``,
+    ``I``, ``O``), or a one-letter symbol only in the stride of a layout whose shape is all integers
+    (``(8,64):(64,x)``). Symbolic layouts as the ISA writes them (``((8,m),(T,2k)):((1T,SBO),(1,LBO))``)
+    stay quiet."""
+    shape_syms = {str(x) for x in _free_symbols(L.shape)}
+    stride_syms = {str(x) for x in _free_symbols(L.stride)}
+    for name in sorted(shape_syms | stride_syms):
+        if name in _LOOKALIKES:
+            why = f"'{name}' looks like the digit {_LOOKALIKES[name]}"
+        elif len(name) == 1 and not shape_syms and any(str(leaf) == name for leaf in _leaves(L.stride)):
+            why = "a lone letter in a stride of integers"
+        else:
+            continue
+        warnings.warn(f"parse: {name!r} in {clip(text, 60)} reads as a symbol ({why}); "
+                      "write the number if it is one", LayoutWarning, stacklevel=3)
+
+
+def _leaves(t: Any) -> list:
+    return [x for y in t for x in _leaves(y)] if type(t) is tuple else [t]
+
+
+def _free_symbols(t: Any) -> set:
+    if type(t) is tuple:
+        return set().union(*[_free_symbols(x) for x in t]) if t else set()
+    return set(getattr(t, "free_symbols", ()))
 
 
 _TENSORISH = re.compile(r"ptr|tensor|counting_iter|ArithTuple|tmem_").search
@@ -355,6 +410,8 @@ def _parse_function(text: str) -> Parsed:
     """parse, with a printed tensor read as its coordinate -> element offset function (the reader lower
     layers get through :mod:`layoutalg.hooks`, e.g. :func:`layoutalg.composed.parse_composed`)."""
     x = parse(text)
+    if isinstance(x, (SetupPrint, tuple)):
+        raise LayoutError(f"parse: {clip(str(text), 60)} is a setup print or a tiler, not one layout")
     return x.function if isinstance(x, ParsedTensor) else x
 
 

@@ -122,10 +122,12 @@ class ParsedTensor:
     ``layout`` is the layout as printed; :attr:`function` is coordinate -> element offset from the
     pointer, with a swizzle carried by the pointer (CuTe's swizzled pointers swizzle *byte* addresses)
     moved in front of the layout as the same permutation of element offsets -- CuTe's
-    ``as_position_independent_swizzle_tensor``, which holds when the address is a multiple of the
-    swizzle's period (a printed address that is not is refused). Calling the tensor evaluates
-    :attr:`function`. ``data`` is a numpy array indexed by the top-level modes' coordinates (the
-    printed values, rank 1 to 4 as ``print_tensor`` prints them), or None.
+    ``as_position_independent_swizzle_tensor``. A swizzled pointer whose address is not a multiple of
+    the swizzle's period (the print of one k-block of a swizzled tile, ``Sw<2,4,3>_smem_ptr[8b](0x2020)``)
+    counts from the aligned :attr:`base` below it (``0x2000``): :attr:`function` is then
+    ``Sw o (address - base) o L`` in elements. Calling the tensor evaluates :attr:`function`.
+    ``data`` is a numpy array indexed by the top-level modes' coordinates (the printed values, rank
+    1 to 4 as ``print_tensor`` prints them), or None.
 
     >>> from layoutalg.parse import parse
     >>> T = parse("smem_ptr[16b](0x7f00) o (_4,_2):(_2,_1)")
@@ -141,6 +143,9 @@ class ParsedTensor:
     within each 128-byte row (64 elements) the 8 units are permuted by XOR with bits [7,10) of the address (the row index mod 8)
     the pattern repeats every 1024 bytes (512 elements)
     as element offsets that is Sw<3,3,3> o _0 o (8,64):(64,1)
+    >>> T = parse("Sw<2,4,3>_smem_ptr[8b](0x2020) o (_64,_32):(_64,_1)")
+    >>> hex(T.base), T.function, [T.function(i) for i in range(4)]
+    ('0x2000', Sw<2,4,3> o _32 o (64,32):(64,1), [32, 96, 176, 240])
     """
 
     __slots__ = ("pointer", "layout", "data", "text", "_function")
@@ -158,8 +163,18 @@ class ParsedTensor:
         return self.pointer.bits
 
     @property
+    def base(self) -> int | None:
+        """The address :attr:`function` counts from: the pointer's, or for a swizzled pointer that is not
+        at a multiple of its swizzle's period (a slice of a swizzled tile), the multiple below it."""
+        p = self.pointer
+        sw = p.swizzle
+        if p.address is None or sw is None or sw.is_identity:
+            return p.address
+        return p.address - p.address % sw.period
+
+    @property
     def function(self) -> Layout | ComposedLayout:
-        """Coordinate -> element offset from the pointer (a pointer's swizzle recast to elements)."""
+        """Coordinate -> element offset from :attr:`base` (a pointer's swizzle recast to elements)."""
         if self._function is None:
             sw = self.pointer.swizzle
             if sw is None or sw.is_identity:
@@ -168,16 +183,19 @@ class ParsedTensor:
                 p = self.pointer
                 if p.bits is None:
                     raise LayoutError(f"parse: {p.text} swizzles byte addresses but gives no element width")
-                if p.address is not None and p.address % sw.period:
+                rel = p.address % sw.period if p.address is not None else 0
+                if (rel * 8) % p.bits:
                     raise LayoutError(
-                        f"parse: the swizzled pointer {p.text} sits at {p.address:#x}, not a multiple of its "
-                        f"swizzle's period ({sw.period} bytes): its element offsets depend on the address, "
-                        "and no position-independent layout describes them")
+                        f"parse: the swizzled pointer {p.text} sits {rel} bytes past its swizzle's period "
+                        f"({sw.period} bytes), not a whole number of {p.bits}b elements")
 
                 def fail(msg: str) -> None:
                     raise LayoutError(f"parse: {msg} (pointer {p.text})")
 
-                self._function = ComposedLayout(swizzle_on_elements(sw, p.bits, fail), 0, self.layout)
+                # a pointer past the period's start (a sliced tensor: one k-block of a swizzled tile) counts
+                # from the aligned base below it; the swizzle fixes the base's bits, so the offset rides inside
+                self._function = ComposedLayout(swizzle_on_elements(sw, p.bits, fail), rel * 8 // p.bits,
+                                                self.layout)
         return cast(Layout | ComposedLayout, self._function)
 
     def __call__(self, *coord: Any) -> Any:

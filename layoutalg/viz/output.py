@@ -13,7 +13,7 @@ import numpy as np
 
 from ..banks import BankReport
 from ..composed import ComposedLayout
-from ..errors import LayoutError
+from ..errors import LayoutError, guarded
 from ..hooks import register_svg
 from ..layout import Layout
 from .core import banks_scene, banks_svg, fragment_scene, fragment_svg, layout_scene, layout_svg, swizzle_scene, tv_scene
@@ -70,6 +70,7 @@ _SWIZZLE_FIGS = {
 }
 
 
+@guarded
 def ptx_figure(number: int) -> Scene:
     """ptx_figure(n): the PTX ISA's Figure n rebuilt from the catalog (see :data:`PTX_FIGURES`).
 
@@ -172,6 +173,7 @@ def render_png(obj: Any, dpi: int = 100, **kwargs: Any) -> np.ndarray:
     return np.asarray(canvas.buffer_rgba(), dtype=np.float64) / 255.0
 
 
+@guarded
 def save(obj: Any, path: str | os.PathLike, *, dpi: int = 100, **kwargs: Any) -> str:
     """save(obj, path): write the picture of ``obj`` as SVG or PNG, chosen by the suffix; returns the path.
 

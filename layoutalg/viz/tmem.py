@@ -10,6 +10,8 @@ Three pictures, one drawing (:func:`tmem_scene`):
   is labelled with the element ``m<m> n<n>`` of D it holds (per CTA: a ``2x1SM`` atom's CTA 1
   holds rows ``M/2 ..`` in the same cells);
 - ``operand="A"``: the TMEM A of a ``_TS`` atom (cell = ``m<m> k<k>``, two 16-bit values a column);
+  ``operand="SFA"``/``"SFB"``: a block-scaled atom's scale factors, ``operand="E"``: a sparse atom's
+  metadata (cell = ``m<mn> k<k>`` of the fragment);
 - ``load=`` an ld atom over the accumulator, tiled as CuTe's ``make_tmem_copy`` does (warp ``w``
   on lane quarter ``w``): each cell is labelled with the thread and value that receive it after
   the load, i.e. :func:`~layoutalg.nvidia.blackwell.tmem_accum.epilogue_tv` read through the accumulator.
@@ -159,8 +161,10 @@ def _tmem_a_grid(obj: Any, load: Any, tile: Any, value_type: Any, warps: Any) ->
     """The TMEM A of a ``_TS`` atom (CuTe's ``make_fragment_A``): cell = element (m, k) of A it holds."""
     from ..nvidia.atoms import value_bits
     from ..nvidia.blackwell.tmem_accum import umma_tmem_a
-    from ..nvidia.blackwell.umma import UMMAAtom
+    from ..nvidia.blackwell.umma import UMMAAtom, umma_atom
 
+    if isinstance(obj, str):
+        obj = umma_atom(obj)
     if not isinstance(obj, UMMAAtom):
         raise LayoutError(f"tmem picture: operand='A' is the TMEM A of a UMMA _TS atom, not {obj!r}")
     for name, v in (("load", load), ("value_type", value_type), ("warps", warps)):
@@ -186,6 +190,42 @@ def _tmem_a_grid(obj: Any, load: Any, tile: Any, value_type: Any, warps: Any) ->
     return TmemGrid(f"TMEM A of {obj.name}", notes, LANES, cols, m=m, n=k, second="k")
 
 
+def _tmem_frag_grid(obj: Any, operand: str, load: Any, tile: Any, value_type: Any, warps: Any) -> TmemGrid:
+    """The scale factors (``SFA``/``SFB``) of a block-scaled atom or the metadata (``E``) of a sparse one:
+    cell = coordinate (mn, k) of the fragment's first MMA mode it holds (k counts the fragment's K mode,
+    scale-factor vectors for SF, across its k-blocks)."""
+    from ..nvidia.blackwell.tmem_accum import umma_tmem_e, umma_tmem_sf
+    from ..nvidia.blackwell.umma import UMMAAtom, umma_atom
+
+    at = umma_atom(obj) if isinstance(obj, str) else obj
+    if not isinstance(at, UMMAAtom):
+        raise LayoutError(f"tmem picture: operand={operand!r} is drawn for a UMMA atom, not {obj!r}")
+    for name, v in (("load", load), ("value_type", value_type), ("warps", warps)):
+        if v is not None:
+            raise LayoutError(f"tmem picture: {name}= does nothing with operand={operand!r}")
+    if operand == "E":
+        F = umma_tmem_e(at, tile)
+        bits, what = 1, f"metadata of the sparse A ({at.a_type}; CuTe's bit-granular TMEM addresses)"
+    else:
+        F = umma_tmem_sf(at, operand[-1], tile if tile is not None else (at.M, at.N, at.K * 4))
+        bits, what = 8, f"scale factors {operand} ({at.sf_type}, vector {at.vector_size})"
+    mode0 = F[0]
+    Mm, Km = int(mode0[0].size()), int(mode0[1].size())
+    addr = np.asarray(F.table(), dtype=np.int64)
+    if bits == 1:  # lane stride TMEM::DP_b = 1 << 21 bits
+        lane, col = addr >> 21, (addr & ((1 << 21) - 1)) // 32
+    else:
+        lane, col = _cells_of(addr, bits, str(F))
+    cols = int(col.max()) + 1
+    first, _ = _first_owner(lane, col, LANES, cols)
+    size0 = Mm * Km
+    m = np.where(first >= 0, first % Mm, -1)
+    k = np.where(first >= 0, (first % size0) // Mm + Km * (first // size0), -1)
+    notes = [f"{what}: {F}",
+             "cell = coordinate mn, k of the fragment it holds (the first of its values); bands = lane quarters"]
+    return TmemGrid(f"TMEM {operand} of {at.name}", notes, LANES, cols, m=m, n=k, second="k")
+
+
 def tmem_grid(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any = None, warps: Any = None,
               operand: str = "C") -> TmemGrid:
     """The cells of the picture :func:`tmem_scene` draws (see the module docstring for ``obj``).
@@ -203,10 +243,13 @@ def tmem_grid(obj: Any, *, load: Any = None, tile: Any = None, value_type: Any =
     from ..nvidia.blackwell.tmem_accum import epilogue_tv, make_tmem_copy
     from ..nvidia.blackwell.tmem_copy import TmemCopyOp, tmem_copy_op
 
-    if operand not in ("C", "D", "A"):
-        raise LayoutError(f"tmem picture: operand {operand!r} is C (D, the accumulator) or A (a _TS atom's TMEM A)")
+    if operand not in ("C", "D", "A", "SFA", "SFB", "E"):
+        raise LayoutError(f"tmem picture: operand {operand!r} is C (D, the accumulator), A (a _TS atom's TMEM A), "
+                          "SFA / SFB (a block-scaled atom's scale factors) or E (a sparse atom's metadata)")
     if operand == "A":
         return _tmem_a_grid(obj, load, tile, value_type, warps)
+    if operand in ("SFA", "SFB", "E"):
+        return _tmem_frag_grid(obj, operand, load, tile, value_type, warps)
     if isinstance(obj, (str, TmemCopyOp)):
         op = tmem_copy_op(obj) if isinstance(obj, str) else obj
         for name, v in (("load", load), ("tile", tile), ("value_type", value_type)):

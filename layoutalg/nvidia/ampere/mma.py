@@ -40,7 +40,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 from ..common.dtypes import dtype_name
 from ...layout import Layout
 from ..common.fragment import Fragment, parse_mnk, element_bits
@@ -482,6 +482,7 @@ def _build(entry: CatalogEntry, operand: str) -> Fragment:
     )
 
 
+@guarded
 def fragment(shape: str, dtype: str, operand: str, *, alayout: str | None = None, blayout: str | None = None,
              ctype: str | None = None, kind: str | None = None) -> Fragment:
     """``mma.sync`` operand fragment: TV layout ``(lane, i) -> element`` of operand A, B, C or D.
@@ -510,6 +511,7 @@ def fragment(shape: str, dtype: str, operand: str, *, alayout: str | None = None
     return _build(entry, str(operand).upper())
 
 
+@guarded
 def sparse_fragment(shape: str, dtype: str, operand: str, *, ctype: str | None = None,
                     kind: str | None = None) -> Fragment:
     """``mma.sp`` operand fragment; A is a layout over the compressed ``M x K/2`` matrix.
@@ -646,6 +648,7 @@ _META = {
 }
 
 
+@guarded
 def sparse_metadata(shape: str, dtype: str, *, selector: int = 0, kind: str | None = None) -> SparseMetadata:
     """The metadata register fragment of ``mma.sp`` ``shape`` ``.dtype`` for sparsity ``selector``.
 
@@ -795,6 +798,7 @@ class TiledFragment:
         return [(int(a), int(b)) for a, b in zip(x, y)]
 
 
+@guarded
 def tile_fragment(atom: Fragment, tile: tuple, warps: tuple = (1, 1)) -> TiledFragment:
     """Tile ``atom`` over ``tile`` (in the atom's codomain orientation: MxN for C, MxK for A, NxK for B).
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...registry import AtomFamily, register
+from ...errors import guarded
 from ...tiled import CopyAtom, MMAAtom
 from ..common.atom_types import copy_family_builder, normalise_copy_name
 from .sm103 import is_sm103_name, sm103_atom, sm103_atom_names
@@ -32,11 +33,13 @@ from .umma import UMMAAtom, umma_atom, umma_atom_names
 __all__ = ["is_umma_name", "is_tmem_copy_name"]
 
 
+@guarded
 def is_umma_name(name: str) -> bool:
     """Does ``name`` name a tcgen05.mma atom (``SM100_MMA_...``, bare or wrapped in ``MMA_Atom<...>``)?"""
     return "SM100_MMA_" in name
 
 
+@guarded
 def is_tmem_copy_name(name: str) -> bool:
     """Does ``name`` name a TMEM copy atom (``SM100_TMEM_...`` or ``SM100_UTCCP_...``)?"""
     return name.startswith(("SM100_TMEM_", "SM100_UTCCP_"))

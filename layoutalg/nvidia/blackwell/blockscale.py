@@ -36,7 +36,7 @@ from collections.abc import Sequence
 import sympy
 
 from ...algebra import append, blocked_product
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 from ...layout import Layout
 
 __all__ = ["SF_VECS", "BLOCK_ROWS", "BLOCK_COLS", "sf_atom", "sf_layout", "blocked_offset", "blocked_formula",
@@ -84,6 +84,7 @@ def _ordered(shape: Sequence[int], order: Sequence[int]) -> Layout:
     return Layout(tuple(shape), tuple(strides))
 
 
+@guarded
 def sf_layout(problem_shape: Sequence[int], sf_vec: int, operand: str = "A") -> Layout:
     """``Sm1xxBlockScaledConfig<sf_vec>::tile_atom_to_shape_SFA`` (``operand="A"``) or ``_SFB`` (``"B"``).
 
@@ -110,6 +111,7 @@ def sf_layout(problem_shape: Sequence[int], sf_vec: int, operand: str = "A") -> 
     return blocked_product(atom, _ordered(reps, (2, 1, 3)))
 
 
+@guarded
 def blocked_offset(row: int, sf_col: int, n_col_blocks: int, batch: int = 0, n_row_blocks: int = 0) -> int:
     """The offset of scale factor (row, sf_col) in the blocked layout (cuBLAS's formula, torch's ``to_blocked``).
 
@@ -158,6 +160,7 @@ def symbolic_sf_layout(sf_vec: int) -> Layout:
     return Layout((((32, 4), mb), ((v, 4), kb), (1, L)), (((16, 4), 512 * kb), ((0, 1), 512), (0, 512 * kb * mb)))
 
 
+@guarded
 def smem_sf_layout(operand: str, sf_vec: int, mma_k: int, tile_mnk: Sequence[int], cta_group: int = 1) -> Layout:
     """``Sm1xxBlockScaledConfig<sf_vec>::deduce_smem_layoutSFA`` (``operand="A"``) / ``SFB`` (``"B"``).
 

@@ -34,7 +34,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 from ..common.dtypes import dtype_name
 
 __all__ = [
@@ -711,6 +711,7 @@ def decode(word: int, kind: str | None = None, *, cta_group: int | None = None, 
     raise IdescError(f"decode: 0x{word:08x} reads legally as more than one kind: {names}; pass kind=")
 
 
+@guarded
 def readings(word: int, *, cta_group: int | None = None, ws: bool = False) -> list[InstrDescriptor]:
     """Every kind's legal reading of ``word`` (empty if none).
 

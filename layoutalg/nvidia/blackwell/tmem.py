@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from collections.abc import Iterable
 
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 
 __all__ = [
     "LANES",
@@ -158,6 +158,7 @@ def lane_quarter(warp: int) -> range:
     return range(q, q + 32)
 
 
+@guarded
 def check_warp_access(warp: int, lanes: int | Iterable[int]) -> None:
     """Raise ``TmemError("lane quarter")`` unless every lane in ``lanes`` is in warp ``warp``'s quarter.
 

@@ -44,12 +44,13 @@ sm_100 hardware.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 from collections.abc import Sequence
 
 from ... import inttuple as it
 from ...algebra import coalesce, composition, filter as cute_filter, left_inverse, make_layout, tiled_product, upcast
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 from ...layout import Layout
 from ...tensor import compact_col_major
 from ...tiled import TiledCopy
@@ -57,7 +58,7 @@ from .tmem_copy import tmem_copy_op
 
 __all__ = ["tmem_frg", "tmem_frg_ws", "tmem_sf_frg", "tmem_e_frg", "tmem_e_frg_ws", "umma_tmem_sf",
            "accumulator_layout", "umma_accumulator", "umma_tmem_a", "make_tmem_copy", "make_cotiled_copy",
-           "make_utccp_copy", "epilogue_tv", "dp"]
+           "make_utccp_copy", "epilogue_tv", "dp", "umma_tmem_e"]
 
 ALLOC_MODES = ("Interleaved", "NonInterleaved", "Duplicated")
 
@@ -74,6 +75,7 @@ def dp(value_bits: int) -> int:
     return (1 << 16) << (ratio.bit_length() - 1)
 
 
+@guarded
 def tmem_frg(tmem_shape: Any, value_bits: int = 32, storage_bits: int = 32, n_sm: int = 1,
              alloc: str = "Interleaved") -> Layout:
     """CuTe's ``UMMA::tmem_frg<T, Storage, n_sm, alloc>::make(tmem_shape)`` layout: ((M, N), rest...) -> TMEM address.
@@ -127,6 +129,7 @@ def tmem_frg(tmem_shape: Any, value_bits: int = 32, storage_bits: int = 32, n_sm
     return composition(restride, logical)
 
 
+@guarded
 def accumulator_layout(M: int, N: int, *, cta_group: int = 1, value_bits: int = 32, rest: Sequence[int] = (),
                        ws: bool = False) -> Layout:
     """The TMEM accumulator of one ``M x N`` tcgen05.mma per CTA (``M`` per CTA), as a plain (M, N) layout.
@@ -139,11 +142,35 @@ def accumulator_layout(M: int, N: int, *, cta_group: int = 1, value_bits: int = 
     >>> str(accumulator_layout(64, 64, ws=True))
     '(64,(32,2)):(65536,(1,4194304))'
     """
+    if not all(type(x) is int and 0 < x <= 4096 for x in (M, N)):
+        raise LayoutError(f"accumulator_layout: M = {M!r} and N = {N!r} must be positive integers (TMEM: M <= 128 "
+                          "per CTA, N <= 512 columns)")
     if ws:
         L = tmem_frg_ws(((M, N),) + (tuple(rest) or (1,)), value_bits, 32, cta_group)
     else:
         L = tmem_frg(((M, N),) + tuple(rest), value_bits, 32, cta_group)
     return L[0] if not rest else L
+
+
+def _umma(atom: Any, op: str) -> Any:
+    """A tcgen05.mma atom given as itself or by CuTe's name (``SM100_MMA_...<...>``)."""
+    from .umma import UMMAAtom, umma_atom
+
+    if isinstance(atom, str):
+        return umma_atom(atom)
+    if not isinstance(atom, UMMAAtom):
+        raise LayoutError(f"{op}: expected a tcgen05.mma atom or its name (SM100_MMA_...), got {atom!r}")
+    return atom
+
+
+def _tile_arg(tile: Any, n: int, op: str) -> tuple[int, ...]:
+    try:
+        out = tuple(operator.index(x) for x in tile) if isinstance(tile, (tuple, list)) else ()
+    except TypeError:
+        out = ()
+    if len(out) != n or min(out) < 1 or any(isinstance(x, bool) for x in tile):
+        raise LayoutError(f"{op}: expected a tile of {n} positive integers, got {tile!r}")
+    return out
 
 
 def _bits(t: str) -> int:
@@ -157,12 +184,17 @@ def _bits(t: str) -> int:
         return umma_type_bits(t)
 
 
+@guarded
 def umma_accumulator(atom: Any, tile_mn: Sequence[int]) -> Layout:
-    """``partition_fragment_C(make_tiled_mma(atom), tile_mn)``'s TMEM layout (CuTe's FrgTypeC of the atom)."""
+    """``partition_fragment_C(make_tiled_mma(atom), tile_mn)``'s TMEM layout (CuTe's FrgTypeC of the atom).
+
+    ``atom``: a tcgen05.mma atom or CuTe's name of one (as for every function here that takes an atom).
+    """
     from ...tiled import make_tiled_mma, partition_shape_C
 
+    atom = _umma(atom, "umma_accumulator")
     mma = make_tiled_mma(atom)
-    shape = partition_shape_C(mma, tuple(tile_mn))
+    shape = partition_shape_C(mma, _tile_arg(tile_mn, 2, "umma_accumulator"))
     c_bits = _bits(atom.c_type)
     storage = 32
     # CuTe: the 1SM _TS atoms allocate D NonInterleaved (tmem_frg_1sm<c, int32_t, NonInterleaved>), so that
@@ -171,6 +203,7 @@ def umma_accumulator(atom: Any, tile_mn: Sequence[int]) -> Layout:
     return tmem_frg(shape, c_bits, storage, atom.cta_group, alloc)
 
 
+@guarded
 def umma_tmem_a(atom: Any, tile_mk: Sequence[int]) -> Layout:
     """The TMEM layout of A for a ``_TS`` atom: ``make_fragment_A(partition_shape_A(mma, tile_mk))``.
 
@@ -179,15 +212,17 @@ def umma_tmem_a(atom: Any, tile_mk: Sequence[int]) -> Layout:
     """
     from ...tiled import make_tiled_mma, partition_shape_A
 
+    atom = _umma(atom, "umma_tmem_a")
     if atom.source != "TS":
         raise LayoutError(f"umma_tmem_a: {atom.name} reads A from shared memory (a descriptor), not TMEM")
     mma = make_tiled_mma(atom)
-    shape = partition_shape_A(mma, tuple(tile_mk))
+    shape = partition_shape_A(mma, _tile_arg(tile_mk, 2, "umma_tmem_a"))
     a_bits = _bits(atom.a_type)
     alloc = "NonInterleaved" if atom.cta_group == 1 else "Duplicated"
     return tmem_frg(shape, a_bits, a_bits, atom.cta_group, alloc)
 
 
+@guarded
 def make_tmem_copy(op: str, tmem: Layout, value_type: Any = "f32") -> TiledCopy:
     """CuTe's ``make_tmem_copy(Copy_Atom<op, T>, tmem)``: four warps, warp ``w`` on lane quarter ``w``.
 
@@ -207,6 +242,7 @@ def make_tmem_copy(op: str, tmem: Layout, value_type: Any = "f32") -> TiledCopy:
     return make_cotiled_copy(atom, make_layout(atom_t, atom_v), tmem)
 
 
+@guarded
 def make_cotiled_copy(atom: Any, atom_tv: Layout, data: Layout) -> TiledCopy:
     """CuTe's ``make_cotiled_copy``: a TiledCopy whose (thread, value) -> data *address* map is ``atom_tv``."""
     inv = make_layout(left_inverse(data), Layout(1, 0))
@@ -231,11 +267,14 @@ def make_cotiled_copy(atom: Any, atom_tv: Layout, data: Layout) -> TiledCopy:
     return TiledCopy(atom, layout_tv, tiler_t)
 
 
+@guarded
 def epilogue_tv(tiled_copy: TiledCopy, tile_shape: Sequence[int]) -> Layout:
     """(thread, value) -> column-major index ``m + M n`` of the ``tile_shape`` tile each thread receives.
 
     Thread ``t``'s values are exactly ``tiled_copy.get_slice(t).partition_D`` of the tile (in CuTe's
     order: the copy's values, then its repeats); :func:`layoutalg.explain` writes it as a formula.
+    ``tiled_copy`` may be a ``tcgen05.ld`` atom's name: :func:`make_tmem_copy` of it over
+    :func:`accumulator_layout` ``(M, N)`` of the tile.
 
     >>> from layoutalg import explain
     >>> tc = make_tmem_copy("SM100_TMEM_LOAD_16dp256b1x", accumulator_layout(128, 64))
@@ -246,11 +285,17 @@ def epilogue_tv(tiled_copy: TiledCopy, tile_shape: Sequence[int]) -> Layout:
     is ``32 w``), columns ``2 (t % 4) + {0, 1}`` (``256 (t % 4)`` and ``128 (v % 2)``) of each 8-column
     group (``1024 (v >> 3)``).
     """
-    L = tiled_copy.tidfrg_D(Layout(tuple(int(x) for x in tile_shape)))
+    tile = _tile_arg(tile_shape, 2, "epilogue_tv")
+    if isinstance(tiled_copy, str):  # a tcgen05.ld atom by name: over the M x N accumulator of one CTA
+        tiled_copy = make_tmem_copy(tiled_copy, accumulator_layout(*tile))
+    if not isinstance(tiled_copy, TiledCopy):
+        raise LayoutError(f"epilogue_tv: expected a TiledCopy or a tcgen05.ld atom's name, got {tiled_copy!r}")
+    L = tiled_copy.tidfrg_D(Layout(tile))
     L = getattr(L, "layout", L)
     return make_layout(L[0], make_layout(*[L[i] for i in range(1, len(L))]))
 
 
+@guarded
 def make_utccp_copy(op: str, tmem: Layout, value_type: Any = "u32") -> TiledCopy:
     """CuTe's ``make_utccp_copy(op, tmem)``: a ``tcgen05.cp`` tiled over a TMEM tensor (one issuing thread
     per CTA: the atom's thread mode is ``size(ThrID):0``).
@@ -296,6 +341,7 @@ def _tile(op: str, atom: Layout, rest: tuple, strides: Any = None) -> Layout:
     return tiled_product(atom, Layout(rest, strides) if strides is not None else Layout(rest))
 
 
+@guarded
 def tmem_frg_ws(tmem_shape: Any, value_bits: int = 32, storage_bits: int = 32, n_sm: int = 1) -> Layout:
     """CuTe's ``UMMA::tmem_frg_ws<T, Storage, n_sm>::make(tmem_shape)``: D of a weight-stationary (``.ws``) UMMA.
 
@@ -343,6 +389,7 @@ def tmem_frg_ws(tmem_shape: Any, value_bits: int = 32, storage_bits: int = 32, n
     return composition(restride, logical)
 
 
+@guarded
 def tmem_sf_frg(tmem_shape: Any, sf_bits: int = 8, n_sm: int = 1, operand: str = "A",
                 alloc: str = "ScaleFactorDuplicated4by1", sf_vec: int | None = None) -> Layout:
     """CuTe's ``UMMA::tmem_sf_frg<SF, SFVecSize, n_sm, Is_SFA, alloc>::make(tmem_shape)``: block-scale factors in TMEM.
@@ -411,6 +458,7 @@ def tmem_sf_frg(tmem_shape: Any, sf_bits: int = 8, n_sm: int = 1, operand: str =
 _E_ELEM = {32: 4, 16: 8, 8: 8, 4: 16}  # CuTe's sparse_elem<S, uint8_t> of the metadata pointer
 
 
+@guarded
 def tmem_e_frg(tmem_shape: Any, value_bits: int, ws: bool = False) -> Layout:
     """CuTe's ``UMMA::tmem_e_frg<T>::make`` (``ws=True``: ``tmem_e_frg_ws<T>``): sparse metadata E in TMEM.
 
@@ -464,11 +512,13 @@ def tmem_e_frg(tmem_shape: Any, value_bits: int, ws: bool = False) -> Layout:
     return composition(restride, _tile(op, atom, rest))
 
 
+@guarded
 def tmem_e_frg_ws(tmem_shape: Any, value_bits: int) -> Layout:
     """CuTe's ``UMMA::tmem_e_frg_ws<T>::make(tmem_shape)``: :func:`tmem_e_frg` with ``ws=True``."""
     return tmem_e_frg(tmem_shape, value_bits, ws=True)
 
 
+@guarded
 def umma_tmem_sf(atom: Any, operand: str, tile_mnk: Sequence[int]) -> Layout:
     """A block-scaled UMMA atom's ``FrgTypeSFA`` / ``FrgTypeSFB`` over a CTA tile, as CUTLASS's collective makes it.
 
@@ -485,6 +535,8 @@ def umma_tmem_sf(atom: Any, operand: str, tile_mnk: Sequence[int]) -> Layout:
     """
     from .blockscale import smem_sf_layout
 
+    atom = _umma(atom, "umma_tmem_sf")
+    tile_mnk = _tile_arg(tile_mnk, 3, "umma_tmem_sf")
     if not getattr(atom, "block_scaled", False):
         raise LayoutError(f"umma_tmem_sf: {atom.name} is not a block-scaled atom (no scale factors in TMEM)")
     if operand not in ("A", "B"):
@@ -492,3 +544,22 @@ def umma_tmem_sf(atom: Any, operand: str, tile_mnk: Sequence[int]) -> Layout:
     smem = smem_sf_layout(operand, atom.vector_size, atom.K, tile_mnk, atom.cta_group)
     alloc = "ScaleFactorDuplicated2by2" if atom.cta_group == 2 and atom.M == 128 else "ScaleFactorDuplicated4by1"
     return tmem_sf_frg(smem.shape, _bits(atom.sf_type), atom.cta_group, operand, alloc, sf_vec=atom.vector_size)
+
+
+@guarded
+def umma_tmem_e(atom: Any, tile_mk: Sequence[int] | None = None) -> Layout:
+    """A sparse UMMA atom's metadata in TMEM: :func:`tmem_e_frg` over ``((M, K), 1, K_tile / K)`` of the atom
+    (one MMA's ``M x K`` block per k-block; ``tile_mk`` defaults to the atom's ``M x K``).
+
+    >>> from layoutalg.nvidia.blackwell.umma import umma_atom
+    >>> str(umma_tmem_e("SM100_MMA_F8F6F4_SS_SPARSE<e4m3,e4m3,float,128,64,K,K>"))
+    '((128,64),1,1):((2097152,1),0,0)'
+    """
+    atom = _umma(atom, "umma_tmem_e")
+    if not atom.sparse:
+        raise LayoutError(f"umma_tmem_e: {atom.name} is not a sparse atom (no metadata in TMEM)")
+    M, K = (atom.M, atom.K) if tile_mk is None else _tile_arg(tile_mk, 2, "umma_tmem_e")
+    if M != atom.M or K % atom.K:
+        raise LayoutError(f"umma_tmem_e: tile {M}x{K} is not the atom's M = {atom.M} by a multiple of its K = {atom.K}")
+    return tmem_e_frg(((atom.M // atom.cta_group, atom.K), 1, K // atom.K), _bits(atom.a_type))
+

@@ -56,7 +56,7 @@ from typing import Any
 import sympy
 
 from ...algebra import composition
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 from ...hooks import svg_of
 from ...layout import Layout, make_layout
 from ...symbolic import bitand, shr
@@ -285,6 +285,7 @@ def _tmem_cells(op: TmemCopyOp) -> set:
     return {int(b) // CELL_BITS for b in np.unique(bits)}
 
 
+@guarded
 def ld_name(shape: str, num: int, pack16: bool = False, store: bool = False) -> str:
     """CuTe's name of ``tcgen05.ld`` (``store``: ``.st``) of a PTX shape, ``.num`` and pack/unpack.
 
@@ -337,6 +338,7 @@ def tmem_copy_op(name: str) -> TmemCopyOp:
                       "'SM100_TMEM_STORE_16dp256b1x_16b' or 'SM100_UTCCP_128dp256bit_1cta'")
 
 
+@guarded
 def tmem_copy_atom(name: str, value_type: Any = "f32") -> CopyAtom:
     """``Copy_Atom<name, value_type>`` of a TMEM copy instruction, for :mod:`layoutalg.tiled`.
 

@@ -10,7 +10,8 @@ only. CuTe writes its atom in bits: ``Sw<2,5,2> o (1024,4):(1,1024)`` -- 128-byt
 CuTe's atoms (``UMMA::Layout_{MN,K}_{INTER,SW32,SW64,SW128}_Atom<T>`` and
 ``UMMA::Layout_MN_SW128_32B_Atom<T>``) are bit layouts upcast to the element type; this module
 builds them for every element width down to 4 bits (packed fp4 of ``kind::mxf4*``; fp6/fp4 of
-``kind::f8f6f4`` are stored one per byte: pass ``"e2m1_unpacked"`` or ``8``). By hand: the K-major
+``kind::f8f6f4`` are stored one per byte: pass ``"e2m1_unpacked"`` or ``8``; CuTe's own
+``float_e2m1_unpacksmem_t`` gives CuTe's 4-bit atoms, :func:`smem_bits` says why). By hand: the K-major
 128B atom of a 4-bit type is 8 rows of 128 bytes = 256 elements, ``(8,256):(256,1)``; element
 ``(1, 0)`` is byte 128, whose 16-byte chunk 8 is XORed with row 1 -> byte 144 = element 288::
 
@@ -91,11 +92,23 @@ _BITS = {
 
 
 def smem_bits(dtype: Any) -> int:
-    """Bits of one element in shared memory: 32, 16, 8 or 4 (``e2m1`` packed); fp6/fp4 of kind::f8f6f4
-    are stored one per byte (``"e2m3_unpacked"``, ``"float_e2m1_unpacksmem_t"``: 8).
+    """Bits of one element in shared memory: 32, 16, 8 or 4 (``e2m1`` packed).
+
+    Two spellings of kind::f8f6f4's fp6/fp4, on purpose different:
+
+    - CuTe's ``float_e2m1_unpacksmem_t`` is CuTe's type, and gives CuTe's atoms:
+      ``sizeof_bits_v<float_e2m1_unpacksmem_t>`` is 4, so ``UMMA::Layout_K_INTER_Atom<float_e2m1_unpacksmem_t>``
+      is built on 4-bit elements (``(8,32):(32,1)``, ``smem_ptr[4b]``), as for ``float_e2m1_t``. CuTe
+      refuses its atoms on the 6-bit ``float_e2m3_unpacksmem_t`` / ``float_e3m2_unpacksmem_t``
+      ("Divisibility condition"), and so does this function.
+    - layoutalg's own ``"e2m1_unpacked"`` / ``"e2m3_unpacked"`` / ``"e3m2_unpacked"`` is the storage the
+      tensor core reads in kind::f8f6f4, one element per byte: 8 bits. CUTLASS kernels allocate such
+      operands as ``uint8_t`` (the byte atoms, ``UMMA::Layout_K_SW128_Atom<uint8_t>``).
 
     >>> smem_bits("bf16"), smem_bits("e2m1"), smem_bits("e2m1_unpacked"), smem_bits(32)
     (16, 4, 8, 32)
+    >>> smem_bits("cutlass::detail::float_e2m1_unpacksmem_t")
+    4
     """
     if isinstance(dtype, int) and not isinstance(dtype, bool):
         if dtype not in (4, 8, 16, 32):
@@ -104,8 +117,16 @@ def smem_bits(dtype: Any) -> int:
     if not isinstance(dtype, str):
         raise LayoutError(f"smem_bits: {dtype!r} is not a type name or a bit width")
     key = dtype.strip().lower().replace("cutlass::", "").replace("detail::", "")
-    if key.endswith(("_unpacked", "_unpacksmem_t")):
-        base = key.replace("_unpacksmem_t", "_t").replace("_unpacked", "")
+    if key.endswith("_unpacksmem_t"):  # CuTe's type: its sizeof_bits (4 for e2m1; no atom on the 6-bit ones)
+        base = key.replace("_unpacksmem_t", "").replace("float_", "")
+        if base == "e2m1":
+            return 4
+        if base in ("e2m3", "e3m2"):
+            raise LayoutError(f"smem_bits: CuTe builds no UMMA shared-memory atom on the 6-bit {dtype!r} (its upcast "
+                              f"fails 'Divisibility condition'); for the one-per-byte storage of kind::f8f6f4 pass "
+                              f"'{base}_unpacked' (8 bits; CUTLASS allocates it as uint8_t)")
+    if key.endswith("_unpacked"):  # layoutalg's spelling of the one-per-byte storage
+        base = key.replace("_unpacked", "")
         if base in ("e2m1", "e2m3", "e3m2", "float_e2m1_t", "float_e2m3_t", "float_e3m2_t"):
             return 8
     if key in ("e2m3", "e3m2", "float_e2m3_t", "float_e3m2_t"):
@@ -296,7 +317,21 @@ def _split(layout: Any, bits: int) -> tuple[Any, int, Layout]:
     off = layout.offset
     if not isinstance(off, int):
         raise LayoutError(f"{op}: offset {off} of {layout} is symbolic; substitute values first")
-    return found, off, layout.inner
+    return found, off, mn_k_view(layout.inner)
+
+
+def mn_k_view(inner: Layout) -> Layout:
+    """CuTe's MMA-partitioned tile ``((MMA_MN,MMA_K),rest_MN,rest_K[,PIPE...])`` (``tile_to_mma_shape``, the
+    DSL's print) as the rank-2 ``(MN, K)`` tile of its first pipeline stage; any other layout as it is.
+
+    >>> str(mn_k_view(Layout(((128, 16), 1, 4, 3), ((64, 1), 0, 16, 8192))))
+    '((128,1),(16,4)):((64,0),(1,16))'
+    """
+    shape = inner.shape
+    if type(shape) is not tuple or len(shape) < 3 or type(shape[0]) is not tuple or len(shape[0]) != 2:
+        return inner
+    mma = inner[0]
+    return make_layout(make_layout(mma[0], inner[1]), make_layout(mma[1], inner[2]))
 
 
 def _tables(inner: Layout, op: str) -> tuple[np.ndarray, np.ndarray]:

@@ -61,7 +61,7 @@ import sympy
 
 from ...algebra import tile_to_shape
 from ...composed import ComposedLayout
-from ...errors import LayoutError, LayoutWarning
+from ...errors import LayoutError, LayoutWarning, guarded
 from ...hooks import service
 from ...layout import Layout
 from ...parse import parse_composed
@@ -152,6 +152,7 @@ def _swizzle_B(swizzle: int) -> int:
     return SWIZZLE_MODES[swizzle]
 
 
+@guarded
 def canonical_swizzle(swizzle: int, dtype: str | None = None, *, swizzle_unit: str = "byte") -> Swizzle:
     """Swizzle<B,4,3> on byte addresses, or Swizzle<B, log2 T, 3> on element offsets, B = log2(swizzle/16).
 
@@ -266,6 +267,7 @@ def atom(major: str, swizzle: int, dtype: str, *, swizzle_unit: str = "element")
     return ComposedLayout(canonical_swizzle(swizzle, dtype, swizzle_unit=swizzle_unit), 0, inner)
 
 
+@guarded
 def atom_by_name(name: str, dtype: str, *, swizzle_unit: str = "element") -> ComposedLayout:
     """atom_by_name('Layout_K_SW128_Atom', dtype) = atom('K', 128, dtype): CuTe's names.
 
