@@ -49,7 +49,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .errors import LayoutError
+from .errors import LayoutError, guarded
 from .hooks import svg_of
 from .layout import check_table_size
 from .parse import as_concrete_layout
@@ -164,6 +164,7 @@ def _instruction(addresses: Sequence[Any], access_bytes: int, label: str = "") -
     return phase_report(addresses, access_bytes, phases(access_bytes, len(addresses)), label=label)
 
 
+@guarded
 def phase_report(addresses: Sequence[Any], access_bytes: int, groups: Sequence[Sequence[int]], *,
                  num_banks: int = NUM_BANKS, bank_bytes: int = BANK_BYTES, label: str = "") -> Instruction:
     """One access under any bank model: ``groups`` are the lanes served together (one phase each),

@@ -80,12 +80,16 @@ def public_callables() -> Iterator[tuple[str, Callable[..., Any]]]:
 
 
 def _required(fn: Callable[..., Any]) -> int:
+    """How many junk arguments to pass: the required positional ones, at least one -- or 0 for a callable
+    that takes no argument at all (there is nothing to pass it junk through)."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return 1
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return sum(1 for p in sig.parameters.values() if p.default is p.empty and p.kind in kinds)
+    if not any(p.kind in kinds or p.kind is inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values()):
+        return 0
+    return max(1, sum(1 for p in sig.parameters.values() if p.default is p.empty and p.kind in kinds))
 
 
 class _Slow(Exception):
@@ -104,7 +108,9 @@ def escapes(junk: list) -> dict[str, set[str]]:
         for qual, fn in public_callables():
             if qual in SIDE_EFFECTS:
                 continue
-            n = max(_required(fn), 1)
+            n = _required(fn)
+            if n == 0:
+                continue
             for j in junk:
                 signal.setitimer(signal.ITIMER_REAL, 2.0)
                 try:

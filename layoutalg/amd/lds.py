@@ -80,7 +80,7 @@ import numpy as np
 
 from ..banks import BankReport, phase_report
 from ..composed import ComposedLayout
-from ..errors import LayoutError
+from ..errors import LayoutError, guarded
 from ..layout import Layout
 from ..parse import as_concrete_layout
 from ..swizzle import Swizzle
@@ -121,6 +121,7 @@ def _ordered(shape: tuple[int, ...], order: tuple[int, ...]) -> Layout:
     return Layout(shape, tuple(strides))
 
 
+@guarded
 def swizzled_shared(shape: Sequence[int], vec: int, per_phase: int, max_phase: int,
                     order: Sequence[int] | None = None) -> Any:
     """Triton's ``SwizzledSharedLayout(vec, per_phase, max_phase, order)`` over ``shape``: coordinate -> element offset.
@@ -178,6 +179,7 @@ def padding_layout(size: int, interval_padding: Sequence[Sequence[int]]) -> Layo
     return Layout(tuple(shape), tuple(stride)) if len(shape) > 1 else Layout(shape[0], stride[0])
 
 
+@guarded
 def padded_shared(shape: Sequence[int], interval_padding: Sequence[Sequence[int]], order: Sequence[int] | None = None,
                   *, offset_bases: Sequence[Sequence[int]] | None = None) -> Layout:
     """Triton's ``PaddedSharedLayout`` over ``shape``: coordinate -> element offset, padding included.
@@ -463,6 +465,7 @@ class LdsCandidate:
         return self.cycles == self.ideal
 
 
+@guarded
 def synthesize_lds(shape: tuple[int, int], element_bytes: int, accesses: Sequence[LdsAccess | tuple], *,
                    arch: str = "cdna3", top: int = 5, aligned: bool = True) -> list[LdsCandidate]:
     """Rank Triton's shared layouts for a row-major-ordered ``shape`` tile (``order=[1, 0]``) by LDS passes.

@@ -58,12 +58,22 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 
 
+def require_text(text: object, what: str) -> str:
+    """``text`` if it is a string, else a LayoutError naming ``what`` (text is data: nothing else is read)."""
+    if not isinstance(text, str):
+        raise LayoutError(f"{what}: expected MLIR text (a str), got {type(text).__name__}")
+    return text
+
+
 def tokenize(text: str, line: int = 1) -> list[Token]:
     """The tokens of one line of MLIR (``line`` numbers them). An unterminated string is a LayoutError.
 
     >>> [t.text for t in tokenize('%a = ttg.local_load %m : !ttg.memdesc<8x8xf16> -> tensor<8x8xf16>')]
     ['%a', '=', 'ttg.local_load', '%m', ':', '!ttg.memdesc', '<', '8', 'x8xf16', '>', '->', 'tensor', '<', '8', 'x8xf16', '>']
     """
+    require_text(text, "tokenize")
+    if not isinstance(line, int) or isinstance(line, bool) or line < 1:
+        raise LayoutError(f"tokenize: line must be a positive int, got {line!r}")
     out = []
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup or "punct"
@@ -122,6 +132,10 @@ class Cursor:
     """Reads tokens one by one; every ``expect`` that fails names the line and column."""
 
     def __init__(self, tokens: list[Token], line: int = 1, end_col: int = 1, source: str = ""):
+        if not isinstance(tokens, list) or not all(isinstance(t, Token) for t in tokens):
+            raise LayoutError(f"Cursor: expected a list of Tokens (from tokenize), got {type(tokens).__name__}")
+        if not (isinstance(line, int) and isinstance(end_col, int) and isinstance(source, str)):
+            raise LayoutError("Cursor: line and end_col are ints, source is text")
         self.toks = tokens
         self.i = 0
         self.line = tokens[-1].line if tokens else line
@@ -174,6 +188,8 @@ def _number(t: Token) -> int | float:
 def parse_value(c: Cursor) -> Value:
     """One attribute value: a number (an ``: i32`` suffix dropped), string, bool, list, dictionary, a dialect
     attribute, an alias reference, a type, or a bare keyword (returned as its text)."""
+    if not isinstance(c, Cursor):
+        raise LayoutError(f"parse_value: expected a Cursor, got {type(c).__name__}")
     t = c.peek()
     if t is None:
         raise c.error("a value", None)
@@ -402,6 +418,7 @@ def _done(c: Cursor) -> None:
 
 def parse_attribute(text: str, line: int = 1, col: int = 1) -> Value:
     """An attribute value written as text (``#ttg.blocked<{...}>``, ``[1, 2]``, ``#alias``, ...)."""
+    require_text(text, "parse_attribute")
     c = _cursor(text, line, col)
     v = parse_value(c)
     _done(c)
@@ -410,6 +427,7 @@ def parse_attribute(text: str, line: int = 1, col: int = 1) -> Value:
 
 def parse_type(text: str, line: int = 1, col: int = 1) -> MlirType:
     """A type written as text (``tensor<64x64xf16, #blocked>``, ``!ttg.memdesc<...>``, ``f32``)."""
+    require_text(text, "parse_type")
     c = _cursor(text, line, col)
     v = parse_type_at(c)
     _done(c)

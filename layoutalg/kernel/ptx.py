@@ -34,7 +34,7 @@ from ..nvidia.blackwell.idesc import make_instr_desc
 from ..nvidia.hopper.descriptor import MatrixDescriptor
 from ..nvidia.hopper.wgmma import k_block_descriptors
 from .layouts import KernelLayout
-from .mlir import MlirType
+from .mlir import MlirType, require_text
 from .ttgir import Op, TtgirModule, read_ttgir
 
 __all__ = ["DescriptorCheck", "ptx_wgmma_words", "ptx_tcgen05_idescs", "check_ptx", "ptx_type"]
@@ -47,7 +47,7 @@ _PTX_TYPES = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"
 
 def ptx_type(element: Any) -> str:
     """The PTX name of a ttgir element type as an MMA operand (``f8E4M3FN`` -> ``e4m3``, ``f32`` -> ``tf32``)."""
-    if element not in _PTX_TYPES:
+    if not isinstance(element, str) or element not in _PTX_TYPES:
         raise LayoutError(f"{element!r} is no MMA operand type read here ({', '.join(_PTX_TYPES)})")
     return _PTX_TYPES[element]
 
@@ -55,6 +55,7 @@ def ptx_type(element: Any) -> str:
 def ptx_wgmma_words(ptx: str) -> list[tuple[int | None, int]]:
     """(A word or None for a register A, B word) of every ``wgmma.mma_async`` in program order: the 64-bit
     constant Triton combines with each operand's start address."""
+    require_text(ptx, "ptx_wgmma_words")
     const = {m[1]: int(m[2]) % (1 << 64) for m in _CONST.finditer(ptx)}
     out = []
     for m in _WGMMA.finditer(ptx):
@@ -68,6 +69,7 @@ def ptx_wgmma_words(ptx: str) -> list[tuple[int | None, int]]:
 def ptx_tcgen05_idescs(ptx: str) -> list[int]:
     """The instruction descriptor of every ``tcgen05.mma`` in program order (an immediate, or the constant one
     ``mov`` puts into its register)."""
+    require_text(ptx, "ptx_tcgen05_idescs")
     out = []
     for line in ptx.splitlines():
         if not re.search(r"\btcgen05\.mma\.", line):
@@ -180,6 +182,9 @@ def check_ptx(ttgir: str | TtgirModule, ptx: str) -> list[DescriptorCheck]:
     kernel's ``ttgir`` (text or a read module). One check per operand kind and op configuration: the set of
     words in the PTX must equal the set derived (start, LBO, SBO, base offset and swizzle compared; LBO
     left out where the hardware ignores it)."""
+    require_text(ptx, "check_ptx")
+    if not isinstance(ttgir, (str, TtgirModule)):
+        raise LayoutError(f"check_ptx: expected ttgir text or a TtgirModule, got {type(ttgir).__name__}")
     module = read_ttgir(ttgir) if isinstance(ttgir, str) else ttgir
     checks: list[DescriptorCheck] = []
     wg = [op for op in module.ops if op.name == "ttng.warp_group_dot"]
