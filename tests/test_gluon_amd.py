@@ -58,3 +58,23 @@ def test_text_and_refusals() -> None:
             mfma_bases(f, (32, 32))
     with pytest.raises(LayoutError, match="not an AMDMFMALayout"):
         mfma_bases("BlockedLayout([1], [32], [1], [0])", (32,))
+
+
+@pytest.mark.parametrize("text", ["AMDMFMALayout(3, [32, 32, 8], False, [1, 1])",
+                                  "amd.AMDMFMALayout(4, [16, 16, 32], True, [2, 2])",
+                                  "gl.amd.AMDMFMALayout(2, [16, 16, 16], False, [2, 1])"])
+def test_from_gluon_reads_amd_mfma_layouts(text: str) -> None:
+    """layoutalg.from_gluon hands AMDMFMALayout to the AMD reader (the same answer, Triton's engine's)."""
+    from layoutalg.interop.gluon import from_gluon
+    from layoutalg.interop.gluon_amd import from_gluon_amd
+
+    assert from_gluon(text, (64, 64)) == from_gluon_amd(text, (64, 64))
+
+
+def test_from_gluon_amd_single_warp_is_the_catalogs_accumulator() -> None:
+    from layoutalg.amd import mfma
+    from layoutalg.interop.gluon import from_gluon
+
+    tv = from_gluon("AMDMFMALayout(3, [32, 32, 8], False, [1, 1])", (32, 32))
+    D = mfma("v_mfma_f32_32x32x8_f16").fragment("D").layout
+    assert [tv(t, v) for t in range(64) for v in range(16)] == [D(t, v) for t in range(64) for v in range(16)]

@@ -642,6 +642,13 @@ def _mode_strides(offs: list[int], f: Any) -> tuple[Any, Any]:
     return m.shape, m.stride
 
 
+def _is_amd_mfma(layout: Any) -> bool:
+    """An ``AMDMFMALayout``: the Gluon object or its source text."""
+    if isinstance(layout, str):
+        return layout.strip().removeprefix("gl.").removeprefix("amd.").startswith("AMDMFMALayout")
+    return type(layout).__name__ == "AMDMFMALayout"
+
+
 def from_gluon(layout: Any, shape: Sequence[int]) -> Any:
     """from_gluon(layout, shape) -> the layoutalg layout of a Gluon layout on a tensor of ``shape``.
 
@@ -659,6 +666,10 @@ def from_gluon(layout: Any, shape: Sequence[int]) -> Any:
     '(((8,4),2,1),4):(((32,1),4,0),8)'
     """
     op = "from_gluon"
+    if _is_amd_mfma(layout):  # AMD's MFMA accumulator: layoutalg.interop.gluon_amd (identical to Triton's engine)
+        from .gluon_amd import from_gluon_amd
+
+        return from_gluon_amd(layout, shape)
     g = gluon_layout(layout)
     shape = shape_arg(shape, op)
     bases = linear_bases(g, shape)
