@@ -18,19 +18,16 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import importlib.util
 import json
-import os
 import pathlib
 import re
 import sys
-import tempfile
 from typing import Any
 
 import numpy as np
+from gluon_oracle import load_module  # imports a Gluon kernel's source once per distinct text
 
 OUT = pathlib.Path(__file__).resolve().parent / "data" / "amd" / "lds_triton.json"
-_TMP = tempfile.mkdtemp(prefix="layoutalg-amd-lds-")
 
 
 def swizzled_cases() -> list[dict]:
@@ -84,20 +81,6 @@ def _source(R: int, C: int, bits: int) -> str:
         f"    m.store(idx.to(gl.int{bits}))", ""])
 
 
-def _load(source: str) -> Any:
-    name = "amd_lds_oracle_" + hashlib.sha1(source.encode()).hexdigest()[:16]
-    if name in sys.modules:
-        return sys.modules[name]
-    path = os.path.join(_TMP, name + ".py")
-    with open(path, "w") as f:
-        f.write(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def compile_llir(case: dict, arch: str = "gfx942") -> str:
     """LLVM IR of the store kernel of ``case`` compiled for ``arch`` (wave64) on the CPU."""
     from triton._C.libtriton import ir
@@ -114,7 +97,7 @@ def compile_llir(case: dict, arch: str = "gfx942") -> str:
         regs += [[1 << i, 0] if d == 0 else [0, 1 << i] for i in range((R if d == 0 else C).bit_length() - 1)]
     reg_layout = gl.DistributedLinearLayout(reg_bases=regs, lane_bases=[[0, 0]] * 6, warp_bases=[], block_bases=[],
                                             shape=[R, C])
-    fn = _load(_source(R, C, bits)).kern
+    fn = load_module(_source(R, C, bits)).kern
     src = GluonASTSource(fn, signature={"out_ptr": f"*i{bits}", "L": "constexpr", "RL": "constexpr"},
                          constexprs={"L": gluon_layout(case), "RL": reg_layout})
     target = GPUTarget("hip", arch, 64)
