@@ -68,6 +68,15 @@ def find_fragment(args: argparse.Namespace, cmd: str = "frag") -> Any:
     )
 
 
+def _refuse_configuration_options(args: argparse.Namespace, what: str) -> None:
+    """An atom or instruction named in full: the options that configure a catalog fragment would be ignored."""
+    ignored = [o for o, v in (("--ctype", args.ctype), ("--kind", args.kind), ("--sparse", args.sparse),
+                              ("--trans", args.trans), ("--batch", args.batch),
+                              ("--alayout", args.alayout is not None), ("--blayout", args.blayout is not None)) if v]
+    if ignored:
+        raise LayoutError(f"frag: {', '.join(ignored)} do not apply to {what} (its name fixes its configuration)")
+
+
 def _frag_sm120(args: argparse.Namespace) -> int:
     """``frag 'SM120_16x8x32_TN<...>' - A|B|C|SFA|SFB|E``: an sm_120 atom's operand (CuTe's TV layout)."""
     import numpy as np
@@ -76,11 +85,7 @@ def _frag_sm120(args: argparse.Namespace) -> int:
     from ..nvidia.blackwell.umma import umma_type
 
     at = sm120_atom(args.shape)
-    ignored = [o for o, v in (("--ctype", args.ctype), ("--kind", args.kind), ("--sparse", args.sparse),
-                              ("--trans", args.trans), ("--batch", args.batch),
-                              ("--alayout", args.alayout is not None), ("--blayout", args.blayout is not None)) if v]
-    if ignored:
-        raise LayoutError(f"frag: {', '.join(ignored)} do not apply to an SM120 atom (its name fixes its configuration)")
+    _refuse_configuration_options(args, "an SM120 atom")
     op = (args.operand or "").upper().replace("D", "C") if (args.operand or "").upper() != "E" else "E"
     tv = {"A": at.ALayout, "B": at.BLayout, "C": at.CLayout, "SFA": at.SFALayout, "SFB": at.SFBLayout,
           "E": at.ELayout}.get(op)
@@ -123,11 +128,7 @@ def _frag_umma(args: argparse.Namespace) -> int:
         at = sm103_atom(args.shape)
     else:
         at = umma_atom(args.shape)
-    ignored = [o for o, v in (("--ctype", args.ctype), ("--kind", args.kind), ("--sparse", args.sparse),
-                              ("--trans", args.trans), ("--batch", args.batch),
-                              ("--alayout", args.alayout is not None), ("--blayout", args.blayout is not None)) if v]
-    if ignored:
-        raise LayoutError(f"frag: {', '.join(ignored)} do not apply to a UMMA atom (its name fixes its configuration)")
+    _refuse_configuration_options(args, "a UMMA atom")
     if args.operand is None and (args.dtype or "").upper() in ("A", "B", "C", "D"):
         args.operand, args.dtype = args.dtype, None  # frag ATOM C: the name fixes the type, no '-' needed
     op = (args.operand or "").upper().replace("D", "C")
@@ -226,11 +227,7 @@ def _frag_amd(args: argparse.Namespace) -> int:
     from ..verify import verify
 
     name = args.shape.strip()
-    ignored = [o for o, v in (("--ctype", args.ctype), ("--kind", args.kind), ("--sparse", args.sparse),
-                              ("--trans", args.trans), ("--batch", args.batch),
-                              ("--alayout", args.alayout is not None), ("--blayout", args.blayout is not None)) if v]
-    if ignored:
-        raise LayoutError(f"frag: {', '.join(ignored)} do not apply to an AMD instruction (its name fixes its configuration)")
+    _refuse_configuration_options(args, "an AMD instruction")
     instr = wmma(name) if "wmma" in name.lower() else mfma(name)
     op = (args.operand or "").upper().replace("C", "D")
     if op not in ("A", "B", "D"):
