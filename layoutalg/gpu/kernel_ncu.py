@@ -284,19 +284,22 @@ def unmodelled(ttgir: str) -> list[str]:
 
 
 def predicted(ttgir: str, reps: int) -> dict[str, int]:
-    """Wavefronts and warp instructions per direction predicted from the ttgir: each bank-reported access for
-    all warps, times ``reps`` for accesses inside the kernel's loop (an ``scf.for`` around the op)."""
+    """Wavefronts, warp instructions and the ideal wavefronts (no bank conflict) per direction predicted from the
+    ttgir: each bank-reported access for all warps, times ``reps`` for accesses inside the kernel's loop (an
+    ``scf.for`` around the op)."""
     from ..kernel import inspect_ttgir
 
     rep = inspect_ttgir(ttgir)
     lines = ttgir.splitlines()
     loops = _loop_spans(lines)
-    out = {"ld_wavefronts": 0, "st_wavefronts": 0, "ld_instructions": 0, "st_instructions": 0}
+    out = {"ld_wavefronts": 0, "st_wavefronts": 0, "ld_instructions": 0, "st_instructions": 0, "ld_ideal": 0,
+           "st_ideal": 0}
     for o in rep.accesses:
         n = reps if any(a < o.op.line <= b for a, b in loops) else 1
         d = "st" if o.direction == "store" else "ld"
         out[f"{d}_wavefronts"] += n * int(o.banks.wavefronts)
         out[f"{d}_instructions"] += n * len(o.banks.instructions)
+        out[f"{d}_ideal"] += n * int(o.banks.ideal)
     return out
 
 

@@ -51,7 +51,7 @@ import numpy as np
 from ..errors import LayoutError
 from .common import child_env, environment, nvcc_cubin, prefetch_cubins, wgmma_mainloop
 
-__all__ = ["DEFAULTS", "knobs_of", "configurations", "plan", "descriptor_words", "cuda_source", "kernel_key",
+__all__ = ["DEFAULTS", "knobs_of", "configurations", "plan", "derived", "descriptor_words", "cuda_source", "kernel_key",
            "compare", "mask_hex", "mask_from_hex", "run", "record", "TRIALS"]
 
 #: the contract's knobs and their defaults (None: the correct derivation)
@@ -159,6 +159,14 @@ def configurations() -> list[tuple[str, dict]]:
         _cfg("bug.cols8.n64", epilogue_cols=8),
         _cfg("bug.cols120.n128.wg2", epilogue_cols=120, N=128, warpgroups=2),
         _cfg("bug.cols16.n24", epilogue_cols=16, N=24),
+        # --- more of the same, on other types, majors, depths and warpgroups
+        _cfg("bug.desc_sw.bf16.a128_as32.wg2", dtype="bf16", desc_swizzle_a=32, warpgroups=2),
+        _cfg("bug.desc_sw.k128.b64_as128", K=128, swizzle_a=64, swizzle_b=64, desc_swizzle_b=128),
+        _cfg("bug.desc_sw.a0_as32", swizzle_a=0, swizzle_b=0, desc_swizzle_a=32),
+        _cfg("bug.base.MN.sw128.base256.bo2", a_major="MN", b_major="MN", base_b=256, desc_base_offset_b=2),
+        _cfg("bug.units.MN.sbo_b_encoded", b_major="MN", sbo_b=64),
+        _cfg("bug.trans.bf16.n64.wg2.cols32", dtype="bf16", epilogue_trans=True, warpgroups=2, epilogue_cols=32),
+        _cfg("bug.wg_rows.10.k128.n32", warpgroups=2, wg_rows=(1, 0), K=128, N=32),
         # --- two bugs at once
         _cfg("bug.base256.bo2+trans", base_a=256, desc_base_offset_a=2, epilogue_trans=True),
         _cfg("bug.desc_sw.b128_as64+cols32", desc_swizzle_b=64, epilogue_cols=32),
@@ -243,6 +251,20 @@ def plan(knobs: dict, seed: int = 0) -> dict:
     out["c_off"] = off
     out["smem"] = off + M * N * 2
     out["ref"] = _round(mats["a"] @ mats["b"].T, k["dtype"])
+    return out
+
+
+def derived(knobs: dict) -> dict:
+    """What the host derives for a configuration and the kernel runs: per operand the descriptor words (hex, per
+    64-row block for A, per k-block), the tensor map's driver arguments (address 0) and the loads' shared
+    destinations (bytes from the 1024-byte aligned region). Recorded beside each hardware result, so that a
+    replay can tell when the library's derivation no longer is what the hardware ran."""
+    p = plan(knobs)
+    out: dict[str, Any] = {}
+    for op in ("a", "b"):
+        out[f"descriptors_{op}"] = [[hex(w) for w in blk] for blk in p[op]["words"]]
+        out[f"tensor_map_{op}"] = p[op]["copy"].tensor_map.driver_args()
+        out[f"dst_{op}"] = [int(x) for x in p[op]["dst"]]
     return out
 
 
@@ -511,7 +533,8 @@ def run(names: list[str] | None = None, log=print, timeout: float = 120.0) -> di
         todo = left
     out = {}
     for name, kn in cfgs:
-        out[name] = {"knobs": kn, "shape": [knobs_of(kn)["M"], knobs_of(kn)["N"]], **results[name]}
+        out[name] = {"knobs": kn, "shape": [knobs_of(kn)["M"], knobs_of(kn)["N"]], "derived": derived(kn),
+                     **results[name]}
     log(f"[pipeline] {len(out)} configurations in {time.time() - t0:.1f}s")
     return out
 
