@@ -243,7 +243,10 @@ def run(log=print) -> dict:
     if "ERR_NVGPUCTRPERM" in text:
         out["ncu_error"] = "ERR_NVGPUCTRPERM: ncu is not permitted to read the GPU's counters here"
     launches = parse_ncu(p.stdout)
-    got = json.load(open(path)) if os.path.exists(path) else {}
+    got: dict = {}
+    if os.path.exists(path):
+        with open(path) as fh:
+            got = json.load(fh)
     i = 0
     for k in KERNELS:
         rec: dict[str, Any] = {kk: v for kk, v in k.items()}

@@ -218,7 +218,8 @@ def _round(x: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "f16":
         return x.astype(np.float16).astype(np.float64)
     u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
-    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    one, half, sh = np.uint64(1), np.uint64(0x7FFF), np.uint64(16)
+    u = ((u + half + ((u >> sh) & one)) >> sh) << sh
     return u.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
@@ -320,7 +321,6 @@ def cuda_source(key: str) -> str:
     _, dt, majors, n, t = key.split("_")
     ma, mb = ("K" if majors[0] == "K" else "MN"), ("K" if majors.endswith("K") else "MN")
     N, trans = int(n[1:]), t == "t1"
-    nreg = N // 2
     pack = "__floats2half2_rn" if dt == "f16" else "__floats2bfloat162_rn"
     nan = "0x7E00u" if dt == "f16" else "0x7FC0u"
     stm = f"stmatrix.sync.aligned.m8n8.x4{'.trans' if trans else ''}.shared.b16"
@@ -331,7 +331,8 @@ def cuda_source(key: str) -> str:
         r = [f"pk(d[{8 * jj + 2 * i}], d[{8 * jj + 2 * i + 1}])" for i in range(4)]
         if 16 * jj + 16 <= N:
             epi.append(f"""  if ({16 * jj + 16} <= cols) {{
-    asm volatile("{stm} [%0], {{%1, %2, %3, %4}};" :: "r"(caddr + {32 * jj}), "r"({r[0]}), "r"({r[1]}), "r"({r[2]}), "r"({r[3]}) : "memory");
+    asm volatile("{stm} [%0], {{%1, %2, %3, %4}};"
+                 :: "r"(caddr + {32 * jj}), "r"({r[0]}), "r"({r[1]}), "r"({r[2]}), "r"({r[3]}) : "memory");
   }} else""")
         epi.append(f"""  if ({16 * jj + 8} <= cols) {{
     asm volatile("{stm2} [%0], {{%1, %2}};" :: "r"(caddr + {32 * jj}), "r"({r[0]}), "r"({r[1]}) : "memory");
