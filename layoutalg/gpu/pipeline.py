@@ -14,10 +14,12 @@ The knobs (the contract of ``docs/kernels.md``), as this kernel reads them:
   tile (:func:`layoutalg.nvidia.hopper.wgmma.tile`) of that swizzle, written by the loads
   :func:`layoutalg.nvidia.hopper.tma.make_tma_copy` derives (the TMA swizzles on absolute address bits);
 * descriptors: :func:`layoutalg.nvidia.hopper.wgmma.k_block_descriptors` of the tile *at its base*
-  (``Swizzle o base o L``), one per (64-row block, k-block); then the knobs overwrite single fields:
-  ``desc_swizzle_*`` only the 2-bit swizzle mode (bits 62-63), ``lbo_*`` / ``sbo_*`` (bytes, encoded
-  ``>> 4`` by the kernel author's code, so a value already encoded or in elements is a planted bug) the
-  14-bit fields, ``desc_base_offset_*`` the 3-bit base offset (bits 49-51);
+  (``Swizzle o base o L``), one per (64-row block, k-block), for the tile of the descriptor's swizzle
+  ``desc_swizzle_*`` (None: the TMA's) -- as an author who changed the swizzle on one side only would
+  derive them (mode, SBO and k-block steps of that swizzle); then the knobs overwrite single fields:
+  ``lbo_*`` / ``sbo_*`` (bytes, encoded ``>> 4`` by the kernel author's code, so a value already encoded
+  or in elements is a planted bug) the 14-bit fields, ``desc_base_offset_*`` the 3-bit base offset
+  (bits 49-51);
 * ``wg_rows[w]``: the 64-row block of A warpgroup ``w`` multiplies (its A descriptors are that block's);
   the epilogue still writes warpgroup ``w``'s accumulator to rows ``64 w ..``;
 * ``epilogue_trans``: ``stmatrix ... .trans`` with the addresses of the non-transposed copy;
@@ -63,7 +65,6 @@ DEFAULTS: dict[str, Any] = {
 }
 #: random operand sets per configuration: an output element is wrong if it is wrong in any of them
 TRIALS = 4
-_CODE = {0: 0, 128: 1, 64: 2, 32: 3}  # the descriptor's 2-bit swizzle mode (sm_90)
 
 
 def knobs_of(knobs: dict) -> dict:
@@ -111,15 +112,15 @@ def configurations() -> list[tuple[str, dict]]:
         _cfg("ok.f16.K.sw32.n64.k32", swizzle_a=32, swizzle_b=32, K=32),
         _cfg("ok.f16.K.sw0.n64", swizzle_a=0, swizzle_b=0),
         _cfg("ok.f16.K.sw128.n24", N=24),
-        _cfg("ok.f16.K.sw128.n256.wg2", N=256, warpgroups=2),
-        _cfg("ok.bf16.K.sw128.n64.k128.wg2", dtype="bf16", K=128, warpgroups=2),
-        _cfg("ok.f16.K.sw64_128.n96.wg2", swizzle_a=64, swizzle_b=128, N=96, warpgroups=2),
+        _cfg("ok.f16.K.sw128.n256.wg2", N=256, M=128, warpgroups=2),
+        _cfg("ok.bf16.K.sw128.n64.k128.wg2", dtype="bf16", K=128, M=128, warpgroups=2),
+        _cfg("ok.f16.K.sw64_128.n96.wg2", swizzle_a=64, swizzle_b=128, N=96, M=128, warpgroups=2),
         _cfg("ok.bf16.MN.sw128.n64", dtype="bf16", a_major="MN", b_major="MN"),
         _cfg("ok.f16.MN_K.sw64_128.n128", a_major="MN", swizzle_a=64, N=128),
         _cfg("ok.f16.K_MN.sw128_32.n64", b_major="MN", swizzle_b=32),
-        _cfg("ok.f16.MN.sw0.n64.wg2", a_major="MN", b_major="MN", swizzle_a=0, swizzle_b=0, warpgroups=2),
+        _cfg("ok.f16.MN.sw0.n64.wg2", a_major="MN", b_major="MN", swizzle_a=0, swizzle_b=0, M=128, warpgroups=2),
         _cfg("ok.f16.K.sw128.base256_512", base_a=256, base_b=512),
-        _cfg("ok.f16.K.sw128.base384_896.wg2", base_a=384, base_b=896, warpgroups=2),
+        _cfg("ok.f16.K.sw128.base384_896.wg2", base_a=384, base_b=896, M=128, warpgroups=2),
         _cfg("ok.f16.K.sw64.base128", swizzle_a=64, swizzle_b=64, base_a=128, base_b=384),
         _cfg("ok.f16.MN.sw128.base640", a_major="MN", b_major="MN", base_a=640),
         # --- swizzle changed on one side (tensor map vs descriptor's mode)
@@ -148,25 +149,25 @@ def configurations() -> list[tuple[str, dict]]:
         _cfg("bug.units.lbo_a_encoded.sw0", swizzle_a=0, swizzle_b=0, lbo_a=64),
         _cfg("bug.units.sbo_a_elements.sw64", swizzle_a=64, swizzle_b=64, sbo_a=256),
         # --- the warpgroups' row blocks permuted
-        _cfg("bug.wg_rows.10", warpgroups=2, wg_rows=(1, 0)),
-        _cfg("bug.wg_rows.00.n128", warpgroups=2, wg_rows=(0, 0), N=128),
-        _cfg("bug.wg_rows.10.sw64", warpgroups=2, wg_rows=(1, 0), swizzle_a=64, swizzle_b=64),
+        _cfg("bug.wg_rows.10", M=128, warpgroups=2, wg_rows=(1, 0)),
+        _cfg("bug.wg_rows.00.n128", M=128, warpgroups=2, wg_rows=(0, 0), N=128),
+        _cfg("bug.wg_rows.10.sw64", M=128, warpgroups=2, wg_rows=(1, 0), swizzle_a=64, swizzle_b=64),
         # --- the epilogue
         _cfg("bug.trans.n64", epilogue_trans=True),
-        _cfg("bug.trans.n128.wg2", epilogue_trans=True, N=128, warpgroups=2),
+        _cfg("bug.trans.n128.wg2", epilogue_trans=True, N=128, M=128, warpgroups=2),
         _cfg("bug.trans.n24", epilogue_trans=True, N=24),
         _cfg("bug.cols48.n64", epilogue_cols=48),
         _cfg("bug.cols8.n64", epilogue_cols=8),
-        _cfg("bug.cols120.n128.wg2", epilogue_cols=120, N=128, warpgroups=2),
+        _cfg("bug.cols120.n128.wg2", epilogue_cols=120, N=128, M=128, warpgroups=2),
         _cfg("bug.cols16.n24", epilogue_cols=16, N=24),
         # --- more of the same, on other types, majors, depths and warpgroups
-        _cfg("bug.desc_sw.bf16.a128_as32.wg2", dtype="bf16", desc_swizzle_a=32, warpgroups=2),
+        _cfg("bug.desc_sw.bf16.a128_as32.wg2", dtype="bf16", desc_swizzle_a=32, M=128, warpgroups=2),
         _cfg("bug.desc_sw.k128.b64_as128", K=128, swizzle_a=64, swizzle_b=64, desc_swizzle_b=128),
         _cfg("bug.desc_sw.a0_as32", swizzle_a=0, swizzle_b=0, desc_swizzle_a=32),
         _cfg("bug.base.MN.sw128.base256.bo2", a_major="MN", b_major="MN", base_b=256, desc_base_offset_b=2),
         _cfg("bug.units.MN.sbo_b_encoded", b_major="MN", sbo_b=64),
-        _cfg("bug.trans.bf16.n64.wg2.cols32", dtype="bf16", epilogue_trans=True, warpgroups=2, epilogue_cols=32),
-        _cfg("bug.wg_rows.10.k128.n32", warpgroups=2, wg_rows=(1, 0), K=128, N=32),
+        _cfg("bug.trans.bf16.n64.wg2.cols32", dtype="bf16", epilogue_trans=True, M=128, warpgroups=2, epilogue_cols=32),
+        _cfg("bug.wg_rows.10.k128.n32", M=128, warpgroups=2, wg_rows=(1, 0), K=128, N=32),
         # --- two bugs at once
         _cfg("bug.base256.bo2+trans", base_a=256, desc_base_offset_a=2, epilogue_trans=True),
         _cfg("bug.desc_sw.b128_as64+cols32", desc_swizzle_b=64, epilogue_cols=32),
@@ -189,20 +190,20 @@ def _field(word: int, lo: int, bits: int, value: int) -> int:
 def descriptor_words(k: dict, op: str) -> list[list[int]]:
     """The descriptor words the kernel issues for operand ``op`` ("a" / "b"): per 64-row block (A) or
     the one N block (B), per k-block; start addresses relative to the 1024-byte aligned region (the
-    kernel adds its shared address >> 4). The correct derivation, then the knobs' field overrides."""
+    kernel adds its shared address >> 4). Derived for the tile of the descriptor's swizzle
+    (``desc_swizzle_*``, by default the TMA's) at the base, then the knobs' field overrides."""
     from ..composed import ComposedLayout
     from ..nvidia.hopper.wgmma import k_block_descriptors, tile
 
-    major, sw, base = k[f"{op}_major"], k[f"swizzle_{op}"], k[f"base_{op}"]
+    major, base = k[f"{op}_major"], k[f"base_{op}"]
+    sw = k[f"swizzle_{op}"] if k[f"desc_swizzle_{op}"] is None else k[f"desc_swizzle_{op}"]
     rows = k["M"] if op == "a" else k["N"]
-    t = tile(major, sw, k["dtype"], (rows, k["K"]))
+    t = tile(major, sw, k["dtype"], (rows, k["K"]))  # the tile the author believes is there
     shifted = ComposedLayout(t.outer, base // 2, t.inner) if base else t
     kbs = k_block_descriptors(shifted, k["dtype"], f"m64n{k['N']}k16", operand=op.upper(), major=major)
     blocks: dict[int, list[int]] = {}
     for kb in kbs:
         w = kb.descriptor.encode()
-        if k[f"desc_swizzle_{op}"] is not None:
-            w = _field(w, 62, 2, _CODE[k[f"desc_swizzle_{op}"]])
         if k[f"lbo_{op}"] is not None:
             w = _field(w, 16, 14, k[f"lbo_{op}"] >> 4)
         if k[f"sbo_{op}"] is not None:
