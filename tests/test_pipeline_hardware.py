@@ -7,7 +7,8 @@ configuration, the mask of output elements that differ from ``A @ B^T``. Here:
 
 * the recording says where it comes from, covers every configuration, and still describes what the
   library derives for the knobs (descriptor words, tensor maps, TMA destinations);
-* correct pipelines were exact, every planted bug showed on the hardware;
+* correct pipelines were exact, every planted bug showed on the hardware (``probe.*`` configurations, fields
+  the PTX ISA calls unused and corners, assume no outcome: only the proof is held to them);
 * masks whose shape the contract alone fixes (an epilogue that stops at column c, a ``.trans`` stmatrix, a
   swapped warpgroup row block) are that shape -- expectations written from the PTX ISA, not from code;
 * **the proof**: for every configuration, ``prove(hopper_pipeline(**knobs)).wrong_outputs`` equals the
