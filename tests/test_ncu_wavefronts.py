@@ -30,7 +30,7 @@ LD_C, ST_C = kn.METRICS[4], kn.METRICS[5]
 @needs
 def test_recording_ran_every_kernel_under_ncu():
     assert "ncu_error" not in REC, REC.get("ncu_error")
-    assert all(REC["metrics_known"].values()), REC["metrics_known"]
+    assert all(REC["metrics_known"][m] for m in kn.METRICS), REC["metrics_known"]
     assert REC["environment"]["gpu"].startswith("NVIDIA H")
     for k in kn.KERNELS:
         rec = REC["kernels"][k["name"]]
@@ -58,6 +58,24 @@ def test_the_loop_trip_count_multiplies_the_prediction():
     once = kn.predicted(rec["ttgir"], 1)
     assert rec["reps"] > 1 and kn.predicted(rec["ttgir"], rec["reps"])["ld_wavefronts"] == rec["reps"] * once["ld_wavefronts"]
     assert once["ld_wavefronts"] != rec["ncu"][LD]  # a prediction without the trip count would not match
+
+
+LDGSTS_I = "smsp__inst_executed_op_ldgsts.sum"
+
+
+@needs
+@pytest.mark.parametrize("name", ["cpasync.rows16B.swizzled", "cpasync.column4B.unswizzled"])
+def test_cp_async_kernels_instructions_and_the_shared_loads(name):
+    """cp.async (LDGSTS): its warp instructions equal the report's, and the local_load after it matches ncu's
+    load counters exactly. (ncu has no LDGSTS wavefront counter here; its LDGSTS bank-conflict counter is 0
+    for the 16-byte copies, 3520 for the 4-byte column copy where the report predicts 32 wavefronts per
+    instruction, 3968 beyond the ideal: not compared, see docs/kernels.md.)"""
+    rec = REC["kernels"][name]
+    p = kn.predicted(rec["ttgir"], rec["reps"])
+    c = rec["ncu"]
+    assert p["st_instructions"] == c[LDGSTS_I]  # the report counts cp.async as a store into shared memory
+    assert c[ST] == 0 and c[ST_I] == 0
+    assert p["ld_wavefronts"] == c[LD] and p["ld_wavefronts"] - p["ld_ideal"] == c[LD_C]
 
 
 @needs

@@ -29,7 +29,7 @@ import tempfile
 import time
 from typing import Any
 
-__all__ = ["KERNELS", "METRICS", "SOURCE", "predicted", "unmodelled", "run", "record", "parse_ncu"]
+__all__ = ["KERNELS", "METRICS", "EXTRA_METRICS", "SOURCE", "predicted", "unmodelled", "run", "record", "parse_ncu"]
 
 #: the counters read per launch (names as ``ncu --query-metrics`` lists them, plus ``.sum``)
 METRICS = (
@@ -41,6 +41,14 @@ METRICS = (
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
 )
 
+#: cp.async (LDGSTS) counters, read where this ncu knows them (``ncu --query-metrics``)
+EXTRA_METRICS = (
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+    "smsp__inst_executed_op_ldgsts.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+)
+
 #: the kernels' Python source (Triton's JIT needs a file): Gluon conversions through shared memory, a loop
 #: of them, a transpose through a permuted view, a Triton matmul and a reduction
 SOURCE = '''
@@ -48,6 +56,7 @@ import triton
 import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
 
 
 @gluon.jit
@@ -79,6 +88,26 @@ def kn_transpose(in_ptr, out_ptr, R: gl.constexpr, C: gl.constexpr, L_IN: gl.con
     r2 = gl.arange(0, C, layout=gl.SliceLayout(1, L_OUT))
     c2 = gl.arange(0, R, layout=gl.SliceLayout(0, L_OUT))
     gl.store(out_ptr + r2[:, None] * R + c2[None, :], y)
+
+
+@gluon.jit
+def kn_cpasync(in_ptr, out_ptr, reps, R: gl.constexpr, C: gl.constexpr, L_IN: gl.constexpr, L_OUT: gl.constexpr,
+               SMEM: gl.constexpr):
+    rows = gl.arange(0, R, layout=gl.SliceLayout(1, L_IN))
+    cols = gl.arange(0, C, layout=gl.SliceLayout(0, L_IN))
+    ptrs = in_ptr + rows[:, None] * C + cols[None, :]
+    buf = gl.allocate_shared_memory(gl.float16, [R, C], SMEM)
+    acc = gl.zeros([R, C], gl.float16, L_OUT)
+    for i in range(reps):
+        cp.async_copy_global_to_shared(buf, ptrs)
+        cp.commit_group()
+        cp.wait_group(0)
+        gl.thread_barrier()
+        acc += buf.load(L_OUT)
+        gl.thread_barrier()
+    rows2 = gl.arange(0, R, layout=gl.SliceLayout(1, L_OUT))
+    cols2 = gl.arange(0, C, layout=gl.SliceLayout(0, L_OUT))
+    gl.store(out_ptr + rows2[:, None] * C + cols2[None, :], acc)
 
 
 @triton.jit
@@ -124,6 +153,12 @@ KERNELS: list[dict[str, Any]] = [
     {"name": "transpose.permuted_view.swizzled", "fn": "kn_transpose", "R": 64, "C": 64, "num_warps": 4, "reps": 1,
      "L_IN": ("BlockedLayout", ([1, 8], [4, 8], [4, 1], [1, 0],)), "L_OUT": ("BlockedLayout", ([1, 8], [4, 8], [4, 1], [1, 0],)),
      "SMEM": ("SwizzledSharedLayout", (8, 1, 8, [1, 0],))},
+    {"name": "cpasync.rows16B.swizzled", "fn": "kn_cpasync", "R": 64, "C": 64, "num_warps": 4, "reps": 3,
+     "L_IN": ("BlockedLayout", ([1, 8], [8, 4], [4, 1], [1, 0],)), "L_OUT": ("BlockedLayout", ([1, 8], [8, 4], [4, 1], [1, 0],)),
+     "SMEM": ("SwizzledSharedLayout", (8, 1, 8, [1, 0],))},
+    {"name": "cpasync.column4B.unswizzled", "fn": "kn_cpasync", "R": 64, "C": 64, "num_warps": 4, "reps": 2,
+     "L_IN": ("BlockedLayout", ([1, 2], [32, 1], [1, 4], [1, 0],)), "L_OUT": ("BlockedLayout", ([1, 8], [8, 4], [4, 1], [1, 0],)),
+     "SMEM": ("SwizzledSharedLayout", (1, 1, 1, [1, 0],))},
     {"name": "matmul.sm90a.64x64x32", "fn": "kn_matmul", "BM": 64, "BN": 64, "BK": 32, "K": 128, "num_warps": 4,
      "num_stages": 1, "reps": 4},
     {"name": "reduce.sum_axis0", "fn": "kn_reduce", "R": 64, "C": 64, "num_warps": 4, "reps": 1},
@@ -166,12 +201,12 @@ def _launch(k: dict):
     mod = _load_source()
     fn = getattr(mod, k["fn"])
     dev = "cuda"
-    if k["fn"] in ("kn_convert", "kn_transpose"):
+    if k["fn"] in ("kn_convert", "kn_transpose", "kn_cpasync"):
         R, C = k["R"], k["C"]
         x = torch.randint(-3, 4, (R, C), device=dev).to(torch.float16)
-        out = torch.empty((R, C) if k["fn"] == "kn_convert" else (C, R), device=dev, dtype=torch.float16)
+        out = torch.empty((C, R) if k["fn"] == "kn_transpose" else (R, C), device=dev, dtype=torch.float16)
         lay = {n: _layout(k[n]) for n in ("L_IN", "L_OUT", "SMEM")}
-        if k["fn"] == "kn_convert":
+        if k["fn"] in ("kn_convert", "kn_cpasync"):
             c = fn[(1,)](x, out, k["reps"], R, C, lay["L_IN"], lay["L_OUT"], lay["SMEM"], num_warps=k["num_warps"])
             want = x * k["reps"]
         else:
@@ -234,9 +269,11 @@ def run(log=print) -> dict:
         out["ncu_error"] = "ncu not found"
         return out
     known = ncu_query_metrics(ncu)
-    out["metrics_known"] = {m: (m.rsplit(".", 1)[0] in known) for m in METRICS}
+    out["metrics_known"] = {m: (m.rsplit(".", 1)[0] in known) for m in METRICS + EXTRA_METRICS}
+    extra = [m for m in EXTRA_METRICS if out["metrics_known"][m]]
+    out["metrics"] = list(METRICS) + extra
     path = os.path.join(tempfile.mkdtemp(prefix="layoutalg_ncu_"), "ttgir.json")
-    p = subprocess.run([ncu, "--csv", "--metrics", ",".join(METRICS), "-k", "regex:^kn_", sys.executable, "-m",
+    p = subprocess.run([ncu, "--csv", "--metrics", ",".join(out["metrics"]), "-k", "regex:^kn_", sys.executable, "-m",
                         "layoutalg.gpu.kernel_ncu", "--child", path], capture_output=True, text=True, env=child_env(),
                        timeout=400)
     text = p.stdout + p.stderr
@@ -256,7 +293,7 @@ def run(log=print) -> dict:
             i += 1
             if not launch["kernel"].startswith(k["fn"]):
                 rec["ncu_warning"] = f"launch {launch['id']} is {launch['kernel']!r}, expected {k['fn']}"
-            rec["ncu"] = {m: launch.get(m) for m in METRICS}
+            rec["ncu"] = {m: launch.get(m) for m in out["metrics"]}
         out["kernels"][k["name"]] = rec
     if not launches:
         out.setdefault("ncu_error", f"no ncu table (rc {p.returncode}): {text[-1500:]}")
