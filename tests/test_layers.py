@@ -125,7 +125,8 @@ def test_the_checker_sees_function_level_and_dynamic_imports() -> None:
 #: that runs them all. ``__init__`` / ``__main__`` are its entry points.
 GPU_LAYERS: list[list[str]] = [
     ["encode", "common", "tma_driver"],
-    ["mma_check", "wgmma_check", "bank_check", "synth_check", "tiled_check", "tma_cases", "tma_cute"],
+    ["mma_check", "wgmma_check", "bank_check", "synth_check", "tiled_check", "tma_cases", "tma_cute", "pipeline",
+     "kernel_ncu"],
     ["smem_check", "tma_e2e"],
     ["tma_check"],
     ["harness"],
