@@ -56,6 +56,8 @@ def provide(name: str, fn: Callable[..., Any]) -> None:
 
 def service(name: str) -> Callable[..., Any]:
     """The service ``name``; LayoutError when no module has provided it (``import layoutalg`` does)."""
+    if not isinstance(name, str):
+        raise LayoutError(f"service: a service is named by a str, got {name!r}")
     fn = _SERVICES.get(name)
     if fn is None:
         raise LayoutError(f"{name}: not available until layoutalg is imported (import layoutalg registers it)")

@@ -34,6 +34,7 @@ itself, so symbolic shapes flow through it unchanged and an undecidable comparis
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Union, cast
 from collections.abc import Iterable
 
@@ -155,6 +156,21 @@ def normalize(t: Any, what: str = "IntTuple") -> IntTuple:
 # ---------------------------------------------------------------------------------------------
 
 
+def _sym(x: Any, op: str) -> Any:
+    """``x`` as a sympy value for the symbolic path of a leaf operation: an int (numpy's too) or a sympy expression,
+    else a LayoutError naming ``op`` (text is never handed to sympy: it would be evaluated)."""
+    if isinstance(x, sympy.Basic) or (isinstance(x, numbers.Integral) and not isinstance(x, bool)):
+        return sympy.sympify(x)
+    raise LayoutError(f"{op}: {x!r} is not an integer (an int or an integer sympy expression)")
+
+
+def _junk(op: str, args: tuple, e: Exception) -> LayoutError:
+    """The LayoutError of an IntTuple operation whose arguments broke it (the way :func:`layoutalg.errors.guarded`
+    words it; here inline, where a wrapper would cost every call of a hot function)."""
+    shown = ", ".join(repr(a)[:80] for a in args)
+    return LayoutError(f"{op}: bad arguments ({shown}): {type(e).__name__}: {e}")
+
+
 def _decide(expr: Any, condition: str) -> bool:
     if expr is True or expr is sympy.true:
         return True
@@ -169,10 +185,10 @@ def divides(a: Any, b: Any) -> bool:
         return b == 0 if a == 0 else b % a == 0
     if equal(a, 0):
         return equal(b, 0)
-    q = sympy.simplify(sympy.sympify(b) / sympy.sympify(a))
+    q = sympy.simplify(_sym(b, "divides") / _sym(a, "divides"))
     if q.is_integer is True:
         return True
-    r = sympy.Mod(sympy.sympify(b), sympy.sympify(a))
+    r = sympy.Mod(_sym(b, "divides"), _sym(a, "divides"))
     if r == 0:
         return True
     if r.is_zero is False or (q.is_integer is False):
@@ -184,14 +200,14 @@ def less(a: Any, b: Any) -> bool:
     """Decide ``a < b``."""
     if type(a) is _INT and type(b) is _INT:
         return a < b
-    return _decide(sympy.sympify(a) < sympy.sympify(b), f"{a} < {b}")
+    return _decide(_sym(a, "less") < _sym(b, "less"), f"{a} < {b}")
 
 
 def equal(a: Any, b: Any) -> bool:
     """Decide ``a == b``."""
     if type(a) is _INT and type(b) is _INT:
         return a == b
-    d = sympy.simplify(sympy.sympify(a) - sympy.sympify(b))
+    d = sympy.simplify(_sym(a, "equal") - _sym(b, "equal"))
     if d == 0:
         return True
     if d.is_zero is False:
@@ -237,7 +253,7 @@ def _abs(a: Any) -> Any:
 def _floordiv(a: Any, b: Any) -> Any:
     if type(a) is _INT and type(b) is _INT:
         return a // b
-    q = sympy.sympify(a) / sympy.sympify(b)
+    q = _sym(a, "floordiv") / _sym(b, "floordiv")
     q = sympy.simplify(q)
     if q.is_integer:
         return as_leaf(q)
@@ -276,7 +292,10 @@ def unflatten(flat: Iterable, profile: IntTuple) -> IntTuple:
     >>> unflatten((1, 2, 3), ((0, 0), 0))
     ((1, 2), 3)
     """
-    it = iter(flat)
+    try:
+        it = iter(flat)
+    except TypeError:
+        raise LayoutError(f"unflatten: the leaves {flat!r} are not a sequence") from None
 
     def go(p):
         if type(p) is tuple:
@@ -326,11 +345,16 @@ def product_each(t: IntTuple) -> IntTuple:
 def inner_product(a: IntTuple, b: IntTuple) -> Any:
     """Sum of products of corresponding leaves of congruent ``a`` and ``b``."""
     if type(a) is tuple:
+        if type(b) is not tuple:
+            raise LayoutError(f"inner_product: {b!r} is not congruent with {a!r}")
         s: Any = 0
-        for x, y in zip(a, cast(tuple, b)):
+        for x, y in zip(a, b):
             s = s + inner_product(x, y)
         return s
-    return cast(Any, a) * b
+    try:
+        return cast(Any, a) * b
+    except TypeError as e:
+        raise _junk("inner_product", (a, b), e) from e
 
 
 def prefix_product(t: IntTuple, init: Any = 1) -> IntTuple:
@@ -369,6 +393,8 @@ def compact_major(t: IntTuple, init: Any = 1, right: bool = False) -> IntTuple:
             out[k] = 0
         else:
             out[k] = p
+            if type(x) is not _INT:
+                x = as_leaf(x, "compact_major")
             p = p * x
     return unflatten(out, t) if type(t) is tuple else out[0]
 
@@ -393,6 +419,8 @@ def suffix_product(t: IntTuple, init: Any = 1) -> IntTuple:
 def tuple_max(t: IntTuple) -> Any:
     """Largest leaf."""
     flat = flatten(t)
+    if not flat:
+        raise LayoutError(f"tuple_max: {t!r} has no leaves")
     m = flat[0]
     for x in flat[1:]:
         if less(m, x):
@@ -522,7 +550,7 @@ def ceil_div(a: IntTuple, b: IntTuple) -> IntTuple:
         raise LayoutError(f"ceil_div: division of {a} by 0")
     if divides(b, a):
         return _floordiv(a, b)
-    return as_leaf(sympy.ceiling(sympy.sympify(a) / sympy.sympify(b)))
+    return as_leaf(sympy.ceiling(_sym(a, "ceil_div") / _sym(b, "ceil_div")))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -567,23 +595,26 @@ def crd2idx(crd: Any, shape: IntTuple, stride: IntTuple) -> Any:
     >>> crd2idx(5, (4, 8), (8, 1))
     9
     """
-    if type(crd) is tuple:
-        if type(shape) is not tuple or len(crd) != len(shape):
-            raise LayoutError(f"crd2idx: coordinate {crd} is not congruent with shape {shape}")
-        s: Any = 0
-        for c, sh, st in zip(crd, shape, cast(tuple, stride)):
-            s = s + crd2idx(c, sh, st)
-        return s
-    if type(shape) is tuple:
-        strides = cast(tuple, stride)
-        s = 0
-        n = len(shape)
-        for k in range(n):
-            if k == n - 1:
-                s = s + crd2idx(crd, shape[k], strides[k])
-            else:
-                ps = product(shape[k])
-                s = s + crd2idx(crd % ps, shape[k], strides[k])
-                crd = crd // ps
-        return s
-    return crd * stride
+    try:
+        if type(crd) is tuple:
+            if type(shape) is not tuple or len(crd) != len(shape):
+                raise LayoutError(f"crd2idx: coordinate {crd} is not congruent with shape {shape}")
+            s: Any = 0
+            for c, sh, st in zip(crd, shape, cast(tuple, stride)):
+                s = s + crd2idx(c, sh, st)
+            return s
+        if type(shape) is tuple:
+            strides = cast(tuple, stride)
+            s = 0
+            n = len(shape)
+            for k in range(n):
+                if k == n - 1:
+                    s = s + crd2idx(crd, shape[k], strides[k])
+                else:
+                    ps = product(shape[k])
+                    s = s + crd2idx(crd % ps, shape[k], strides[k])
+                    crd = crd // ps
+            return s
+        return crd * stride
+    except (TypeError, IndexError, AttributeError, KeyError) as e:  # junk: a non-number, a stride of the wrong shape
+        raise _junk("crd2idx", (crd, shape, stride), e) from e

@@ -830,13 +830,19 @@ def depth(x: Any) -> int:
 
 
 def shape(x: Any) -> IntTuple:
-    """shape(L)."""
-    return x.shape
+    """shape(L): the shape of a Layout (or of anything with a ``shape``: a ComposedLayout, a Tensor)."""
+    try:
+        return x.shape
+    except AttributeError:
+        raise LayoutError(f"shape: {type(x).__name__} {x!r:.80} has no shape") from None
 
 
 def stride(x: Any) -> IntTuple:
-    """stride(L)."""
-    return x.stride
+    """stride(L): the stride of a Layout (or of anything with a ``stride``)."""
+    try:
+        return x.stride
+    except AttributeError:
+        raise LayoutError(f"stride: {type(x).__name__} {x!r:.80} has no stride") from None
 
 
 def _modes(L: Layout) -> list[Layout]:
@@ -892,6 +898,9 @@ def group(L: Layout, begin: int, end: int) -> Layout:
     L = _layout_arg(L, "group")
     modes = _modes(L)
     r = len(modes)
+    for what, v in (("begin", begin), ("end", end)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise LayoutError(f"group: {what} = {v!r} is not an int")
     if not (0 <= begin < end <= r):
         raise LayoutError(f"group: range [{begin}, {end}) is not inside the {r} modes of {L}")
     mid = make_layout(*modes[begin:end])

@@ -320,6 +320,9 @@ def invert_f2(images: list[int], op: str = "invert_f2") -> list[int]:
     >>> invert_f2([1, 2, 6])          # f swaps nothing but XORs bit 1 into bit 2's image
     [1, 2, 6]
     """
+    if not isinstance(images, (list, tuple)) or any(isinstance(x, bool) or not isinstance(x, int) or x < 0
+                                                     for x in images):
+        raise LayoutError(f"{op}: the images are a list of non-negative ints (bit masks), got {images!r}")
     n = len(images)
     rows: dict[int, tuple[int, int]] = {}
     for j, img in enumerate(images):

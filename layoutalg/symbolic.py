@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import sympy
 
-from .errors import LayoutError
+from .errors import LayoutError, guarded
 
 __all__ = ["bitand", "bitor", "bitxor", "shr", "shl"]
 
@@ -74,6 +74,10 @@ def _expr(x: Any, op: str) -> Any:
         raise LayoutError(f"{op}: {x!r} is not an int or a sympy expression") from e
 
 
+#: the largest shift count shl / shr take on Python ints (a larger one would build an integer of that many bits)
+_MAX_SHIFT = 1 << 16
+
+
 def _binary(name: str, op, np_op, doc: str):
     fn_cls = type(name, (_BitFunction,), {"_op": staticmethod(op), "__module__": __name__})
 
@@ -82,6 +86,8 @@ def _binary(name: str, op, np_op, doc: str):
             return np_op(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
         ia, ib = _concrete(a), _concrete(b)
         if ia is not None and ib is not None:
+            if name in ("shl", "shr") and not 0 <= ib <= _MAX_SHIFT:
+                raise LayoutError(f"{name}({a}, {b}): the shift count is outside [0, {_MAX_SHIFT}]")
             return op(ia, ib)
         return fn_cls(_expr(a, name), _expr(b, name))
 
@@ -116,6 +122,7 @@ def _int_args(fn):
 NUMPY_FUNCTIONS = {name: _int_args(f.numpy_function) for name, f in BIT_FUNCTIONS.items()}
 
 
+@guarded
 def lambdify_numpy(inputs, exprs):
     """A vectorized numpy function of ``inputs`` returning the list of ``exprs`` (bit helpers included).
 
@@ -402,6 +409,7 @@ def _compile(e: Any, pos: dict) -> Callable[[Sequence[np.ndarray]], ExactValues]
     raise _unsupported(e)
 
 
+@guarded
 def exact_evaluator(inputs: Sequence[Any], exprs: Sequence[Any]) -> Callable[..., list[ExactValues]]:
     """f(*arrays) -> [ExactValues] for each expression: exact rational arithmetic on int64 arrays.
 

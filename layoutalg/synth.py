@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from .composed import ComposedLayout
-from .errors import LayoutError
+from .errors import LayoutError, guarded
 from .layout import Layout, make_layout
 from .nvidia.common.dtypes import dtype_name
 from .swizzle import Swizzle
@@ -375,6 +375,7 @@ def access_plan(base: Any, access: Access, eb: int) -> AccessPlan:
     return AccessPlan(access, offsets, phase_active)
 
 
+@guarded
 def wavefronts(offsets: np.ndarray, phase_active: np.ndarray, element_bytes: int, vector_bytes: int
                ) -> tuple[np.ndarray, np.ndarray]:
     """The bank model of :mod:`layoutalg.banks` on many layouts at once: ``(wavefronts, ideal)`` per
@@ -543,6 +544,7 @@ class SwizzleSynthesis:
 _ATOMS = [(major, swz) for major in ("K", "MN") for swz in (128, 64, 32, 0)]
 
 
+@guarded
 def per_access(layout: Any, accesses: Sequence[Access], element_bytes: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``(wavefronts, ideal)`` of each access under ``layout``, from :func:`layoutalg.banks.address_report`
     instruction by instruction (a warp's ``k``-th vector; lanes ``>= active_lanes`` not read).
@@ -913,6 +915,7 @@ def _kernels() -> dict[str, KernelAccesses]:
 KERNELS = ("ampere_gemm_a", "attention_v", "fp8_transpose")
 
 
+@guarded
 def kernel_accesses(name: str) -> KernelAccesses:
     """The tile and accesses of one of :data:`KERNELS`.
 

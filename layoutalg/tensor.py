@@ -51,7 +51,7 @@ from .algebra import composition, tiled_product
 from .algebra import zipped_divide as _algebra_zipped_divide
 from .composed import ComposedLayout
 from .swizzle import Swizzle
-from .errors import LayoutError
+from .errors import LayoutError, guarded
 from .layout import Layout, fmt_tuple, make_layout
 from .parse import parse
 
@@ -350,6 +350,7 @@ def _modes(L: Layout) -> list:
     return [L]
 
 
+@guarded
 def zip2_by(layout: Layout, guide: Any) -> Layout:
     """CuTe's ``tile_unzip`` step: ``((A,a),((B,b),(C,c)),d)`` guided by ``(X,(X,X))`` -> ``((A,(B,C)),(a,(b,c),d))``.
 
@@ -462,6 +463,7 @@ def _compact_order(shape: Any, order: Any, dynamic: Any = None) -> Any:
     return go(shape, order_t)
 
 
+@guarded
 def make_layout_like(layout: Layout) -> Layout:
     """CuTe's make_layout_like: a compact layout of the same shape, strides in the order of L's (0 kept).
 
@@ -805,6 +807,7 @@ def _tiler_for_algebra_keep(t: Any) -> Any:
     return tuple(t) if isinstance(t, list) else t
 
 
+@guarded
 def get_flat_coord(layout: Layout, idx: int) -> Any:
     """CuTe's ``Layout::get_flat_coord(idx)``: per top-level mode, the 1-D coordinate whose offset is ``idx``.
 

@@ -286,6 +286,9 @@ class TiledMMA:
     """
 
     def __init__(self, atom: MMAAtom, atom_layout_mnk: Layout, permutation_mnk: tuple):
+        if not isinstance(atom, MMAAtom) or not isinstance(atom_layout_mnk, Layout):
+            raise LayoutError(f"TiledMMA: expects an MMAAtom and an atom layout (a Layout), got {atom!r:.80} and "
+                              f"{atom_layout_mnk!r:.80} (make_tiled_mma builds one from an atom or its name)")
         self.atom = atom
         self.atom_layout_mnk = atom_layout_mnk
         self.permutation = permutation_mnk
@@ -709,6 +712,9 @@ class TiledCopy:
 
     def __init__(self, atom: CopyAtom, layout_tv: Layout, tiler: Any):
         op = "TiledCopy"
+        if not isinstance(atom, CopyAtom) or not isinstance(layout_tv, Layout):
+            raise LayoutError(f"{op}: expects a CopyAtom and a TV layout (a Layout), got {atom!r:.80} and "
+                              f"{layout_tv!r:.80} (make_tiled_copy builds one)")
         self.atom = atom
         self.layout_tv = layout_tv
         self.tiler = tuple(tiler) if isinstance(tiler, list) else tiler

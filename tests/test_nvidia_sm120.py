@@ -265,6 +265,26 @@ def test_sm103_issued_word_reads_k96_where_idesc_allows_it():
     big = sm103_atom("SM103_MXF4_ULTRA_2x1SM_SS_VS<e2m1,e2m1,float,ue8m0,256,64,32,K,K>")
     d = decode(big.issued_idesc, "mxf4", cta_group=2)
     assert (d.m, d.n, d.k) == (256, 64, 96)
-    # documented gap (docs/blackwell.md): idesc reads K = 96 as cta_group::2, M = 256 only; CuTe issues it at M = 128
-    with pytest.raises(IdescError, match="M=256 only"):
-        decode(sm103_atom(m=128, n=64).issued_idesc, "mxf4", cta_group=1)
+    # The ISA's shape table (PTX ISA 9.1, 9.7.16.2.1, Table 39 "Various combinations of .kind and shapes") lists
+    # "256xNxK1 ... K1 = 96" only in the dense cta_group 2 rows of .kind::mxf4 / .kind::mxf4nvf4 (the cta_group 1
+    # rows: 128xNxK, K = 64 dense, 128 sparse), and 9.7.16.2.1.1 "K = 96 is only supported for target architecture
+    # sm_103a". CuTe 4.2 issues K = 96 at M = 128 (1SM and 2x1SM): decode refuses it by that rule, named, with the
+    # difference from CuTe said in the message (docs/blackwell.md).
+    from layoutalg.nvidia.blackwell.idesc import K96_RULE, make_instr_desc
+
+    assert "Table 39" in K96_RULE and "sm_103a" in K96_RULE
+    for g in (1, 2, None):
+        with pytest.raises(IdescError, match="Table 39.*CuTe 4.2's SM103_MXF4_ULTRA") as e:
+            decode(sm103_atom(m=128, n=64).issued_idesc, "mxf4", cta_group=g)
+        assert f"got cta_group::{g or 2}, M=128" in str(e.value)
+    # what the table allows, encoded and read back: dense, cta_group::2, M = 256, both kinds, both block sizes
+    for kind, st, vs in (("mxf4", "ue8m0", 32), ("mxf4nvf4", "ue8m0", 32), ("mxf4nvf4", "ue4m3", 16)):
+        w = make_instr_desc(kind, "e2m1", "e2m1", "f32", 256, 128, scale_type=st, sf_vec_size=vs, cta_group=2, k=96)
+        assert w.word >> 31 == 1 and decode(w.word, kind, cta_group=2, sf_vec_size=vs).k == 96
+        for bad, why in ((dict(cta_group=1, m=128), "got cta_group::1, M=128"), (dict(sparse=True), "got sparse")):
+            args = dict(m=256, cta_group=2, sparse=False) | bad
+            with pytest.raises(IdescError, match=why):
+                make_instr_desc(kind, "e2m1", "e2m1", "f32", args["m"], 128, scale_type=st, sf_vec_size=vs,
+                                cta_group=args["cta_group"], sparse=args["sparse"], k=96)
+    with pytest.raises(IdescError, match="sf_vec_size"):  # Table 57: kind::mxf4 is .block32 only
+        make_instr_desc("mxf4", "e2m1", "e2m1", "f32", 256, 128, scale_type="ue8m0", sf_vec_size=16, cta_group=2, k=96)

@@ -93,3 +93,17 @@ def test_downcast_is_the_layout_in_smaller_units(L, n):
         return
     assert la.size(D) == n * la.size(L)
     assert Counter(_offsets(D)) == Counter(n * x + r for x in _offsets(L) for r in range(n))
+
+
+@pytest.mark.parametrize("shape", EMPTY_SHAPES)
+@pytest.mark.parametrize("n", [2, 4])
+def test_downcast_of_rank0_is_refused(shape, n):
+    """The named difference of docs/model.md: a rank-0 layout has one element, its downcast must have ``n``;
+    no mode of stride ±1 holds them. CuTe C++ 4.2 refuses as well (static_assert "Downcast requires adjacent
+    elements", compiled with g++ on 2026-11-27); the CuTe DSL 4.8.1 answers ``():()`` for
+    ``recast_layout(4, 8, ():())`` (traced on the CPU the same day), one element where ``n`` are due."""
+    L = _empty(shape)
+    with pytest.raises(LayoutError, match="no stride-1"):
+        la.downcast(L, n)
+    with pytest.raises(LayoutError, match="no stride-1"):
+        la.downcast(Layout(1, 0), n)  # rank 0 reads as 1:0, and 1:0 is refused the same way

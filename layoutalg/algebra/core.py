@@ -1,5 +1,9 @@
 """The algebra's shared ground: reading operands (modes, rank-0 layouts, leaves), flat coalescing, and the
-functional check of a composition (:class:`CompositionError`, :func:`cute_construction_only`)."""
+functional check of a composition (:class:`CompositionError`, :func:`cute_construction_only`).
+
+Its public names are those two (re-exported by :mod:`layoutalg.algebra`); the rest are the algebra's own helpers,
+called by its operations after they have read and checked their operands.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ import numpy as np
 from .. import inttuple as it
 from ..errors import LayoutError
 from ..layout import Layout
+
+__all__ = ["CompositionError", "cute_construction_only"]
 
 _ENUM_LIMIT = 1 << 22  # largest size(B) checked by enumeration when the fast soundness test fails
 

@@ -1,5 +1,9 @@
 """The fast kernels of the algebra on concrete layouts: plain-int twins of the reference constructions, and
-the C kernels of :mod:`layoutalg.speedups` where built. Each returns None wherever it is not sure."""
+the C kernels of :mod:`layoutalg.speedups` where built. Each returns None wherever it is not sure.
+
+Internal: the algebra's operations call these on operands they have already read and checked; nothing here is
+public (``__all__`` is empty).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from ..inttuple import flatten
 from ..layout import Layout
 from ..speedups import ext
 from .core import FUNCTIONAL_CHECK, check_functional, no_carry
+
+__all__: list[str] = []
 
 # ---------------------------------------------------------------------------------------------
 # fast paths for concrete layouts

@@ -8,10 +8,11 @@ import argparse
 from typing import Any
 
 from ..errors import LayoutError
-from .common import parse_layout, parse_tile, refuse_unused, wrote
+from .common import command, parse_layout, parse_tile, refuse_unused, wrote
 from .fragments import FRAGMENT_OPTIONS, find_fragment
 
 
+@command
 def cmd_explain(args: argparse.Namespace) -> int:
     from ..explain import explain
 
@@ -58,6 +59,7 @@ def _synth_access(text: str, shape: tuple[int, int], dtype: str, threads: int) -
     raise LayoutError(f"synth: access {text!r} is not one of {sorted(presets)} nor TV-LAYOUT@BYTES")
 
 
+@command
 def cmd_synth(args: argparse.Namespace) -> int:
     from .. import synth
 
@@ -110,6 +112,7 @@ def _pattern(name: str, smem: Any, n: int) -> Any:
     raise LayoutError(f"banks: --pattern {name!r} is not 'column' or 'row'")
 
 
+@command
 def cmd_banks(args: argparse.Namespace) -> int:
     from .. import banks
 

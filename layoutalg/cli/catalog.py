@@ -10,7 +10,7 @@ from typing import Any
 from collections.abc import Callable
 
 from ..errors import LayoutError
-from .common import Progress, Unavailable, format_table, need, parse_layout
+from .common import Progress, Unavailable, command, format_table, need, parse_layout
 
 
 def catalog_items() -> list[tuple[str, str, Callable[[], Any]]]:
@@ -103,6 +103,7 @@ def prove_catalog(progress: Progress | None = None) -> tuple[list[dict], list[st
     return list(fams.values()), failures
 
 
+@command
 def cmd_verify(args: argparse.Namespace) -> int:
     if args.layout is not None or args.formula is not None or args.inputs is not None:
         return _verify_formula(args)  # --inputs alone is refused there: it names the inputs of a formula

@@ -1,17 +1,54 @@
 """Shared pieces of the ``layoutalg`` command: reading arguments, refusing options a mode does not read,
 the progress bar, the one line a written file prints, and :class:`Unavailable` (exit 2).
+
+:func:`command` marks a subcommand's handler (it takes the ``argparse.Namespace`` the parser built) and
+:func:`adds_parser` a function that adds a subcommand to the parser's subcommands; anything else given to
+them is a :class:`~layoutalg.errors.LayoutError`. The argument readers (``positive_int``, ``address``,
+``swizzle_arg``, ``parse_*``, ...) are argparse's ``type=`` callables and the subcommands' own helpers: they
+raise what argparse reports as a usage error and are not part of the public surface (``__all__``).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import os
 import sys
 from typing import Any, NoReturn
 from collections.abc import Sequence
 
 from ..errors import LayoutError
+
+__all__ = ["ArgumentParser", "Progress", "Unavailable", "adds_parser", "command", "one_line", "parse_layout"]
+
+
+def command(fn: Any) -> Any:
+    """Mark a subcommand's handler ``fn(args, ...)``: ``args`` must be an ``argparse.Namespace`` (what the
+    CLI's parser builds); anything else raises a LayoutError naming the handler."""
+
+    @functools.wraps(fn)
+    def handler(args: Any, *rest: Any, **kw: Any) -> Any:
+        if not isinstance(args, argparse.Namespace):
+            raise LayoutError(f"{fn.__name__}: expects the argparse.Namespace the layoutalg command line builds, "
+                              f"got {type(args).__name__}")
+        return fn(args, *rest, **kw)
+
+    return handler
+
+
+def adds_parser(fn: Any) -> Any:
+    """Mark ``fn(sub)`` that adds a subcommand to ``sub``, the object ``ArgumentParser.add_subparsers()``
+    returns: anything without ``add_parser`` raises a LayoutError naming ``fn``."""
+
+    @functools.wraps(fn)
+    def adder(sub: Any, *rest: Any, **kw: Any) -> Any:
+        if not callable(getattr(sub, "add_parser", None)):
+            raise LayoutError(f"{fn.__name__}: expects the subcommands of an argparse parser (add_subparsers()), "
+                              f"got {type(sub).__name__}")
+        return fn(sub, *rest, **kw)
+
+    return adder
 
 
 class Unavailable(Exception):
@@ -36,6 +73,9 @@ class Progress:
     """
 
     def __init__(self, total: int, enabled: bool | None = None, width: int = 30):
+        for what, v in (("total", total), ("width", width)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise LayoutError(f"Progress: {what} is an int, got {v!r}")
         self.tty = _isatty(sys.stderr)
         self.total, self.done, self.width = max(1, total), 0, width
         self.enabled = self.tty if enabled is None else enabled

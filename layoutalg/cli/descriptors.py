@@ -7,9 +7,10 @@ import argparse
 from typing import Any
 
 from ..errors import LayoutError
-from .common import format_table, need, parse_coord, parse_layout, parse_tile, parse_word, refuse_unused
+from .common import command, format_table, need, parse_coord, parse_layout, parse_tile, parse_word, refuse_unused
 
 
+@command
 def cmd_desc(args: argparse.Namespace) -> int:
     if args.target == "sm_103":
         word = parse_word(args.source) if args.source is not None else None
@@ -224,6 +225,7 @@ def _desc_umma(args: argparse.Namespace) -> int:
     return 0
 
 
+@command
 def cmd_tma(args: argparse.Namespace) -> int:
     """`layoutalg tma`: derive the TMA tensor map of a shared tile; optionally check it against wgmma."""
     tm = need("layoutalg.nvidia.hopper.tma", "tma")

@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 
 from ..errors import LayoutError
-from .common import parse_layout, parse_shape, refuse_unused
+from .common import command, parse_layout, parse_shape, refuse_unused
 
 
+@command
 def cmd_export(args: argparse.Namespace) -> int:
     gluon_text = args.gluon if isinstance(args.gluon, str) else None
     text = gluon_text or args.layout

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from ..errors import LayoutError
-from .common import need, need_option, refuse_unused, wrote
+from .common import command, need, need_option, refuse_unused, wrote
 
 
 #: the fragment options beside SHAPE DTYPE OPERAND: attribute -> how the user spells it
@@ -19,6 +19,8 @@ FRAGMENT_OPTIONS = {"ctype": "--ctype", "kind": "--kind", "alayout": "--alayout"
 
 def add_fragment_options(s: argparse.ArgumentParser) -> None:
     """The options :func:`find_fragment` reads beside SHAPE DTYPE OPERAND (frag, explain)."""
+    if not isinstance(s, argparse.ArgumentParser):
+        raise LayoutError(f"add_fragment_options: expects an argparse parser, got {type(s).__name__}")
     s.add_argument("--ctype", help="accumulator type (default f32 where the instruction allows it); with A/B it "
                    "names the instruction")
     s.add_argument("--kind", help="f8f6f4, mxf8f6f4, mxf4, mxf4nvf4")
@@ -36,6 +38,7 @@ def _fragment_family(shape: str) -> str:
     return "mma"
 
 
+@command
 def find_fragment(args: argparse.Namespace, cmd: str = "frag") -> Any:
     """The catalog's fragment named by SHAPE DTYPE OPERAND and the fragment options (frag, explain)."""
     shape = args.shape
@@ -258,6 +261,7 @@ def _frag_amd(args: argparse.Namespace) -> int:
     return 0 if v else 1
 
 
+@command
 def cmd_frag(args: argparse.Namespace) -> int:
     if args.list is None and args.shape and args.shape.startswith(("SM100_MMA_", "cute::SM100_MMA_", "SM103",
                                                                    "cute::SM103")):
@@ -313,6 +317,7 @@ def cmd_frag(args: argparse.Namespace) -> int:
     return 0 if v else 1
 
 
+@command
 def cmd_atoms(args: argparse.Namespace) -> int:
     """``atoms --list [FILTER]``: CuTe's names of the MMA and copy atoms; ``atoms NAME``: CuTe's print of one."""
     at = need("layoutalg.nvidia.atoms", "atoms")

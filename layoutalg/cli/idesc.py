@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from ..errors import LayoutError
-from .common import parse_word
+from .common import adds_parser, command, parse_word
 
 
 #: options of ``idesc encode`` that only the block-scaled kinds / only the plain kinds use
@@ -66,10 +66,12 @@ def _idesc_decode(args: argparse.Namespace) -> int:
     return 0
 
 
+@command
 def cmd_idesc(args: argparse.Namespace) -> int:
     return _idesc_encode(args) if args.idesc_command == "encode" else _idesc_decode(args)
 
 
+@adds_parser
 def add_idesc_parser(sub: Any) -> None:
     """Add the ``idesc`` verb (``encode`` / ``decode``) to the subparsers ``sub``."""
     s = sub.add_parser(

@@ -9,10 +9,12 @@ import sys
 from typing import Any
 
 from ..errors import LayoutError
+from .common import adds_parser, command
 
 __all__ = ["add_inspect_parser", "cmd_inspect"]
 
 
+@adds_parser
 def add_inspect_parser(sub: Any) -> None:
     """Add the ``inspect`` verb to the subparsers ``sub``."""
     s = sub.add_parser(
@@ -44,6 +46,7 @@ def _read(path: str) -> str:
         raise LayoutError(f"{path} is not UTF-8 text") from None
 
 
+@command
 def cmd_inspect(args: argparse.Namespace) -> int:
     from ..kernel import check_ptx, inspect_ttgir
 

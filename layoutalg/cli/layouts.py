@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from ..errors import LayoutError
-from .common import need_option, parse_coord, parse_layout, parse_shape, refuse_unused, wrote
+from .common import command, need_option, parse_coord, parse_layout, parse_shape, refuse_unused, wrote
 
 
 def print_layout(layout: Any, max_rows: int = 64, max_cols: int = 64) -> str:
@@ -46,6 +46,7 @@ def print_layout(layout: Any, max_rows: int = 64, max_cols: int = 64) -> str:
     return "\n".join(lines)
 
 
+@command
 def cmd_show(args: argparse.Namespace) -> int:
     modes = [m for m, given in (("a layout", bool(args.layout)), ("--gluon", bool(args.gluon)),
                                 ("--tiled-mma", bool(args.tiled_mma))) if given]
@@ -184,6 +185,7 @@ def _split_top(text: str) -> list[str]:
     return out
 
 
+@command
 def cmd_eval(args: argparse.Namespace) -> int:
     L = parse_layout(args.layout)
     c = parse_coord(args.coord)

@@ -11,9 +11,10 @@ from typing import Any
 from collections.abc import Callable
 
 from ..errors import LayoutError
-from .common import Progress, Unavailable, format_table, need
+from .common import Progress, Unavailable, command, format_table, need
 
 
+@command
 def cmd_report(args: argparse.Namespace) -> int:
 
     if args.quiet and args.progress:

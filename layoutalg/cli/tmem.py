@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from ..errors import LayoutError
-from .common import need_option, parse_tile, refuse_unused, wrote
+from .common import adds_parser, command, need_option, parse_tile, refuse_unused, wrote
 
 
 _TMEM_CHECKED = ("checked against CuTe C++ 4.2 (sm100 headers on the host) and the PTX ISA's tcgen05 sections; "
@@ -240,6 +240,7 @@ def _tmem_operand(args: argparse.Namespace, quiet: bool) -> int:
     return 0 if ok else 1
 
 
+@command
 def cmd_tmem(args: argparse.Namespace) -> int:
     need_option(args, "tmem", "window", "--window", [("output", "-o")])
     need_option(args, "tmem", "mode", "--mode", [("output", "-o")])
@@ -264,6 +265,7 @@ def cmd_tmem(args: argparse.Namespace) -> int:
     return _tmem_atom(args, quiet)
 
 
+@adds_parser
 def add_tmem_parser(sub: Any) -> None:
     """Add the ``tmem`` verb to the subparsers ``sub``."""
     s = sub.add_parser(

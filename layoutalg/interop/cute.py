@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..composed import ComposedLayout
-from ..errors import LayoutError
+from ..errors import LayoutError, guarded
 from ..layout import Layout
 from ..swizzle import Swizzle
 
@@ -46,6 +46,7 @@ _NAMED: frozenset[int] = frozenset(
 )
 
 
+@guarded
 def cpp_int_type(v: int) -> str:
     """The C++ type of the static integer v: ``_8``, ``_m2``, or ``Int<N>`` where CuTe has no name."""
     if v in _NAMED:

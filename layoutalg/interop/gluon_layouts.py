@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import LayoutError
+from ..errors import LayoutError, guarded
 from ..linear import flat_index, invert_f2
 
 __all__ = ["GluonLayout", "LAYOUT_CLASSES", "gluon_layout", "linear_bases", "from_gluon", "padded_offset"]
@@ -591,6 +591,7 @@ def linear_bases(layout: Any, shape: Sequence[int]) -> dict[str, list[list[int]]
     return {k: [list(v) for v in ll.bases.get(k, [])] for k in keys}
 
 
+@guarded
 def padded_offset(offset: Any, interval_padding_pairs: Sequence[Sequence[int]]) -> Any:
     """padded_offset(o) = o + sum over (interval, pad) of (o >> log2 interval) << log2 pad: PaddedSharedLayout's rule.
 

@@ -41,6 +41,8 @@ OLD_PATHS: dict[str, str] = {
 
 def new_path(old: str) -> str | None:
     """The new dotted name of an old ``layoutalg.nvidia.<module>`` (None if ``old`` is not one)."""
+    if not isinstance(old, str):
+        return None
     head, _, short = old.rpartition(".")
     if head != _PACKAGE or short not in OLD_PATHS:
         return None

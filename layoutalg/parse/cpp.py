@@ -15,6 +15,9 @@ from ..swizzle import Swizzle
 from .notation import MAX_DIGITS, as_tuple, loads
 from .tensors import Parsed, clip, swizzle_on_elements
 
+#: the public names (the rest serves the reader)
+__all__ = ["CPP_MARK", "CppParser", "cpp_fast"]
+
 # ---------------------------------------------------------------------------------------------
 # the C++ spellings (CUTLASS sources, CuTe's types and expressions)
 # ---------------------------------------------------------------------------------------------
@@ -101,6 +104,8 @@ def _cpp_layout_fast(t: str) -> Layout | None:
 
 def cpp_fast(text: str) -> Parsed | None:
     """The common static C++ spellings without the full reader; None when anything is unusual."""
+    if not isinstance(text, str):
+        raise LayoutError(f"parse: expected text, got {type(text).__name__}")
     t = _CPP_INT.sub(_cpp_int, text.replace(" ", "").replace("cute::", ""))
     m = _CPP_SWIZZLE.fullmatch(t)
     if m is not None:
@@ -118,6 +123,8 @@ class CppParser:
     """A small recursive-descent reader of CuTe's C++ types and expressions (static values only)."""
 
     def __init__(self, text: str):
+        if not isinstance(text, str):
+            raise LayoutError(f"parse: expected text, got {type(text).__name__}")
         self.text = text
         body = text.strip()
         m = re.match(r"using\s+[A-Za-z_]\w*\s*=", body)

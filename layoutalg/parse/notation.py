@@ -18,6 +18,9 @@ from ..layout import MAX_DEPTH, Layout
 from ..swizzle import Swizzle
 from .tensors import Parsed, clip, swizzle_on_elements
 
+#: the public names (the grammar's helpers (as_tuple, read_symbolic, loads, ...) serve the parsers)
+__all__ = ["MAX_DIGITS", "Parser", "read_fast", "symbol"]
+
 #: The most decimal digits one integer of layout text may have (Python's own default limit for
 #: int <-> str conversion, so that every layout parse accepts can be printed and read back).
 MAX_DIGITS = 4300
@@ -145,6 +148,8 @@ def _remember_leaf(text: str) -> tuple[Any, bool] | None:
 def read_fast(text: str) -> Parsed | None:
     """Plain-int layouts, one swizzle over one, and symbolic ``Shape:Stride`` read without the full
     :class:`Parser`; None hands the text over to it (which gives the same result or words the error)."""
+    if not isinstance(text, str):
+        raise LayoutError(f"parse: expected text, got {type(text).__name__}")
     if PLAIN(text) is not None:
         return _plain(text)
     if "_" in text and _STATIC_PLAIN(text) is not None:
@@ -195,6 +200,8 @@ class Parser:
     ``Parser(text).composed()``. :func:`layoutalg.parse.parse` tries :func:`read_fast` first."""
 
     def __init__(self, text: str):
+        if not isinstance(text, str):
+            raise LayoutError(f"parse: expected text, got {type(text).__name__}")
         self.text = text
         self.toks: list[tuple[str, str, int]] = []
         pos = 0

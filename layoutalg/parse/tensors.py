@@ -11,6 +11,9 @@ from ..errors import LayoutError
 from ..layout import Layout
 from ..swizzle import Swizzle
 
+#: the public names (clip and swizzle_on_elements serve the readers)
+__all__ = ["Parsed", "ParsedTensor", "Pointer", "swizzle_units"]
+
 #: What ``parse`` returns: a layout, a composed layout, (for ``Sw<B,M,S>`` alone) a swizzle, or (for a
 #: printed tensor) a ParsedTensor.
 Parsed = Union[Layout, ComposedLayout, Swizzle, "ParsedTensor"]  # noqa: UP007 - a runtime alias, kept valid on 3.10
@@ -77,6 +80,8 @@ def swizzle_units(sw: Swizzle, bits: int, on: str = "elements") -> str:
     within each 128-byte row (64 elements) the 8 units are permuted by XOR with bits [6,9) of the offset (the row index mod 8)
     the pattern repeats every 1024 bytes (512 elements)
     """
+    if not isinstance(sw, Swizzle):
+        raise LayoutError(f"swizzle_units: expects a Swizzle, got {sw!r:.80}")
     if on not in ("elements", "bytes"):
         raise LayoutError(f"swizzle_units: on={on!r} must be 'elements' or 'bytes'")
     if type(bits) is not int or bits < 1:

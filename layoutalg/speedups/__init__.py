@@ -29,6 +29,8 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..errors import LayoutError
+
 __all__ = ["ext", "built", "enabled", "reference_only", "register_layout"]
 
 #: the C extension module ``layoutalg.speedups._ext``, or None (not built, or ``LAYOUTALG_PURE_PYTHON`` set)
@@ -70,6 +72,10 @@ def reference_only() -> Iterator[None]:
 
 def register_layout(cls: type, checked: Callable[..., Any], checked_compact: Callable[..., Any]) -> None:
     """Give the C construction the Layout class and the Python checks it defers to for anything but
-    plain-int tuples (symbolic leaves, errors to word). Does nothing where the extension is not built."""
+    plain-int tuples (symbolic leaves, errors to word). Does nothing where the extension is not built.
+    Anything but a class and two callables is refused before it reaches the extension (a LayoutError)."""
+    if not isinstance(cls, type) or not callable(checked) or not callable(checked_compact):
+        raise LayoutError("register_layout: expects the Layout class and its two checked constructors, got "
+                          f"{cls!r:.60}, {checked!r:.60}, {checked_compact!r:.60}")
     if ext is not None:
         ext._register(cls, checked, checked_compact)

@@ -13,11 +13,16 @@ import numpy as np
 
 from ..banks import phases
 from ..composed import ComposedLayout
-from ..errors import LayoutError
+from ..errors import LayoutError, guarded
 from ..layout import MAX_TABLE, Layout, check_table_size
 from ..parse import as_concrete_layout
 from ..swizzle import Swizzle
 from .scene import CHUNK_COLORS, GREYS, THREAD_COLORS, Scene, cell_span, header, text_width, thread_color, warp_bands
+
+#: what :mod:`layoutalg.viz` re-exports
+__all__ = ["MAX_SMEM_PICTURE", "banks_scene", "banks_svg", "drawable_layout", "fragment_scene", "fragment_svg",
+           "layout_dims", "layout_scene", "layout_svg", "layout_window", "owners", "swizzle_scene", "swizzle_svg",
+           "tv_scene"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -37,6 +42,7 @@ def drawable_layout(x: Any, op: str, limit: int = MAX_TABLE) -> Any:
     return L
 
 
+@guarded
 def layout_dims(L: Any) -> tuple[int, int, str]:
     """(rows, columns, note) of the picture of L: rank 2 -> mode 0 x mode 1; rank 1 -> one row;
     rank > 2 -> mode 0 x the other modes flattened."""
@@ -50,6 +56,7 @@ def layout_dims(L: Any) -> tuple[int, int, str]:
     return s0, n // s0, f"rank-{r} layout drawn as mode 0 (rows) x modes 1..{r - 1} flattened (columns)"
 
 
+@guarded
 def layout_window(L: Any, r0: int, r1: int, c0: int, c1: int) -> np.ndarray:
     """The offsets of rows r0..r1-1 and columns c0..c1-1 of L's picture (only those are computed)."""
     rr = np.arange(r0, r1, dtype=np.int64)[:, None]
@@ -395,6 +402,7 @@ def swizzle_svg(layout: Any, element_bytes: int, **kwargs: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 # Bank conflicts
 # ---------------------------------------------------------------------------------------------
+@guarded
 def banks_scene(
     report: Any, *, instruction: int | None = None, max_rows: int = 64, title: str | None = None
 ) -> Scene:
@@ -478,6 +486,7 @@ def _phase_of_lanes(ins: Any) -> dict:
     return {ln: p for p, ls in enumerate(phases(ins.access_bytes, len(ins.addresses))) for ln in ls}
 
 
+@guarded
 def banks_svg(report: Any, **kwargs: Any) -> str:
     """banks_svg(R) = banks_scene(R).to_svg()."""
     return banks_scene(report, **kwargs).to_svg()
@@ -486,6 +495,7 @@ def banks_svg(report: Any, **kwargs: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 # TV layouts: the tile, each cell labelled with its thread and value (CuTe's print_latex_tv)
 # ---------------------------------------------------------------------------------------------
+@guarded
 def owners(tv: Any, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
     """``(thread, value)`` grids (rows x cols) of a TV layout ``(t, v) -> r + rows*c``: CuTe's first
     owner in thread-major order, -1 where nobody holds the element.

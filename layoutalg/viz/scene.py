@@ -12,11 +12,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import LayoutError
+from ..errors import LayoutError, guarded
+
+#: what :mod:`layoutalg.viz` re-exports; the rest (cell_span, header, lighten, text_width, GREYS) serves the pictures
+__all__ = ["Scene", "THREAD_COLORS", "WARP_BAND_COLORS", "CHUNK_COLORS", "SVG_MAX_BYTES", "LATTICE_CELLS", "thread_color",
+           "warp_bands", "svg_cells", "escape"]
 
 
 def escape(text: str) -> str:
     """Text safe inside SVG markup (``&``, ``<``, ``>``)."""
+    if not isinstance(text, str):
+        raise LayoutError(f"escape: expected text, got {text!r}")
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -64,9 +70,12 @@ WARP_BAND_COLORS: tuple[str, ...] = ("#1f3a93", "#b03a2e", "#1e8449", "#7d3c98",
 def thread_color(t: int) -> str:
     """Colour of thread ``t``: its lane's (``t % 32``); the warp (``t // 32``) is told by the warp bands
     that every picture of more than one warp draws (:func:`warp_bands`)."""
+    if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
+        raise LayoutError(f"thread_color: a thread is an int, got {t!r}")
     return THREAD_COLORS[t % 32]
 
 
+@guarded
 def warp_bands(scene: "Scene", warps: np.ndarray, x0: float, y0: float, cw: float, ch: float) -> bool:
     """Mark the warps of a grid of cells: ``warps[r, c]`` is the warp of the thread that owns cell
     (r, c) (-1 for none). Draws a thick line wherever two neighbouring cells belong to different warps
@@ -413,8 +422,13 @@ def svg_cells(svg: str) -> list[tuple[float, float, float, float, str, list[str]
     import re
     import xml.etree.ElementTree as ET
 
+    if not isinstance(svg, (str, bytes)):
+        raise LayoutError(f"svg_cells: expected the text of an SVG, got {type(svg).__name__}")
     ns = "{http://www.w3.org/2000/svg}"
-    root = ET.fromstring(svg)
+    try:
+        root = ET.fromstring(svg)
+    except ET.ParseError as e:
+        raise LayoutError(f"svg_cells: not well-formed SVG ({e})") from None
     css = "".join(t.text or "" for t in root.iter(ns + "style"))
     colour = dict(re.findall(r"\.(f\d+)\{fill:([^}]+)\}", css))
     rects: list[tuple[float, float, float, float, str, list[str]]] = []

@@ -28,7 +28,7 @@ from functools import cache
 from typing import Any
 
 from ...algebra import coalesce, composition, right_inverse
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 from ...layout import Layout, make_layout
 from ...registry import AtomFamily, close_names, register
 from ...tiled import CopyAtom, MMAAtom
@@ -69,6 +69,7 @@ _SYNC_NAME = re.compile(r"^SM(\d+)_(\d+)x(\d+)x(\d+)_([A-Z0-9]+?)_(TN|NT|NN|TT)(
 _SPARSE_NAME = re.compile(r"^SM(\d+)_SPARSE_(\d+)x(\d+)x(\d+)_([A-Z0-9]+?)_TN()()(?:_KIND_([A-Z0-9]+))?$")
 
 
+@guarded
 def cute_mma_name(shape: str, dtype: str, ctype: str | None = None, *, btype: str | None = None,
                   layouts: str = "TN", sparse: bool = False, kind: str | None = None) -> str:
     """CuTe's name of the ``mma.sync`` atom for a catalog shape/type (``_XORPOPC`` for ``.b1``).
@@ -158,6 +159,7 @@ def mma_close_names(name: str) -> str:
     return f"; close names: {', '.join(close)}" if close else "; layoutalg atoms --list shows every name"
 
 
+@guarded
 def is_sync_name(name: str) -> bool:
     """Is ``name`` spelled as an ``mma.sync`` / ``mma.sp`` atom (``SM<nn>_<M>x<N>x<K>_<types>_<majors>``)?"""
     return bool(_SPARSE_NAME.match(name) or _SYNC_NAME.match(name))
@@ -273,6 +275,7 @@ def ldsm_bit_layouts(num: int, trans: bool) -> tuple[Layout, Layout]:
     return reg, addr
 
 
+@guarded
 def ldsm_matrices(name: str, width: int, count: int, trans: bool) -> int:
     """The number of 8x8 matrices of an ldmatrix/stmatrix atom ``U{width}x{count}_{N|T}`` (a LayoutError
     for the spellings CuTe does not have)."""
@@ -282,6 +285,7 @@ def ldsm_matrices(name: str, width: int, count: int, trans: bool) -> int:
     return num
 
 
+@guarded
 def ldsm_copy_atom(name: str, vb: int, vt: str) -> CopyAtom:
     """The ``ldmatrix`` atom ``SM75_U32x{1,2,4}_LDSM_N`` / ``SM75_U16x{2,4,8}_LDSM_T`` moving ``vb``-bit values."""
     m = _LDSM.match(name)

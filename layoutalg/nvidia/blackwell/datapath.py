@@ -31,6 +31,11 @@ a layout of :mod:`layoutalg.nvidia.blackwell.tmem_accum` with one of them using 
     >>> bool(prove("F", 128))
     True
 
+The sparsity metadata (9.7.16.10.8) is written the same way, :func:`metadata_formula`, and
+:func:`prove_metadata` proves CuTe's ``tmem_e_frg`` equal to it for the 8-bit and fp4 kinds; for kind::f16
+and kind::tf32 CuTe packs 16 rows by halves (:func:`cute_metadata_formula`), which the ISA draws and does
+not write: a named difference.
+
 Where CuTe and the ISA disagree, :func:`differences` names it with both sides shown: CuTe 4.2 holds
 the accumulator of the sparse ``cta_group::2`` M = 128 atoms (``SM100_MMA_*_2x1SM_SS_SPARSE``) in
 ``tmem_frg_2sm``, the dense 2x2 layout B, where the ISA's table names layout C (4x1, half the lanes).
@@ -46,7 +51,8 @@ from ...errors import LayoutError
 from ...layout import Layout
 
 __all__ = ["DataPath", "DATA_PATHS", "data_path", "prove", "prove_a", "prove_scale_factors", "differences",
-           "cute_accumulator"]
+           "cute_accumulator", "METADATA_ELEMENTS_PER_BYTE", "metadata_formula", "prove_metadata",
+           "cute_metadata_formula"]
 
 
 @dataclass(frozen=True)
@@ -219,6 +225,79 @@ def prove_scale_factors(mn: int, vs: int, nsf: int, operand: str = "A", n_sm: in
     return verify(L, formula=f, inputs="r, k")
 
 
+#: logical elements of A per byte of sparsity metadata, from the ISA's granularities (PTX ISA 9.1, 9.7.16.10.8.1-3):
+#: kind::tf32 1:2 with a 4-bit index per two-wide chunk (2 bits an element); kind::f16 / f8f6f4 / mxf8f6f4 / i8 2:4
+#: with two 2-bit indices per four-wide chunk (1 bit an element); kind::mxf4 / mxf4nvf4 4:8 in pairs with two 2-bit
+#: indices per eight-wide chunk (1/2 bit an element). CuTe's ``sparse_elem<S, uint8_t>`` of the metadata has this S.
+METADATA_ELEMENTS_PER_BYTE = {"tf32": 4, "f16": 8, "i8": 8, "f8f6f4": 8, "mxf8f6f4": 8, "mxf4": 16, "mxf4nvf4": 16}
+_META_K = {"tf32": 16, "f16": 32, "i8": 64, "f8f6f4": 64, "mxf8f6f4": 64, "mxf4": 128, "mxf4nvf4": 128}
+
+
+def metadata_formula(kind: str, m: int = 128, cta_group: int = 1) -> str:
+    """The ISA's sparsity metadata of one ``tcgen05.mma.sp`` in TMEM, as an address of A's logical element (m, k).
+
+    Written from the text of PTX ISA 9.1, 9.7.16.10.8 "Sparse Matrices": the metadata of row ``m`` is in the lane
+    of row ``m`` of the instruction's data path (9.7.16.10.8.5: the half-lane layouts use "the same alignment
+    across matrices A, D and the sparsity metadata matrix"), its indices in order along the row from bit 0 of
+    that lane (``8/S`` bits an element, :data:`METADATA_ELEMENTS_PER_BYTE`), and for the 8-bit and fp4 kinds
+    "the sparsity selector ... must be 0 / is assumed to be 0 ... and all of the columns are selected"
+    (9.7.16.10.8.4.5-6). In CuTe's TMEM addressing, in units of the ``8/S``-bit metadata element (lane stride
+    ``TMEM::DP_b * S / 8``, ``DP_b = 1 << 21``)::
+
+        address = (2**21 * S / 8) * lane(m) + k
+
+    For kind::f16 and kind::tf32 the ISA gives the packing by figures only (262-265: "which sub-columns get
+    selected for different values of Sparsity Selector"); this is the same reading of the text, and CuTe differs
+    from it (:func:`differences`).
+
+    >>> metadata_formula("f8f6f4")
+    '2097152*(m) + k'
+    """
+    if not isinstance(kind, str) or kind not in METADATA_ELEMENTS_PER_BYTE:
+        raise LayoutError(f"metadata_formula: kind {kind!r} is none of {', '.join(METADATA_ELEMENTS_PER_BYTE)}")
+    d = data_path(m, cta_group, sparse=True)
+    lane = d.lane(_META_K[kind])
+    return f"{(1 << 21) * METADATA_ELEMENTS_PER_BYTE[kind] // 8}*({lane}) + k"
+
+
+def prove_metadata(kind: str, cta_group: int = 1) -> Any:
+    """``verify`` of CuTe's ``tmem_e_frg`` (:func:`~layoutalg.nvidia.blackwell.tmem_accum.tmem_e_frg`, one MMA's
+    128 x K block, as ``FrgTypeE`` of the kind's sparse atoms builds it) against :func:`metadata_formula`.
+    CuTe builds the metadata of 128 rows per CTA only (M = 128 with cta_group::1, layout D; M = 256 with
+    cta_group::2, layout A -- lane ``m`` in both).
+
+    >>> bool(prove_metadata("f8f6f4")), bool(prove_metadata("mxf4nvf4", cta_group=2))
+    (True, True)
+    """
+    from ...verify import verify
+    from .tmem_accum import E_BITS, tmem_e_frg
+
+    if not isinstance(kind, str) or kind not in METADATA_ELEMENTS_PER_BYTE:
+        raise LayoutError(f"prove_metadata: kind {kind!r} is none of {', '.join(METADATA_ELEMENTS_PER_BYTE)}")
+    if isinstance(cta_group, bool) or cta_group not in (1, 2):
+        raise LayoutError(f"prove_metadata: cta_group {cta_group!r} is 1 or 2")
+    L = tmem_e_frg(((128, _META_K[kind]), 1, 1), E_BITS[kind])
+    return verify(L[0], formula=metadata_formula(kind, 128 * cta_group, cta_group), inputs="m, k")
+
+
+def cute_metadata_formula(kind: str) -> str:
+    """CuTe 4.2's packing of the kind::f16 / kind::tf32 metadata (``tmem_e_frg``) as a formula in A's (m, k), the
+    other side of the named difference (:func:`differences`): within each 16 rows, rows ``m`` and ``m + 8`` share
+    a lane, each holding half the row's K; the second half of row ``m``'s K goes to lane ``m + 8``::
+
+        lane = m % 8 + 8*(k // (K/2)) + 16*(m // 16),  unit = k % (K/2) + (K/2)*((m // 8) % 2)
+
+    >>> cute_metadata_formula("f16")
+    '2097152*(m % 8 + 8*(k // 16) + 16*(m // 16)) + k % 16 + 16*((m // 8) % 2)'
+    """
+    if kind not in ("f16", "tf32"):
+        raise LayoutError(f"cute_metadata_formula: CuTe packs by halves the kind::f16 and kind::tf32 metadata only, "
+                          f"not {kind!r}")
+    h = _META_K[kind] // 2
+    return (f"{(1 << 21) * METADATA_ELEMENTS_PER_BYTE[kind] // 8}*(m % 8 + 8*(k // {h}) + 16*(m // 16)) "
+            f"+ k % {h} + {h}*((m // 8) % 2)")
+
+
 def differences() -> list[str]:
     """The places where CuTe 4.2's TMEM layouts and the ISA's data-path table disagree, both sides shown."""
     out = []
@@ -243,6 +322,18 @@ def differences() -> list[str]:
                "and the second half in lanes 64.. and 96.. (each row in two lane partitions); the ISA's text asks for "
                "scale factors 'duplicated to all 32 lane partitions' (each row in all four) -- prove_scale_factors "
                "covers the 4x1 allocation (SFA, and SFB elsewhere), which meets it")
+    for kind, what in (("f16", "kind::f16 (F16/BF16)"), ("tf32", "kind::tf32")):
+        vm = prove_metadata(kind)
+        if not vm:
+            out.append(f"sparsity metadata of {what}, M = 128: the ISA's text (row m in its data-path lane, indices in "
+                       f"row order from bit 0: {metadata_formula(kind)}) against CuTe 4.2's tmem_e_frg, which packs "
+                       f"16 rows by halves ({cute_metadata_formula(kind)}, proven: cute_metadata_formula) -- the "
+                       "packing the ISA draws in Figures 263/265 (selector sub-columns), not in its text; JAX's "
+                       "Mosaic GPU (format_tcgen05_sparse_metadata) formats the same packing independently; "
+                       f"{vm.counterexample}")
+    out.append("sparsity metadata of M = 64 (cta_group::1, layout F, half the lanes) and of the .ws forms: the ISA "
+               "draws them (Figures 262, 264, 266); CuTe 4.2's tmem_e_frg builds 128 rows per CTA only "
+               "(static_assert 'Only 128 implemented right now'), so there is no CuTe layout to prove")
     out.append(f"layout E (M = 64, .ws): the ISA's table prints the organization {DATA_PATHS['E'].isa_text!r}; 64 rows "
                "in 32-lane sub-partitions can only be 2x2 (its figure 213), which CuTe's tmem_frg_ws is and "
                "prove('E', N) confirms")

@@ -40,6 +40,7 @@ from ..common.dtypes import dtype_name
 __all__ = [
     "BLOCK_SCALED_KINDS",
     "IdescError",
+    "K96_RULE",
     "InstrDescriptor",
     "KINDS",
     "PLAIN_KINDS",
@@ -196,6 +197,19 @@ BLOCK_SCALED_FIELDS: tuple[tuple[str, int, int, str], ...] = (
     ("a_scale_factor_id", 29, 2, "Matrix A Scale Factor Data ID"),
     ("k_dim", 31, 1, "K Dimension (kind::mxf4/mxf4nvf4: 0 = dense K 64 / sparse K 128, 1 = dense K 96); reserved otherwise"),
 )
+
+
+#: the rule of the dense K = 96 form (the ``k_dim`` bit 31 of kind::mxf4 / mxf4nvf4), as the ISA's shape table
+#: writes it: PTX ISA 9.1, section 9.7.16.2.1 "Matrix Shape", Table 39 "Various combinations of .kind and shapes"
+#: lists ``256xNxK1, K1 = 96`` only in the dense ``cta_group 2`` rows of .kind::mxf4 and .kind::mxf4nvf4 (the
+#: cta_group 1 rows: ``128xNxK``, K = 64 dense / 128 sparse), and section 9.7.16.2.1.1 "Target ISA Note": "K = 96
+#: is only supported for target architecture sm_103a". Table 56 (9.7.16.10.7.1) gives K = 96 six scale factors
+#: per row with .block16 and three with .block32.
+K96_RULE = ("dense, cta_group::2 and M=256 only (PTX ISA 9.1, 9.7.16.2.1 Table 39: 256xNxK1, K1 = 96 in the "
+            "cta_group 2 dense rows only; 9.7.16.2.1.1: sm_103a only)")
+#: the named difference with CuTe 4.2 (docs/blackwell.md): its SM103_MXF4_ULTRA atoms issue K = 96 at M = 128
+_K96_CUTE = (" -- CuTe 4.2's SM103_MXF4_ULTRA_SS_VS / _2x1SM_SS_VS issue such a word (mma_unpack sets k_size_ = 1 at "
+             "M = 128), which the ISA's table does not list: a named difference, read the atom's idesc() instead")
 
 
 def _legal_shapes(kind: str, cta_group: int, ws: bool, sparse: bool) -> tuple[tuple[int, ...], str, Any]:
@@ -456,7 +470,8 @@ def make_instr_desc(
     needs ``sparse``; ``scale_type`` (``ue8m0``/``ue4m3``), ``sfa_id``, ``sfb_id`` and
     ``sf_vec_size`` (16 or 32 elements per scale factor) are for the block-scaled kinds only.
     ``k`` defaults to the kind's K (doubled when sparse); ``k=96`` selects the dense K=96 form of
-    kind::mxf4/mxf4nvf4 (cta_group::2, M=256; the ``k_dim`` bit, which CuTe 4.2 never sets).
+    kind::mxf4/mxf4nvf4 (the ``k_dim`` bit; :data:`K96_RULE`: cta_group::2, M=256, as the ISA's Table 39
+    lists it; CuTe's ``make_instr_desc`` never sets the bit, its sm_103 ``mma_unpack`` does, at M = 128 too).
 
     >>> make_instr_desc("f16", "bf16", "bf16", "f32", 128, 256, "K", "MN").word == 0x08410490
     True
@@ -601,7 +616,8 @@ def _normalize(
     elif k != k_default:
         if kind in ("mxf4", "mxf4nvf4") and k == 96:
             if sparse or cta_group != 2 or m != 256:
-                raise _fail(f"K=96 of kind::{kind} is dense, cta_group::2 and M=256 only (PTX ISA: shape 256xNxK1, K1 = 96)")
+                raise _fail(f"K=96 of kind::{kind} is {K96_RULE}; got {'sparse, ' if sparse else ''}"
+                            f"cta_group::{cta_group}, M={m}{_K96_CUTE if not sparse and m == 128 else ''}")
         else:
             raise _fail(f"{form} has K={k_default}, got k={k}")
     return dict(

@@ -58,7 +58,7 @@ from .tmem_copy import tmem_copy_op
 
 __all__ = ["tmem_frg", "tmem_frg_ws", "tmem_sf_frg", "tmem_e_frg", "tmem_e_frg_ws", "umma_tmem_sf",
            "accumulator_layout", "umma_accumulator", "umma_tmem_a", "make_tmem_copy", "make_cotiled_copy",
-           "make_utccp_copy", "epilogue_tv", "dp", "umma_tmem_e"]
+           "make_utccp_copy", "epilogue_tv", "dp", "umma_tmem_e", "E_BITS", "E_ATOM_K"]
 
 ALLOC_MODES = ("Interleaved", "NonInterleaved", "Duplicated")
 
@@ -546,20 +546,42 @@ def umma_tmem_sf(atom: Any, operand: str, tile_mnk: Sequence[int]) -> Layout:
     return tmem_sf_frg(smem.shape, _bits(atom.sf_type), atom.cta_group, operand, alloc, sf_vec=atom.vector_size)
 
 
+#: the width CuTe's ``FrgTypeE = UMMA::tmem_e_frg<T>`` of a sparse atom is built for, by the atom's kind: TF32 and
+#: F16/BF16 their A type, every 8-bit kind (S8, F8F6F4 and MXF8F6F4, sub-byte A types included) ``uint8_t``, the fp4
+#: kinds their 4-bit A type (``mma_traits_sm100.hpp``)
+E_BITS = {"tf32": 32, "f16": 16, "i8": 8, "f8f6f4": 8, "mxf8f6f4": 8, "mxf4": 4, "mxf4nvf4": 4}
+#: the K of CUTLASS's shared-memory metadata atom (``Sm1xxGemmSparseConfig::TensorEAtomK``), by that width: the
+#: collective allocates E over ``lcm(tile K, TensorEAtomK)`` and one UTCCP copy serves 1 or 2 k-tiles
+E_ATOM_K = {32: 64, 16: 128, 8: 128, 4: 256}
+
+
 @guarded
 def umma_tmem_e(atom: Any, tile_mk: Sequence[int] | None = None) -> Layout:
-    """A sparse UMMA atom's metadata in TMEM: :func:`tmem_e_frg` over ``((M, K), 1, K_tile / K)`` of the atom
-    (one MMA's ``M x K`` block per k-block; ``tile_mk`` defaults to the atom's ``M x K``).
+    """A sparse UMMA atom's metadata E in TMEM over a CTA tile, as CUTLASS's sparse collective allocates it.
+
+    CUTLASS (``sm100_sparse_mma_warpspecialized.hpp``): ``make_tensor<FrgTypeE>(take<0,3>(shape(SmemLayoutE)))``,
+    the shape ``partition_shape_A(tiled_mma, (M_tile, lcm(K_tile, TensorEAtomK)))`` -- E covers ``TensorEAtomK``
+    (:data:`E_ATOM_K`) columns of A even where the tile's K is smaller (one UTCCP copy serves two k-tiles). ``FrgTypeE``
+    is :func:`tmem_e_frg` of the width :data:`E_BITS` names for the atom's kind. ``tile_mk`` defaults to the
+    atom's ``M x K``.
 
     >>> from layoutalg.nvidia.blackwell.umma import umma_atom
-    >>> str(umma_tmem_e("SM100_MMA_F8F6F4_SS_SPARSE<e4m3,e4m3,float,128,64,K,K>"))
-    '((128,64),1,1):((2097152,1),0,0)'
+    >>> str(umma_tmem_e("SM100_MMA_F8F6F4_SS_SPARSE<e4m3,e4m3,float,128,64,K,K>"))   # K 64 -> E over 128
+    '((128,64),1,2):((2097152,1),0,64)'
+
+    Checked against CuTe C++ 4.2 compiled with g++ (``tests/data/cute/tmem_e.json``); not run on sm_100.
     """
+    from math import lcm
+
+    from ...tiled import partition_shape_A
+
     atom = _umma(atom, "umma_tmem_e")
     if not atom.sparse:
         raise LayoutError(f"umma_tmem_e: {atom.name} is not a sparse atom (no metadata in TMEM)")
     M, K = (atom.M, atom.K) if tile_mk is None else _tile_arg(tile_mk, 2, "umma_tmem_e")
-    if M != atom.M or K % atom.K:
-        raise LayoutError(f"umma_tmem_e: tile {M}x{K} is not the atom's M = {atom.M} by a multiple of its K = {atom.K}")
-    return tmem_e_frg(((atom.M // atom.cta_group, atom.K), 1, K // atom.K), _bits(atom.a_type))
+    if M % atom.M or K % atom.K:
+        raise LayoutError(f"umma_tmem_e: tile {M}x{K} is not a multiple of the atom's {atom.M}x{atom.K}")
+    bits = E_BITS[atom.kind]
+    shape = partition_shape_A(atom, (M, lcm(K, E_ATOM_K[bits])))
+    return tmem_e_frg(shape, bits)
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from functools import cache, wraps
 from typing import Any
 
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 from ...tiled import CopyAtom
 from .dtypes import dtype_bits, dtype_name
 
@@ -50,6 +50,7 @@ _TYPE_TOKEN = re.compile("|".join(sorted(NAME_TYPES, key=len, reverse=True)))
 UINT_BITS = {"uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64, "uint128_t": 128}
 
 
+@guarded
 def split_types(text: str, n: int, name: str) -> list[str]:
     """The ``n`` PTX types CuTe spells run together in ``text`` (a LayoutError naming ``name`` if not)."""
     toks = _TYPE_TOKEN.findall(text)
@@ -58,6 +59,7 @@ def split_types(text: str, n: int, name: str) -> list[str]:
     return [NAME_TYPES[t] for t in toks]
 
 
+@guarded
 def sm_number(min_sm: str) -> int:
     """The number of an ``sm_XX`` target (``"sm_90a"`` -> 90)."""
     return int(re.sub(r"[^0-9]", "", min_sm))
@@ -90,6 +92,8 @@ def value_type_name(value_type: Any) -> str:
 
 def hashable_cache(fn: Any) -> Any:
     """``functools.cache`` that answers an unhashable argument (a list, say) with a LayoutError naming it."""
+    if not callable(fn):
+        raise LayoutError(f"hashable_cache: decorates a function, got {fn!r}")
     cached = cache(fn)
 
     @wraps(fn)
@@ -114,6 +118,7 @@ def _is_hashable(x: Any) -> bool:
     return True
 
 
+@guarded
 def tuple_scale(t: Any, k: int) -> Any:
     """Every integer of the (nested) tuple ``t`` times ``k``.
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 
 __all__ = [
     "DerivedDescriptor",
@@ -36,6 +36,7 @@ FIELD_BITS = 14  # start address, LBO and SBO are 14-bit fields of (bytes >> 4)
 BYTE_LIMIT = 1 << (FIELD_BITS + 4)  # 2**18 = 256 KiB: the 0x3FFFF mask of the encoding
 
 
+@guarded
 def matrix_descriptor_encode(x: int) -> int:
     """matrix_descriptor_encode(x) = (x & 0x3FFFF) >> 4, the PTX field encoding of a byte quantity.
 
@@ -61,6 +62,7 @@ def swizzle_repeat_bytes(swizzle: int | str) -> int:
     return 16 if swizzle == 0 else 8 * int(swizzle)
 
 
+@guarded
 def base_offset_for(pattern_start: int, swizzle: int | str) -> int:
     """base_offset = 0 if pattern_start is a multiple of repeat(swizzle) else (pattern_start >> 7) & 7.
 
@@ -94,6 +96,7 @@ def check_byte_field(owner: str, name: str, value: int, *, allow_zero: bool = Tr
         raise LayoutError(f"{owner}: {name}={value} bytes is not a multiple of 16 (the 4 LSBs are not encoded)")
 
 
+@guarded
 def check_reserved(owner: str, word: int, reserved: list[tuple[int, int, int]]) -> None:
     """A LayoutError unless every ``(low bit, width, required value)`` of ``reserved`` holds in ``word``."""
     for lo, width, want in reserved:
@@ -105,6 +108,7 @@ def check_reserved(owner: str, word: int, reserved: list[tuple[int, int, int]]) 
             )
 
 
+@guarded
 def start_bits(desc: Any, start_address: int | None) -> int:
     """Bits 0-13 of a descriptor word: ``start_address`` (checked) or the descriptor's own field, >> 4."""
     if start_address is None:

@@ -39,7 +39,7 @@ from typing import Any, cast
 import numpy as np
 import sympy
 
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 from ...hooks import svg_of
 from ...inttuple import flatten
 from ...layout import Layout
@@ -318,6 +318,7 @@ class Fragment:
         return f"Fragment({self.instruction!r}, {self.name}, layout={self.layout})"
 
 
+@guarded
 def parse_mnk(shape: str) -> tuple[int, int, int]:
     """``(M, N, K)`` of a PTX shape ``"m<M>n<N>k<K>"``; a LayoutError for any other text.
 

@@ -20,7 +20,7 @@ import re
 from functools import cache
 from typing import Any
 
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 from ...layout import Layout
 from ...registry import AtomFamily, register
 from ...tiled import CopyAtom, MMAAtom
@@ -33,11 +33,13 @@ __all__ = ["wgmma_atom", "wgmma_atom_names", "wgmma_name", "is_wgmma_name", "sts
 _WGMMA_NAME = re.compile(r"^SM90_64x(\d+)x(\d+)_([A-Z0-9]+?)_(SS|RS)(_TN)?(_SATURATE)?(?:<\s*(.*?)\s*>)?$")
 
 
+@guarded
 def is_wgmma_name(name: str) -> bool:
     """Is ``name`` spelled as a wgmma atom (``SM90_64x<N>x<K>_<D><A><B>_{SS,RS}...``)?"""
     return bool(_WGMMA_NAME.match(name))
 
 
+@guarded
 def wgmma_name(N: int, K: int, acc: str, dtype: str, source: str = "SS") -> str:
     """CuTe's name of a wgmma atom (``_SS`` / ``_RS``), without the ``_TN`` of K-major-only types.
 
@@ -110,6 +112,7 @@ def _build_wgmma(name: str, **kwargs: Any) -> MMAAtom | None:
 _STSM = re.compile(r"^SM90_U(32|16)x([1248])_STSM_(N|T)$")
 
 
+@guarded
 def stsm_copy_atom(name: str, vb: int, vt: str) -> CopyAtom:
     """The ``stmatrix`` atom ``SM90_U32x{1,2,4}_STSM_N`` / ``SM90_U16x{2,4,8}_STSM_T`` moving ``vb``-bit values."""
     m = _STSM.match(name)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...composed import ComposedLayout
-from ...errors import LayoutError
+from ...errors import LayoutError, guarded
 from ..common.dtypes import dtype_name as _dtype_name
 from ...layout import Layout
 from ...swizzle import Swizzle
@@ -227,6 +227,7 @@ def swizzle_mode(mode: Any) -> SwizzleMode:
     raise LayoutError(f"swizzle_mode: {mode!r} is not a TMA swizzle mode ({', '.join(SWIZZLE_MODES)})")
 
 
+@guarded
 def swizzle_mode_of(sw: Swizzle | None) -> SwizzleMode | None:
     """The TMA swizzle mode whose byte-address permutation is ``sw`` (a Swizzle on bytes), or None.
 
