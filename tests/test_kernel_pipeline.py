@@ -1,0 +1,326 @@
+"""layoutalg.kernel.pipeline / proof: whole GEMM tile data paths, proven, and planted bugs caught.
+
+The oracle is a brute-force interpreter written here, independently of the library: numbered elements
+are moved through dict-based memories (shared memory byte -> element, registers -> element) by the
+stages' hardware rules as the PTX ISA states them (the canonical layouts of a descriptor word, decoded
+bit by bit here; the swizzle on absolute address bits with the base offset as measured on the H100,
+docs/gpu-harness.md "Base offset"; the wgmma D fragment, ``mma.sync`` fragments, ``ldmatrix`` /
+``stmatrix`` lane rules, the tcgen05 data-path layouts), the products each accumulator cell receives
+are collected, and an output is right iff its cell received exactly ``A[m,k]*B[k,n]``, k = 0..K-1.
+The library's proof must agree on the wrong-output mask and on the first wrong element.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from layoutalg.errors import LayoutError
+from layoutalg.kernel.pipeline import hopper_pipeline
+from layoutalg.kernel.proof import prove
+
+
+# ---------------------------------------------------------------------------------------------------
+# the brute-force interpreter (independent of layoutalg)
+# ---------------------------------------------------------------------------------------------------
+def swz(addr: int, sw: int, base_offset: int = 0) -> int:
+    """Swizzle of a shared byte address: 16-byte chunk bits 4.. ^= row bits 7.. (log2(sw/16) of them)."""
+    if sw == 0:
+        return addr
+    bits = {32: 1, 64: 2, 128: 3}[sw]
+    row = ((addr >> 7) - base_offset) & ((1 << bits) - 1)
+    return addr ^ (row << 4)
+
+
+def tile_offset(major: str, sw: int, mn: int, k: int, MN: int) -> int:
+    """Byte offset of element (mn, k) of a 16-bit MN x K operand tile before the swizzle, as CuTe tiles the
+    canonical atoms (K-major: atoms of 8 rows x sw bytes, MN first; MN-major: sw bytes of MN x 8 k rows)."""
+    if major == "K":
+        if sw == 0:  # core matrices 8 rows x 16 B; row groups 128 B apart, then k groups
+            return 2 * ((mn % 8) * 8 + (mn // 8) * 64 + k % 8 + (k // 8) * 8 * MN)
+        E = sw // 2
+        return 2 * (mn * E + k % E + (k // E) * E * MN)
+    if sw == 0:
+        return 2 * (mn % 8 + (mn // 8) * 64 + (k % 8) * 8 + (k // 8) * 8 * MN)
+    E = sw // 2
+    return 2 * (mn % E + (k % 8) * E + (mn // E) * 8 * E + (k // 8) * 8 * MN)
+
+
+def decode_word(word: int) -> dict:
+    """The sm_90 matrix descriptor's fields, bit by bit (PTX "Matrix Descriptor Format")."""
+    return {"start": (word & 0x3FFF) << 4, "lbo": ((word >> 16) & 0x3FFF) << 4, "sbo": ((word >> 32) & 0x3FFF) << 4,
+            "base_offset": (word >> 49) & 7, "swizzle": {0: 0, 1: 128, 2: 64, 3: 32}[(word >> 62) & 3]}
+
+
+def wgmma_address(word: int, major: str, mn: int, k: int) -> int:
+    """The byte wgmma reads for operand element (mn, k) of one k16 block of 16-bit elements (PTX canonical
+    layouts, section "Shared Memory Matrix Layout", in bytes; T = 8 elements per 16 B)."""
+    d = decode_word(word)
+    sw, lbo, sbo = d["swizzle"], d["lbo"], d["sbo"]
+    if major == "K":
+        if sw == 0:
+            off = (mn % 8) * 16 + (mn // 8) * sbo + (k % 8) * 2 + (k // 8) * lbo
+        else:
+            off = (mn % 8) * sw + (mn // 8) * sbo + k * 2
+    else:
+        if sw == 0:
+            off = (mn % 8) * 2 + (mn // 8) * sbo + (k % 8) * 16 + (k // 8) * lbo
+        else:
+            W = sw // 16
+            off = (mn % 8) * 2 + ((mn // 8) % W) * 16 + (mn // (8 * W)) * lbo + (k % 8) * sw + (k // 8) * sbo
+    return swz(d["start"] + off, sw, d["base_offset"])
+
+
+def d_fragment(lane: int, i: int) -> tuple[int, int]:
+    """wgmma D (f32) of one warpgroup: thread -> (row, col) (PTX "Matrix fragments for wgmma .m64nNk16")."""
+    warp, l = divmod(lane, 32)
+    return 16 * warp + 8 * ((i >> 1) & 1) + l // 4, 8 * (i >> 2) + 2 * (l % 4) + (i & 1)
+
+
+def stmatrix_element(lane: int, j: int, e: int, trans: bool) -> tuple[int, int]:
+    """stmatrix: (row, col) of matrix j in memory that element e of register j of ``lane`` goes to."""
+    r, c = lane // 4, 2 * (lane % 4) + e
+    return (c, r) if trans else (r, c)
+
+
+def brute_hopper(p, knobs: dict):
+    """Run the Hopper pipeline's numbers through the interpreter: (wrong mask, first wrong dict)."""
+    M, N, K = p.M, p.N, p.K
+    W = knobs.get("warpgroups", 1)
+    rows = knobs.get("wg_rows") or tuple(range(W))
+    smem: dict = {}
+    for x, MN in (("a", M), ("b", N)):
+        st = p.stage(f"tma_load_{x}").details
+        base, sw = st["base"], knobs.get(f"swizzle_{x}", 128)
+        major = knobs.get(f"{x}_major", "K")
+        for mn in range(MN):
+            for k in range(K):
+                a = swz(base + tile_offset(major, sw, mn, k, MN), sw)
+                smem[a] = smem[a + 1] = (x.upper(), mn, k)
+    first = None
+    if any(rows[w] != w for w in range(W)):
+        w = next(w for w in range(W) if rows[w] != w)
+        first = ("tiled_mma", f"warpgroup {w}", None, None)
+    aseq: dict = defaultdict(list)   # (warpgroup, m) -> the A elements its row multiplies, step by step
+    bseq: dict = defaultdict(list)   # n -> the B elements column n multiplies, step by step
+    wa = p.stage("wgmma_read_a").details["words"]
+    wb = p.stage("wgmma_read_b").details["words"]
+    fa = fb = None
+    for w in range(W):
+        for j in range(K // 16):
+            for m in range(64):
+                for k in range(16):
+                    addr = wgmma_address(wa[rows[w]][j], knobs.get("a_major", "K"), m, k)
+                    got = smem.get(addr)
+                    if fa is None and got != ("A", 64 * rows[w] + m, 16 * j + k):
+                        fa = ("wgmma_read_a", addr, got, ("A", 64 * rows[w] + m, 16 * j + k))
+                    aseq[(w, m)].append(got)
+    for j in range(K // 16):
+        for n in range(N):
+            for k in range(16):
+                addr = wgmma_address(wb[0][j], knobs.get("b_major", "K"), n, k)
+                got = smem.get(addr)
+                if fb is None and got != ("B", n, 16 * j + k):
+                    fb = ("wgmma_read_b", addr, got, ("B", n, 16 * j + k))
+                bseq[n].append(got)
+
+    def summary(seq, tag):
+        # (the one row / column all steps read, the k of each step) or None
+        if any(e is None or e[0] != tag for e in seq) or len({e[1] for e in seq}) != 1:
+            return None
+        return seq[0][1], tuple(e[2] for e in seq)
+
+    sa = {key: summary(v, "A") for key, v in aseq.items()}
+    sb = {key: summary(v, "B") for key, v in bseq.items()}
+
+    def right(cell, m, n):
+        # cell (w, m', n) gets the products aseq[(w, m')][s] * bseq[n][s]: right iff they are A[m, k_s] * B[k_s, n]
+        # with the k_s a permutation of 0..K-1
+        a, b = sa[cell[:2]], sb[cell[2]]
+        return (a is not None and b is not None and a[0] == m and b[0] == n and a[1] == b[1]
+                and sorted(a[1]) == list(range(K)))
+
+    cells_ok = all(right((w, m, n), 64 * rows[w] + m, n) for w in range(W) for m in range(64) for n in range(N))
+    # epilogue: d[4q+2h+e] of each warp -> stmatrix matrix (h, q) -> row-major C tile
+    cols = knobs.get("epilogue_cols") or N
+    trans = knobs.get("epilogue_trans", False)
+    staging: dict = {}
+    fe = None
+    for w in range(W):
+        for warp in range(4):
+            c0 = 0
+            while c0 < cols:
+                num = 4 if cols - c0 >= 16 else 2
+                for lane in range(32):
+                    for j in range(num):
+                        h, q = j % 2, c0 // 8 + j // 2
+                        for e in range(2):
+                            i = 4 * q + 2 * h + e
+                            rr, cc = d_fragment(32 * warp + lane, i)
+                            mr, mc = stmatrix_element(lane, j, e, trans)
+                            srow = 64 * w + 16 * warp + 8 * (j % 2) + mr   # row address from lane 8j + mr
+                            scol = c0 + 8 * (j // 2) + mc
+                            staging[(srow, scol)] = (w, rr, cc)
+                            if fe is None and (srow, scol) != (64 * w + rr, cc):
+                                fe = ("epilogue_stmatrix", (srow, scol), (64 * w + rr, cc))
+                c0 += 4 * num
+    if fe is None:
+        missing = [(r, c) for r in range(M) for c in range(N) if (r, c) not in staging]
+        if missing:
+            fe = ("epilogue_stmatrix", missing[0], None)
+    wrong = np.zeros((M, N), bool)
+    for r in range(M):
+        for c in range(N):
+            cell = staging.get((r, c))
+            wrong[r, c] = cell is None or not right(cell, r, c)
+    if wrong.any() and first is None:
+        for f in ([fa, fb] if not cells_ok else []) + [fe]:
+            if f is not None:
+                first = f
+                break
+    return wrong, first
+
+
+def name(el) -> str:
+    if el is None:
+        return "nothing (a byte no stage wrote)"
+    t, mn, k = el
+    return f"A[{mn}, {k}]" if t == "A" else f"B[{k}, {mn}]"
+
+
+def check_hopper(knobs: dict, expect_ok: bool) -> None:
+    p = hopper_pipeline(**knobs)
+    proof = prove(p)
+    wrong, first = brute_hopper(p, knobs)
+    assert proof.ok == expect_ok == (not wrong.any()), (knobs, str(proof))
+    np.testing.assert_array_equal(proof.wrong_outputs, wrong)
+    if expect_ok:
+        assert proof.first_wrong is None
+        return
+    f = proof.first_wrong
+    assert f["stage"] == first[0], (f, first)
+    if first[0] in ("wgmma_read_a", "wgmma_read_b"):
+        assert f"shared byte {first[1]:#x}" in f["location"]
+        assert f["lands"] == name(first[2]) and f["should"] == name(first[3])
+    elif first[0] == "epilogue_stmatrix":
+        (r, c), tgt = first[1], first[2]
+        assert f"C tile [{r}, {c}]" in f["location"] and f["should"] == f"C[{r}, {c}]"
+        assert f["lands"].startswith(f"C[{tgt[0]}, {tgt[1]}]") if tgt else f["lands"].startswith("nothing")
+    else:
+        assert f["location"] == first[1]
+    assert str(proof).splitlines()[1].startswith("WRONG")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Hopper
+# ---------------------------------------------------------------------------------------------------
+HOPPER_OK = [
+    {},
+    {"N": 32, "K": 32, "swizzle_a": 64, "swizzle_b": 32},
+    {"N": 16, "K": 64, "swizzle_a": 0, "swizzle_b": 0},
+    {"N": 64, "K": 16, "a_major": "MN", "b_major": "MN"},
+    {"N": 16, "K": 32, "a_major": "MN", "b_major": "MN", "swizzle_a": 32, "swizzle_b": 32},
+    {"N": 32, "K": 64, "a_major": "MN", "swizzle_a": 64, "b_major": "K", "swizzle_b": 32, "dtype": "bf16"},
+    {"N": 32, "K": 32, "a_major": "MN", "swizzle_a": 0, "b_major": "MN", "swizzle_b": 64},
+    {"M": 128, "N": 16, "K": 64, "warpgroups": 2},
+    {"N": 16, "K": 64, "base_a": 384, "base_b": 128},            # a base inside the pattern: derived right
+    {"N": 40, "K": 64, "swizzle_a": 32, "base_a": 128, "a_major": "MN"},
+]
+
+HOPPER_BUGS = [
+    # KnowingNothing/MatmulTutorial#14: the TMA swizzle changed, the descriptor's not
+    {"N": 32, "K": 64, "swizzle_a": 64, "desc_swizzle_a": 128},
+    {"N": 32, "K": 64, "desc_swizzle_b": 32},
+    # tile-ai/tilelang#813: SBO written in bytes without the >> 4 (the field holds 16-byte units)
+    {"N": 16, "K": 64, "sbo_a": 1024 << 4},
+    # the other units slips: SBO already encoded, or in elements
+    {"N": 16, "K": 64, "sbo_b": 1024 >> 4},
+    {"N": 16, "K": 64, "sbo_a": 512},
+    # LBO/SBO swapped (interleaved K-major: LBO is used)
+    {"N": 16, "K": 64, "swizzle_a": 0, "lbo_a": 128, "sbo_a": 1024},
+    # NVIDIA/Fuser#4096: a tile at +384 B in its 128B pattern, base offset by the PTX rule for a pattern
+    # starting at the tile (the TMA's pattern starts on the aligned address below)
+    {"N": 16, "K": 64, "base_a": 384, "desc_base_offset_a": 3},
+    # Dao-AILab/flash-attention#2406: the warpgroups' row blocks permuted at tile_m = 128
+    {"M": 128, "N": 16, "K": 64, "warpgroups": 2, "wg_rows": (1, 0)},
+    # NVIDIA/cutlass#3345: the epilogue's copy does not cover C
+    {"N": 48, "K": 64, "epilogue_cols": 32},
+    {"N": 24, "K": 64, "epilogue_cols": 8},
+    # stmatrix .trans where the C tile is row-major
+    {"N": 16, "K": 64, "epilogue_trans": True},
+]
+
+
+@pytest.mark.parametrize("knobs", HOPPER_OK, ids=str)
+def test_hopper_correct_pipelines_prove(knobs):
+    check_hopper(knobs, True)
+
+
+@pytest.mark.parametrize("knobs", HOPPER_BUGS, ids=str)
+def test_hopper_planted_bugs_caught(knobs):
+    check_hopper(knobs, False)
+
+
+def test_hopper_same_wrong_k_order_on_both_sides_is_harmless():
+    # 32B swizzle: the base offset's one bit flips the row phase of every row alike, so a wrong base offset
+    # reads k ^ 8 in every row -- in A and in B (the H100 measured base offsets 0, 2, 4, 6 exact for A
+    # alone, docs/gpu-harness.md): the products still pair A[m,k] with B[k,n]
+    knobs = {"N": 16, "K": 32, "swizzle_a": 32, "swizzle_b": 32, "desc_base_offset_a": 1, "desc_base_offset_b": 1}
+    p = hopper_pipeline(**knobs)
+    proof = prove(p)
+    wrong, _ = brute_hopper(p, knobs)
+    np.testing.assert_array_equal(proof.wrong_outputs, wrong)
+    assert proof.ok and not wrong.any()
+    assert any(s.mismatches for s in proof.stages) and "K order" in str(proof)
+    knobs.pop("desc_base_offset_b")                  # on one side only: wrong
+    check_hopper(knobs, False)
+
+
+def test_hopper_descriptor_words_by_hand():
+    # K-major 128B f16, 64 x 64: LBO "assumed 1" (16 B), SBO = 8 rows x 128 B = 1024 B (encoded 64),
+    # k-block j starts 32*j bytes in; swizzle code 1 (128B) at bits 62-63
+    p = hopper_pipeline()
+    words = p.stage("wgmma_read_a").details["words"][0]
+    assert [hex(w) for w in words] == [hex((1 << 62) | (64 << 32) | (1 << 16) | (32 * j >> 4)) for j in range(4)]
+    # B follows A in shared memory at the next 1024-byte boundary (8 KiB of A)
+    assert decode_word(p.stage("wgmma_read_b").details["words"][0][0])["start"] == 8192
+    # a tile at +384: start address moves, base offset stays 0 (absolute swizzle on both sides)
+    d = decode_word(hopper_pipeline(base_a=384).stage("wgmma_read_a").details["words"][0][1])
+    assert (d["start"], d["base_offset"]) == (384 + 32, 0)
+
+
+def test_hopper_fraction_wrong_matches_the_report():
+    # MatmulTutorial#14 reported ~87% wrong; a 64B TMA read through 128B descriptors on A is wrong everywhere
+    proof = prove(hopper_pipeline(swizzle_a=64, desc_swizzle_a=128))
+    assert proof.wrong_outputs.mean() > 0.8
+
+
+def test_hopper_bank_report_of_the_epilogue():
+    # the row-major C tile has 128-byte rows at N = 64: the 8 row addresses of one stmatrix phase all hit
+    # banks 0-3 -> 8 wavefronts per phase instead of 1
+    acc = prove(hopper_pipeline()).accesses[0]
+    assert acc.vector_bytes == 16 and acc.report.ways == 8
+    assert acc.report.wavefronts == 8 * acc.report.ideal
+    # 96-byte rows (N = 48): word offsets 0, 24, 48, .. mod 32 = 0, 24, 16, 8, 0, ..: rows r and r + 4 collide
+    assert prove(hopper_pipeline(N=48)).accesses[0].report.ways == 2
+    # 144-byte rows (N = 72): word offsets 0, 36, 72, .. mod 32 = 0, 4, 8, .., 28: conflict-free (x4 and x2)
+    assert prove(hopper_pipeline(N=72)).accesses[0].report.conflict_free
+
+
+@pytest.mark.parametrize("knobs, words", [
+    ({"M": 32}, "M=32"), ({"N": 12}, "N=12"), ({"K": 24}, "K=24"), ({"dtype": "f32"}, "dtype"),
+    ({"swizzle_a": 16}, "swizzle_a"), ({"base_b": 64}, "base_b=64"), ({"wg_rows": (0, 0)}, "wg_rows"),
+    ({"epilogue_cols": 12}, "epilogue_cols"), ({"bogus": 1}, "bogus"), ({"a_major": "X"}, "a_major"),
+    ({"desc_base_offset_a": 8}, "desc_base_offset_a"), ({"epilogue_trans": 1}, "epilogue_trans"),
+])
+def test_hopper_bad_knobs(knobs, words):
+    with pytest.raises(LayoutError, match="hopper_pipeline") as e:
+        hopper_pipeline(**knobs)
+    assert words in str(e.value)
+
+
+def test_prove_refuses_non_pipelines():
+    with pytest.raises(LayoutError, match="prove"):
+        prove("not a pipeline")
