@@ -13,9 +13,10 @@ checks the trace: every product ``A[m,k]*B[k,n]`` must accumulate into the cell 
 
 Builders: :func:`hopper_pipeline` (TMA -> wgmma SS -> registers -> stmatrix -> TMA store; its knobs
 are fixed by the contract with the hardware run, docs/kernels.md), and in
-:mod:`layoutalg.kernel.pipeline_more` ``ampere_pipeline`` and ``blackwell_pipeline``.
+:mod:`layoutalg.kernel.pipeline_sm80` ``ampere_pipeline`` and :mod:`layoutalg.kernel.pipeline_sm100`
+``blackwell_pipeline``.
 
-    >>> p = hopper_pipeline(N=32, K=32)
+    >>> p = hopper_pipeline(N=32)
     >>> [s.name for s in p.stages]
     ['global', 'tma_load_a', 'tma_load_b', 'tiled_mma', 'wgmma_read_a', 'wgmma_read_b', 'accumulator', 'epilogue_stmatrix', 'tma_store']
     >>> hex(p.stage("wgmma_read_a").details["words"][0][1])     # warpgroup 0, k-block 1: start + 32 B

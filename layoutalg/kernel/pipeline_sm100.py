@@ -76,7 +76,7 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     epilogue loads, a multiple of 32 or all; None = all of the accumulator's).
 
     >>> print(blackwell_pipeline(cta_group=2, M=256).stage("umma"))
-    umma               tcgen05.mma.cta_group::2.kind::f16, M=256 N=64 (128 rows per CTA), idesc 0x10100490
+    umma               tcgen05.mma.cta_group::2.kind::f16, M=256 N=64 (128 rows per CTA), idesc 0x10100010
     """
     op = "blackwell_pipeline"
     unknown = sorted(set(knobs) - set(BLACKWELL_KNOBS))

@@ -20,7 +20,7 @@ access by threads; TMA's are not bank-limited and excluded).
     True
     >>> bad = prove(hopper_pipeline(desc_swizzle_a=64))      # MatmulTutorial#14: the swizzle changed on one side
     >>> bad.first_wrong["stage"], int(bad.wrong_outputs.sum())
-    ('wgmma_read_a', 3840)
+    ('wgmma_read_a', 4096)
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def prove(pipeline: Pipeline) -> Proof:
 
     >>> from layoutalg.kernel.pipeline import hopper_pipeline
     >>> p = prove(hopper_pipeline(epilogue_cols=48))          # cutlass#3345: the epilogue misses part of C
-    >>> p.first_wrong["stage"], p.first_wrong["lands"], p.wrong_outputs[:, 48:].all(), p.wrong_outputs[:, :48].any()
+    >>> p.first_wrong["stage"], p.first_wrong["lands"], bool(p.wrong_outputs[:, 48:].all()), bool(p.wrong_outputs[:, :48].any())
     ('epilogue_stmatrix', 'nothing (no stmatrix writes it)', True, False)
     """
     if not isinstance(pipeline, Pipeline):
