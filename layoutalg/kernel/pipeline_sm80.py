@@ -14,7 +14,7 @@ with ``st.global``.
     True
     >>> p = prove(ampere_pipeline(ldsm_swizzle_b=0))        # the swizzle changed on one side
     >>> p.first_wrong["stage"], p.first_wrong["should"]
-    ('ldmatrix_b', 'B[0, 8]')
+    ('ldmatrix_b', 'B[0, 2]')
 """
 
 from __future__ import annotations
