@@ -324,3 +324,352 @@ def test_hopper_bad_knobs(knobs, words):
 def test_prove_refuses_non_pipelines():
     with pytest.raises(LayoutError, match="prove"):
         prove("not a pipeline")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Ampere: cp.async -> ldmatrix -> mma.sync -> st.global
+# ---------------------------------------------------------------------------------------------------
+def mma_a(lane: int, i: int) -> tuple[int, int]:
+    """mma.m16n8k16 A (16-bit): register value i of lane -> (row, k) (PTX "Matrix Fragments for mma.m16n8k16")."""
+    g, t = lane // 4, lane % 4
+    return g + 8 * ((i // 2) % 2), 2 * t + (i % 2) + 8 * (i // 4)
+
+
+def mma_b(lane: int, i: int) -> tuple[int, int]:
+    """mma.m16n8k16 B: value i of lane -> (k, n)."""
+    g, t = lane // 4, lane % 4
+    return 2 * t + (i % 2) + 8 * (i // 2), g
+
+
+def mma_c(lane: int, i: int) -> tuple[int, int]:
+    """mma.m16n8 C/D (f32): value i of lane -> (row, col)."""
+    g, t = lane // 4, lane % 4
+    return g + 8 * (i // 2), 2 * t + (i % 2)
+
+
+def ldmatrix_value(lane: int, e: int, trans: bool) -> tuple[int, int]:
+    """ldmatrix: (row, col) in the 8x8 matrix in memory of element e of a lane's register (either .trans)."""
+    r, c = lane // 4, 2 * (lane % 4) + e
+    return (c, r) if trans else (r, c)
+
+
+def brute_ampere(p, knobs: dict):
+    M, N, K = p.M, p.N, p.K
+    WM, WN = knobs.get("warps", (2, 2))
+    TM, TN = M // WM, N // WN
+    smem: dict = {}
+    base = {}
+    for x, MN in (("a", M), ("b", N)):
+        base[x] = p.stage(f"cp_async_{x}").details["base"]
+        sw = knobs.get(f"swizzle_{x}", 64)
+        for r in range(MN):
+            for k in range(K):
+                a = base[x] + swz(2 * (r * K + k), sw)      # the author's swizzle on the buffer offset
+                smem[a] = (x.upper(), r, k)
+    order = knobs.get("epilogue_warp_order") or "row"
+
+    def origin(w, order):
+        wm, wn = (w // WN, w % WN) if order == "row" else (w % WM, w // WM)
+        return wm * TM, wn * TN
+
+    first = None
+    for w in range(WM * WN):
+        if origin(w, "row") != origin(w, order):
+            first = ("tiled_mma", f"warp {w}")
+            break
+    frags = {}
+    fa = fb = None
+    for x, num, blk in (("a", 4, 16), ("b", 2, 8)):
+        lsw = knobs.get(f"ldsm_swizzle_{x}")
+        lsw = knobs.get(f"swizzle_{x}", 64) if lsw is None else lsw
+        trans = knobs.get(f"ldsm_trans_{x}", False)
+        for w in range(WM * WN):
+            r0 = (w // WN) * TM if x == "a" else (w % WN) * TN
+            for bi in range((TM if x == "a" else TN) // blk):
+                for kb in range(K // 16):
+                    rowaddr = {}
+                    for lane in range(8 * num):
+                        if x == "a":
+                            row, k0 = r0 + 16 * bi + lane % 16, 16 * kb + 8 * (lane // 16)
+                        else:
+                            row, k0 = r0 + 8 * bi + lane % 8, 16 * kb + 8 * (lane // 8)
+                        rowaddr[lane] = base[x] + swz(2 * (row * K + k0), lsw)
+                    for lane in range(32):
+                        for j in range(num):
+                            for e in range(2):
+                                mr, mc = ldmatrix_value(lane, e, trans)
+                                addr = rowaddr[8 * j + mr] + 2 * mc
+                                got = smem.get(addr)
+                                i = 2 * j + e
+                                if x == "a":
+                                    rr, kk = mma_a(lane, i)
+                                    want = ("A", r0 + 16 * bi + rr, 16 * kb + kk)
+                                    frags[("a", w, bi, kb, rr, kk)] = got
+                                else:
+                                    kk, nn = mma_b(lane, i)
+                                    want = ("B", r0 + 8 * bi + nn, 16 * kb + kk)
+                                    frags[("b", w, bi, kb, kk, nn)] = got
+                                if got != want:
+                                    if x == "a" and fa is None:
+                                        fa = ("ldmatrix_a", f"lane {lane} register {j} half {e}", got, want)
+                                    if x == "b" and fb is None:
+                                        fb = ("ldmatrix_b", f"lane {lane} register {j} half {e}", got, want)
+
+    def products(w, mi, ni, r, c):
+        return [(frags[("a", w, mi, kb, r, k)], frags[("b", w, ni, kb, k, c)]) for kb in range(K // 16)
+                for k in range(16)]
+
+    def right(prods, m, n):
+        ks = sorted(a[2] for a, b in prods if a and b and a[:2] == ("A", m) and b[:2] == ("B", n) and a[2] == b[2])
+        return ks == list(range(K)) and len(prods) == K
+
+    cells_ok = all(right(products(w, mi, ni, r, c), origin(w, "row")[0] + 16 * mi + r, origin(w, "row")[1] + 8 * ni + c)
+                   for w in range(WM * WN) for mi in range(TM // 16) for ni in range(TN // 8) for r in range(16)
+                   for c in range(8))
+    cols = knobs.get("epilogue_cols") or TN
+    out: dict = {}
+    for w in range(WM * WN):
+        o = origin(w, order)
+        for mi in range(TM // 16):
+            for ni in range(cols // 8):
+                for lane in range(32):
+                    for i in range(4):
+                        r, c = mma_c(lane, i)
+                        out[(o[0] + 16 * mi + r, o[1] + 8 * ni + c)] = (w, mi, ni, r, c)
+    wrong = np.zeros((M, N), bool)
+    fe = None
+    for m in range(M):
+        for n in range(N):
+            cell = out.get((m, n))
+            wrong[m, n] = cell is None or not right(products(*cell), m, n)
+            if cell is None and fe is None:
+                fe = ("epilogue_st_global", f"out[{m}, {n}]", None, None)
+    if wrong.any() and first is None:
+        for f in ([fa, fb] if not cells_ok else []) + [fe]:
+            if f is not None:
+                first = f
+                break
+    return wrong, first
+
+
+def check_ampere(knobs: dict, expect_ok: bool) -> None:
+    from layoutalg.kernel.pipeline_sm80 import ampere_pipeline
+
+    p = ampere_pipeline(**knobs)
+    proof = prove(p)
+    wrong, first = brute_ampere(p, knobs)
+    assert proof.ok == expect_ok == (not wrong.any()), (knobs, str(proof))
+    np.testing.assert_array_equal(proof.wrong_outputs, wrong)
+    if expect_ok:
+        return
+    f = proof.first_wrong
+    assert f["stage"] == first[0] and first[1] in f["location"], (f, first)
+    if first[0].startswith("ldmatrix"):
+        assert f["lands"] == name(first[2]) and f["should"] == name(first[3])
+
+
+AMPERE_OK = [
+    {},
+    {"M": 32, "N": 64, "K": 64, "warps": (1, 4), "swizzle_a": 128, "swizzle_b": 128, "dtype": "bf16"},
+    {"N": 32, "K": 16, "warps": (4, 1), "swizzle_a": 0, "swizzle_b": 32},
+]
+AMPERE_BUGS = [
+    {"ldsm_swizzle_b": 0},                                   # the swizzle changed on one side
+    {"M": 32, "N": 32, "K": 64, "swizzle_a": 128, "ldsm_swizzle_a": 64},
+    {"ldsm_trans_b": True},                                  # ldmatrix.trans on a K-major B
+    {"epilogue_warp_order": "col"},                          # the epilogue's warp order is not the MMA's
+    {"epilogue_cols": 16},                                   # the epilogue misses part of each warp's C
+]
+
+
+@pytest.mark.parametrize("knobs", AMPERE_OK, ids=str)
+def test_ampere_correct_pipelines_prove(knobs):
+    check_ampere(knobs, True)
+
+
+@pytest.mark.parametrize("knobs", AMPERE_BUGS, ids=str)
+def test_ampere_planted_bugs_caught(knobs):
+    check_ampere(knobs, False)
+
+
+def test_ampere_bank_reports():
+    # rows of 64 B (K = 32 f16) without a swizzle: ldmatrix's 8 row addresses of a phase are 64 B apart, so
+    # rows 0, 2, 4, 6 all start at bank 0 (word offsets 0, 32, 64, 96) -> 4-way; the 64-byte swizzle moves
+    # row r's chunk by (r // 2) % 4: conflict-free
+    from layoutalg.kernel.pipeline_sm80 import ampere_pipeline
+
+    plain = {a.stage: a.report for a in prove(ampere_pipeline(swizzle_a=0, swizzle_b=0)).accesses}
+    sw = {a.stage: a.report for a in prove(ampere_pipeline()).accesses}
+    assert plain["ldmatrix_a"].ways == 4 and sw["ldmatrix_a"].conflict_free
+    assert sw["cp_async_a"].conflict_free and sw["cp_async_a"].wavefronts == 4 * len(sw["cp_async_a"].instructions)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Blackwell: TMA -> tcgen05.mma SS (1 or 2 CTAs) -> TMEM -> tcgen05.ld -> st.global
+# ---------------------------------------------------------------------------------------------------
+def decode_sm100_word(word: int) -> dict:
+    """The tcgen05 shared-memory descriptor's fields (PTX "Shared memory descriptor", tcgen05)."""
+    return {"start": (word & 0x3FFF) << 4, "lbo": ((word >> 16) & 0x3FFF) << 4, "sbo": ((word >> 32) & 0x3FFF) << 4,
+            "base_offset": (word >> 49) & 7, "swizzle": {0: 0, 2: 128, 4: 64, 6: 32}[(word >> 61) & 7]}
+
+
+def decode_idesc(word: int) -> dict:
+    """kind::f16 instruction descriptor: bit 15 transpose A, 16 transpose B, 17-22 N >> 3, 24-28 M >> 4."""
+    return {"M": ((word >> 24) & 0x1F) << 4, "N": ((word >> 17) & 0x3F) << 3,
+            "a_major": "MN" if (word >> 15) & 1 else "K", "b_major": "MN" if (word >> 16) & 1 else "K"}
+
+
+def canonical_address(d: dict, major: str, mn: int, k: int) -> int:
+    sw_word = (d["start"] >> 4) | ((d["lbo"] >> 4) << 16) | ((d["sbo"] >> 4) << 32) | (d["base_offset"] << 49) | (
+        {0: 0, 128: 1, 64: 2, 32: 3}[d["swizzle"]] << 62)
+    return wgmma_address(sw_word, major, mn, k)
+
+
+def tmem_place(m: int, n: int, Mc: int, N: int, G: int) -> tuple[int, int]:
+    """(lane, column) of D[m, n] of one CTA (PTX data-path layouts; the table in nvidia.blackwell.tmem_accum)."""
+    if Mc == 128:
+        return m, n
+    if G == 1:  # M = 64: 16 lanes of each quarter
+        return m % 16 + 32 * (m // 16), n
+    return m + 64 * (n // (N // 2)), n % (N // 2)  # M = 64 of a pair (2x2)
+
+
+def brute_blackwell(p, knobs: dict):
+    M, N, K = p.M, p.N, p.K
+    G = knobs.get("cta_group", 1)
+    Mc, Nc = M // G, N // G
+    smem = [dict() for _ in range(G)]
+    for x, MN in (("a", Mc), ("b", Nc)):
+        st = p.stage(f"tma_load_{x}").details
+        sw, major = knobs.get(f"swizzle_{x}", 128), knobs.get(f"{x}_major", "K")
+        for c in range(G):
+            for mn in range(MN):
+                for k in range(K):
+                    a = swz(st["base"] + tile_offset(major, sw, mn, k, MN), sw)
+                    smem[c][a] = smem[c][a + 1] = (x.upper(), c * MN + mn, k)
+    idesc = decode_idesc(p.stage("umma").details["idesc"])
+    first = None
+    for f, v in (("M", M), ("N", N), ("a_major", knobs.get("a_major", "K")), ("b_major", knobs.get("b_major", "K"))):
+        if idesc[f] != v and first is None:
+            first = ("umma", f"field {f}")
+    Ni = idesc["N"]
+    wa, wb = p.stage("umma_read_a").details["words"], p.stage("umma_read_b").details["words"]
+    aseq, bseq = defaultdict(list), defaultdict(list)
+    fa = fb = None
+    for c in range(G):
+        for j in range(K // 16):
+            da, db = decode_sm100_word(wa[j]), decode_sm100_word(wb[j])
+            for m in range(Mc):
+                for k in range(16):
+                    addr = canonical_address(da, idesc["a_major"], m, k)
+                    got = smem[c].get(addr)
+                    if fa is None and got != ("A", c * Mc + m, 16 * j + k):
+                        fa = ("umma_read_a", addr, got, ("A", c * Mc + m, 16 * j + k))
+                    aseq[(c, m)].append(got)
+            for n in range(Ni // G):
+                for k in range(16):
+                    addr = canonical_address(db, idesc["b_major"], n, k)
+                    got = smem[c].get(addr)
+                    if fb is None and got != ("B", c * Nc + n, 16 * j + k):
+                        fb = ("umma_read_b", addr, got, ("B", c * Nc + n, 16 * j + k))
+                    bseq[c * (Ni // G) + n].append(got)
+
+    def right(cell, m, n):
+        c, ml, nl = cell
+        if nl >= Ni:
+            return False
+        a, b = aseq[(c, ml)], bseq[nl]
+        ok = all(x and y and x[:2] == ("A", m) and y[:2] == ("B", n) and x[2] == y[2] for x, y in zip(a, b))
+        return ok and sorted(x[2] for x in a) == list(range(K))
+
+    tcol = knobs.get("tmem_column", 0)
+    tmem = [dict() for _ in range(G)]
+    for c in range(G):
+        for m in range(Mc):
+            for n in range(Ni):
+                lane, col = tmem_place(m, n, Mc, Ni, G)
+                tmem[c][(lane, col + tcol)] = (c, m, n)
+    cells_ok = all(right((c, m, n), c * Mc + m, n) for c in range(G) for m in range(Mc) for n in range(N))
+    ecol = knobs.get("epilogue_column")
+    ecol = tcol if ecol is None else ecol
+    erows = knobs.get("epilogue_rows") or (0, 1, 2, 3)
+    ncols = max(tmem_place(m, n, Mc, N, G)[1] for m in range(Mc) for n in range(N)) + 1
+    ecols = knobs.get("epilogue_cols") or ncols
+    where = {tmem_place(m, n, Mc, N, G): (m, n) for m in range(Mc) for n in range(N)}
+    out: dict = {}
+    fe = None
+    for c in range(G):
+        for w in range(4):
+            for t in range(32):
+                for j in range(ecols):
+                    val = tmem[c].get((32 * w + t, ecol + j))        # warp w reaches lane quarter w
+                    meant = where.get((32 * erows[w] + t, j))          # what the author believes it is
+                    if meant is None:
+                        continue
+                    mo, no = c * Mc + meant[0], meant[1]
+                    out[(mo, no)] = val
+                    if fe is None and val != (c, meant[0], meant[1]):
+                        fe = ("epilogue_tcgen05_ld", f"CTA {c} warp {w} thread {t} register {j}")
+    wrong = np.zeros((M, N), bool)
+    for m in range(M):
+        for n in range(N):
+            cell = out.get((m, n))
+            wrong[m, n] = cell is None or not right(cell, m, n)
+            if cell is None and fe is None and (m, n) not in out:
+                fe = ("epilogue_tcgen05_ld", f"out[{m}, {n}]")
+    if wrong.any() and first is None:
+        for f in ([fa, fb] if not cells_ok else []) + [fe]:
+            if f is not None:
+                first = f
+                break
+    return wrong, first
+
+
+def check_blackwell(knobs: dict, expect_ok: bool) -> None:
+    from layoutalg.kernel.pipeline_sm100 import blackwell_pipeline
+
+    p = blackwell_pipeline(**knobs)
+    proof = prove(p)
+    wrong, first = brute_blackwell(p, knobs)
+    assert proof.ok == expect_ok == (not wrong.any()), (knobs, str(proof))
+    np.testing.assert_array_equal(proof.wrong_outputs, wrong)
+    if expect_ok:
+        return
+    f = proof.first_wrong
+    assert f["stage"] == first[0], (f, first)
+    if first[0].startswith("umma_read"):
+        assert f"shared byte {first[1]:#x}" in f["location"]
+        assert f["lands"] == name(first[2]) and f["should"] == name(first[3])
+    else:
+        assert first[1] in f["location"], (f, first)
+
+
+BLACKWELL_OK = [
+    {"N": 32},
+    {"M": 64, "N": 32},
+    {"cta_group": 2, "M": 256, "N": 32, "K": 32, "swizzle_a": 64, "swizzle_b": 64},
+    {"cta_group": 2, "M": 128, "N": 64, "a_major": "MN", "b_major": "MN", "K": 16, "swizzle_a": 64,
+     "swizzle_b": 64},
+    {"N": 16, "K": 32, "swizzle_a": 64, "swizzle_b": 32, "tmem_column": 96, "dtype": "bf16"},
+]
+BLACKWELL_BUGS = [
+    {"N": 32, "desc_swizzle_a": 64},                                # one side's swizzle
+    {"cta_group": 2, "M": 256, "N": 32, "K": 32, "swizzle_a": 64, "swizzle_b": 64, "sbo_b": 512 << 4},      # SBO in bytes in the field (tilelang#813)
+    {"N": 32, "base_a": 384, "desc_base_offset_a": 3},              # base offset for a pattern at the tile
+    {"N": 32, "idesc_n": 16},                                       # the instruction descriptor's N
+    {"N": 32, "idesc_b_major": "MN"},                               # its transpose bit
+    {"N": 32, "tmem_column": 64, "epilogue_column": 0},            # the epilogue reads the wrong TMEM column
+    {"N": 32, "epilogue_rows": (1, 0, 2, 3)},                      # warps 0 and 1 store each other's rows
+    {"M": 64, "N": 64, "epilogue_cols": 32},                        # the epilogue misses part of C
+    {"cta_group": 2, "M": 128, "N": 64, "K": 16, "swizzle_a": 32, "swizzle_b": 32, "epilogue_cols": 16},
+]
+
+
+@pytest.mark.parametrize("knobs", BLACKWELL_OK, ids=str)
+def test_blackwell_correct_pipelines_prove(knobs):
+    check_blackwell(knobs, True)
+
+
+@pytest.mark.parametrize("knobs", BLACKWELL_BUGS, ids=str)
+def test_blackwell_planted_bugs_caught(knobs):
+    check_blackwell(knobs, False)
