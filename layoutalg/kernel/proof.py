@@ -92,8 +92,12 @@ def _cell_products_ok(prod_a: np.ndarray, prod_b: np.ndarray, m: np.ndarray, n: 
     good = ((prod_a >= 0) & (prod_b >= 0) & (ta == TAG_A) & (tb == TAG_B) & (am == m[:, None]) & (bn == n[:, None])
             & (ak == bk))
     ok = good.all(axis=1)
-    ks = np.sort(np.where(good, ak, -1), axis=1)
-    return ok & (ks == np.arange(K)[None, :]).all(axis=1)  # type: ignore[no-any-return]
+    # each k once: count (row, k) pairs of the rows that are good everywhere
+    rows = np.nonzero(ok)[0]
+    if len(rows):
+        counts = np.bincount((np.arange(len(rows))[:, None] * K + ak[rows]).ravel(), minlength=len(rows) * K)
+        ok[rows] = (counts.reshape(len(rows), K) == 1).all(axis=1)
+    return ok  # type: ignore[no-any-return]
 
 
 def prove(pipeline: Pipeline) -> Proof:
@@ -117,7 +121,14 @@ def prove(pipeline: Pipeline) -> Proof:
     right = np.zeros(M * N, bool)
     if written.any():
         cells = oc[written]
-        right[written] = _cell_products_ok(tr.prod_a[cells], tr.prod_b[cells], mm[written], nn[written], K)
+        # a cell landing where it is meant to be: its verdict is cell_ok; the others are checked for their output
+        meant = (tr.cell_target[cells, 0] == mm[written]) & (tr.cell_target[cells, 1] == nn[written])
+        verdict = cell_ok[cells]
+        other = ~meant
+        if other.any():
+            c2 = cells[other]
+            verdict[other] = _cell_products_ok(tr.prod_a[c2], tr.prod_b[c2], mm[written][other], nn[written][other], K)
+        right[written] = verdict
     wrong = ~right.reshape(M, N)
     ok = not wrong.any()
     notes = list(tr.notes)
