@@ -673,3 +673,108 @@ def test_blackwell_correct_pipelines_prove(knobs):
 @pytest.mark.parametrize("knobs", BLACKWELL_BUGS, ids=str)
 def test_blackwell_planted_bugs_caught(knobs):
     check_blackwell(knobs, False)
+
+
+# ---------------------------------------------------------------------------------------------------
+# compiled kernels: the MMA path read from ttgir (tests/data/triton/kernels.json, Triton 3.6 on the CPU)
+# ---------------------------------------------------------------------------------------------------
+def _kernels():
+    import json
+    import os
+
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "triton", "kernels.json")) as f:
+        return [k for k in json.load(f)["kernels"] if "matmul" in k["config"]["kind"]]
+
+
+KERNELS = _kernels()
+
+
+def _kid(k):
+    c = k["config"]
+    return f"{c['kind']}-sm{c['arch']}-{c['dtype']}-{c['BM']}x{c['BN']}x{c['BK']}"
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=_kid)
+def test_every_recorded_matmul_proves(kernel):
+    # Triton's compiled matmuls are correct (they are Triton's own tests' kernels): each must prove, and the
+    # report's hook gives the same proof
+    from layoutalg.kernel import inspect_ttgir
+    from layoutalg.kernel.proof_ttgir import pipelines_from_ttgir, prove_ttgir
+
+    proof = prove_ttgir(kernel["ttgir"])
+    assert proof.ok, str(proof)
+    arch = {80: "sm_80", 90: "sm_90a", 100: "sm_100a"}[kernel["config"]["arch"]]
+    pipes = pipelines_from_ttgir(kernel["ttgir"])
+    assert pipes and all(p.arch == arch for p in pipes)
+    c = kernel["config"]
+    assert (pipes[0].M, pipes[0].N, pipes[0].K) == (c["BM"], c["BN"], c["BK"])
+    assert proof.wrong_outputs.shape == (c["BM"], c["BN"])
+    if c["arch"] == 100 and c["BN"] == 256:
+        assert inspect_ttgir(kernel["ttgir"]).proof.ok
+
+
+def _one(arch, kind="matmul", bm=128):
+    return next(k["ttgir"] for k in KERNELS if k["config"]["arch"] == arch and k["config"]["kind"] == kind
+                and k["config"]["BM"] == bm and k["config"]["BN"] == 128)
+
+
+def test_ttgir_tmem_load_in_the_wrong_lane_quarter():
+    # swap the two warp bases of the tcgen05.ld's register layout: warp 1 then holds rows 64..95 and warp 2
+    # rows 32..63, but warp w reaches only TMEM lanes 32*(w%4)..: rows 32..95 (lanes = rows, M = 128) are
+    # loaded by a warp that cannot reach them. First in (m, n) order: D[32, 0], held by warp 2.
+    from layoutalg.kernel.proof_ttgir import prove_ttgir
+
+    text = _one(100)
+    bad = text.replace("warp = [[32, 0], [64, 0]]", "warp = [[64, 0], [32, 0]]")
+    assert bad != text
+    p = prove_ttgir(bad)
+    assert not p.ok and p.first_wrong["stage"] == "epilogue_tmem_load"
+    assert p.first_wrong["location"].startswith("D[32, 0]") and p.first_wrong["lands"].startswith("warp 2")
+    want = np.zeros((128, 128), bool)
+    want[32:96] = True
+    np.testing.assert_array_equal(p.wrong_outputs, want)
+
+
+def test_ttgir_dot_operand_layout_not_the_mma_fragment():
+    # kWidth = 4 on a 16-bit A operand of mma.sync: each lane then holds 4 consecutive k (not 2): lane 0 holds
+    # A[0, 0..3] while the m16n8k16 A fragment wants A[0, 2..3] in lane 1 -> every output is wrong
+    from layoutalg.kernel.proof_ttgir import prove_ttgir
+
+    text = _one(80)
+    bad = text.replace("kWidth = 2}>> * tensor", "kWidth = 4}>> * tensor")
+    assert bad != text
+    p = prove_ttgir(bad)
+    assert not p.ok and p.first_wrong["stage"] == "dot_operand_a" and p.first_wrong["should"] == "A[0, 2]"
+    assert p.wrong_outputs.all()
+
+
+def test_ttgir_consistent_changes_still_prove():
+    # what is changed consistently is not a bug: the swizzle or the majorness of the shared layout moves the
+    # data and the derived descriptors together; a narrower wgmma N tiles the accumulator differently
+    from layoutalg.kernel.proof_ttgir import prove_ttgir
+
+    text = _one(90)
+    for a, b in (("swizzlingByteWidth = 128", "swizzlingByteWidth = 64"),
+                 ("instrShape = [16, 128, 16]", "instrShape = [16, 64, 16]")):
+        assert a in text
+        assert prove_ttgir(text.replace(a, b)).ok
+
+
+def test_ttgir_refusals():
+    from layoutalg.kernel.proof_ttgir import prove_ttgir
+
+    gluon = next(k["ttgir"] for k in _kernels_all() if k["config"]["kind"] == "gluon_convert")
+    with pytest.raises(LayoutError, match="prove_ttgir: the kernel has none of the MMA ops"):
+        prove_ttgir(gluon)
+    with pytest.raises(LayoutError):
+        prove_ttgir("module {")
+    with pytest.raises(LayoutError, match="pipelines_from_ttgir"):
+        prove_ttgir(42)
+
+
+def _kernels_all():
+    import json
+    import os
+
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "triton", "kernels.json")) as f:
+        return json.load(f)["kernels"]
