@@ -654,7 +654,8 @@ BLACKWELL_OK = [
 ]
 BLACKWELL_BUGS = [
     {"N": 32, "desc_swizzle_a": 64},                                # one side's swizzle
-    {"cta_group": 2, "M": 256, "N": 32, "K": 32, "swizzle_a": 64, "swizzle_b": 64, "sbo_b": 512 << 4},      # SBO in bytes in the field (tilelang#813)
+    # SBO in bytes in the field (tilelang#813)
+    {"cta_group": 2, "M": 256, "N": 32, "K": 32, "swizzle_a": 64, "swizzle_b": 64, "sbo_b": 512 << 4},
     {"N": 32, "base_a": 384, "desc_base_offset_a": 3},              # base offset for a pattern at the tile
     {"N": 32, "idesc_n": 16},                                       # the instruction descriptor's N
     {"N": 32, "idesc_b_major": "MN"},                               # its transpose bit

@@ -26,7 +26,8 @@ are fixed by the contract with the hardware run, docs/kernels.md), and in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -38,7 +39,7 @@ __all__ = ["Stage", "Pipeline", "Trace", "StageCheck", "SmemAccess", "hopper_pip
 #: shared-memory owner codes: ``tag << 40 | element``; A element (m, k) -> m*K + k, B (n, k) -> n*K + k,
 #: C (staging) -> the accumulator cell
 TAG_A, TAG_B, TAG_C = 1, 2, 3
-_SHIFT = 40
+OWNER_SHIFT = 40
 SMEM_BYTES = 232448  # 227 KiB: the most dynamic shared memory one sm_90 / sm_100 CTA may have
 
 
@@ -150,7 +151,7 @@ def element_name(code: int, K: int) -> str:
     code = int(code)
     if code < 0:
         return "nothing (a byte no stage wrote)"
-    tag, e = code >> _SHIFT, code & ((1 << _SHIFT) - 1)
+    tag, e = code >> OWNER_SHIFT, code & ((1 << OWNER_SHIFT) - 1)
     if tag == TAG_A:
         return f"A[{e // K}, {e % K}]"
     if tag == TAG_B:
@@ -160,7 +161,7 @@ def element_name(code: int, K: int) -> str:
 
 def owner(tag: int, element: Any) -> Any:
     """The owner code ``tag << 40 | element`` (vectorised)."""
-    return (np.int64(tag) << _SHIFT) | np.asarray(element, np.int64)
+    return (np.int64(tag) << OWNER_SHIFT) | np.asarray(element, np.int64)
 
 
 def shared_memory(op: str) -> np.ndarray:
@@ -257,7 +258,7 @@ HOPPER_KNOBS: dict = {
 _SW_CODE = {0: 0, 128: 1, 64: 2, 32: 3}
 
 
-def _operand_tile(op: str, which: str, major: str, swizzle: int, dtype: str, shape: tuple[int, int]) -> Any:
+def operand_tile(op: str, which: str, major: str, swizzle: int, dtype: str, shape: tuple[int, int]) -> Any:
     from ..nvidia.hopper.wgmma import tile
 
     try:
@@ -266,7 +267,7 @@ def _operand_tile(op: str, which: str, major: str, swizzle: int, dtype: str, sha
         raise LayoutError(f"{op}: operand {which} ({major}-major, {swizzle} B swizzle, {shape[0]}x{shape[1]}): {e}") from e
 
 
-def _tma(op: str, which: str, major: str, layout: Any, dtype: str, shape: tuple[int, int]) -> Any:
+def tma_copy(op: str, which: str, major: str, layout: Any, dtype: str, shape: tuple[int, int]) -> Any:
     from ..nvidia.hopper.tma import make_tma_copy
 
     mn, k = shape
@@ -357,8 +358,8 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     for x, mn in (("a", M), ("b", N)):
         X = x.upper()
         sw, maj = kn[f"swizzle_{x}"], majors[x]
-        lay = _operand_tile(op, X, maj, sw, dtype, (mn, K))
-        tma = _tma(op, X, maj, lay, dtype, (mn, K))
+        lay = operand_tile(op, X, maj, sw, dtype, (mn, K))
+        tma = tma_copy(op, X, maj, lay, dtype, (mn, K))
         origin = cursor
         base = origin + kn[f"base_{x}"]
         size = mn * K * nb
@@ -371,7 +372,7 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
                             {"tma": tma, "base": base, "swizzle": sw, "layout": lay}))
         # the descriptors: derived for the tile the author believes is there (the descriptor's swizzle)
         dsw = sw if kn[f"desc_swizzle_{x}"] is None else kn[f"desc_swizzle_{x}"]
-        dlay = lay if dsw == sw else _operand_tile(op, X, maj, dsw, dtype, (mn, K))
+        dlay = lay if dsw == sw else operand_tile(op, X, maj, dsw, dtype, (mn, K))
         instr = f"m64n{N}k16"
         try:
             kbs = k_block_descriptors(dlay, dtype, instr, operand=X, major=maj)
@@ -508,7 +509,6 @@ def _trace_hopper(p: Pipeline) -> Trace:
     ep = p.stage("epilogue_stmatrix").details
     cbase, trans, cols = ep["base"], ep["trans"], ep["cols"]
     staging = np.full(M * N, -1, np.int64)  # cell code at each element of the C tile
-    writes_order = []  # (w, warp, instr, lane, value, address, cell)
     lane_addrs = []
     ep_first = None
     ep_bad = 0
@@ -520,12 +520,12 @@ def _trace_hopper(p: Pipeline) -> Trace:
                 L = np.arange(32)[:, None]
                 V = np.arange(2 * num)[None, :]
                 idx = frag.index(L, V)  # row + 8 col + 64 matrix
-                mat, r, c = idx // 64, idx % 8, (idx // 8) % 8
-                j, e = V // 2, V % 2
+                mat, r, col = idx // 64, idx % 8, (idx // 8) % 8
+                jr, e = V // 2, V % 2
                 # the registers the epilogue puts in stmatrix register j: matrix j = (row half j % 2,
                 # column block c0/8 + j // 2) of the accumulator, the D fragment's order
-                q = c0 // 8 + j // 2
-                accv = 4 * q + 2 * (j % 2) + e  # D fragment value index (matrix row half h = j % 2)
+                q = c0 // 8 + jr // 2
+                accv = 4 * q + 2 * (jr % 2) + e  # D fragment value index (matrix row half h = j % 2)
                 t = 32 * warp + L
                 cell_m = d_m[t, accv]
                 cell_n = d_n[t, accv]
@@ -536,7 +536,7 @@ def _trace_hopper(p: Pipeline) -> Trace:
                 scol = c0 + 8 * (jj // 2)
                 rowaddr = cbase + (srow * N + scol) * nb  # [num, 8]
                 lane_addrs.append([int(rowaddr[ll // 8, ll % 8]) for ll in range(8 * num)])
-                addr = rowaddr[mat, r] + c * nb
+                addr = rowaddr[mat, r] + col * nb
                 eidx = (addr - cbase) // nb
                 ok = (eidx >= 0) & (eidx < M * N)
                 staging[eidx[ok]] = cell[ok]

@@ -35,8 +35,8 @@ from .pipeline import (
     Stage,
     StageCheck,
     Trace,
-    _operand_tile,
-    _tma,
+    operand_tile,
+    tma_copy,
     check_int,
     element_name,
     first_mismatch,
@@ -145,8 +145,8 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     for x, mn in (("a", Mc), ("b", Nc)):
         X = x.upper()
         sw, maj = kn[f"swizzle_{x}"], majors[x]
-        lay = _operand_tile(op, X, maj, sw, dtype, (mn, K))
-        tma = _tma(op, X, maj, lay, dtype, (mn, K))
+        lay = operand_tile(op, X, maj, sw, dtype, (mn, K))
+        tma = tma_copy(op, X, maj, lay, dtype, (mn, K))
         base = cursor + kn[f"base_{x}"]
         cursor = -(-(base + mn * K * 2) // 1024) * 1024
         tm = tma.tensor_map
@@ -155,7 +155,7 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
                             f"SWIZZLE_{tm.swizzle}, at shared {base:#x}",
                             {"tma": tma, "base": base, "rows": mn}))
         dsw = sw if kn[f"desc_swizzle_{x}"] is None else kn[f"desc_swizzle_{x}"]
-        dlay = lay if dsw == sw else _operand_tile(op, X, maj, dsw, dtype, (mn, K))
+        dlay = lay if dsw == sw else operand_tile(op, X, maj, dsw, dtype, (mn, K))
         try:
             kbs = k_block_descriptors(dlay, dtype, f"m64n{mn}k16", operand="B", major=maj)
         except LayoutError as e:
@@ -182,7 +182,7 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     return Pipeline("sm_100a", M, N, K, dtype, kn, tuple(stages), _trace_blackwell)
 
 
-def _sm90_view(word: int) -> Any:
+def sm90_view(word: int) -> Any:
     """The sm_100 descriptor word read field by field, as the sm_90 descriptor of the same canonical layout."""
     from ..nvidia.blackwell.descriptor import Tcgen05Descriptor
     from ..nvidia.hopper.descriptor import MatrixDescriptor
@@ -244,10 +244,10 @@ def _trace_blackwell(p: Pipeline) -> Trace:
     kk = np.arange(16)[None, :]
     for c in range(G):
         for j in range(J):
-            a = descriptor_reads(_sm90_view(words_a[j]), p.dtype, d.a_major, (Mc, 16))
+            a = descriptor_reads(sm90_view(words_a[j]), p.dtype, d.a_major, (Mc, 16))
             addr_a[c, j], got_a[c, j] = a, read(smems[c], a)
             want_a[c, j] = owner(TAG_A, (c * Mc + np.arange(Mc)[:, None]) * K + 16 * j + kk)
-            b = descriptor_reads(_sm90_view(words_b[j]), p.dtype, d.b_major, (Nci, 16))
+            b = descriptor_reads(sm90_view(words_b[j]), p.dtype, d.b_major, (Nci, 16))
             addr_b[c, j], got_b[c, j] = b, read(smems[c], b)
             want_b[c, j] = owner(TAG_B, (c * Nc + np.arange(Nci)[:, None]) * K + 16 * j + kk)
     for x, g_, w_, a_, ws in (("a", got_a, want_a, addr_a, words_a), ("b", got_b, want_b, addr_b, words_b)):
@@ -278,7 +278,7 @@ def _trace_blackwell(p: Pipeline) -> Trace:
     tmem = np.full((G, 128, 512), -1, np.int64)
     acc = accumulator_layout(Mc, Ni, cta_group=G)
     am, an = np.meshgrid(np.arange(Mc), np.arange(Ni), indexing="ij")
-    addr = _eval(acc, am, an)
+    addr = eval_layout(acc, am, an)
     lane, col = addr >> 16, (addr & 0xFFFF) + tcol
     for c in range(G):
         ok = col < 512
@@ -289,7 +289,7 @@ def _trace_blackwell(p: Pipeline) -> Trace:
     # (lane 32*q + t, accumulator column j) with q = rows[w] is D at the inverse of the (right) accumulator layout
     right = accumulator_layout(Mc, N, cta_group=G)
     rm, rn = np.meshgrid(np.arange(Mc), np.arange(N), indexing="ij")
-    raddr = _eval(right, rm, rn)
+    raddr = eval_layout(right, rm, rn)
     inv = np.full((128, 512), -1, np.int64)
     inv[raddr >> 16, raddr & 0xFFFF] = rm * N + rn
     ecol, ecols, erows = kn["epilogue_column"], kn["epilogue_cols"], kn["epilogue_rows"]
@@ -297,13 +297,13 @@ def _trace_blackwell(p: Pipeline) -> Trace:
     checked = badn = 0
     first = None
     t = np.arange(32)[:, None]
-    j = np.arange(ecols)[None, :]
+    jj_ = np.arange(ecols)[None, :]
     for c in range(G):
         for w in range(4):
-            lanes = 32 * w + t + 0 * j
-            cols = ecol + j + 0 * t
+            lanes = 32 * w + t + 0 * jj_
+            cols = ecol + jj_ + 0 * t
             val = np.where(cols < 512, tmem[c, lanes, np.minimum(cols, 511)], -1)
-            meant = inv[32 * erows[w] + t + 0 * j, np.minimum(j + 0 * t, 511)]  # local m * N + n, or -1 (not a D cell)
+            meant = inv[32 * erows[w] + t + 0 * jj_, np.minimum(jj_ + 0 * t, 511)]  # local m * N + n, or -1 (not a D cell)
             keep = meant >= 0
             mo, no = c * Mc + meant // N, meant % N
             out_cell[mo[keep], no[keep]] = val[keep]
@@ -339,7 +339,7 @@ def _trace_blackwell(p: Pipeline) -> Trace:
     return Trace(M, N, K, prod_a, prod_b, cell_target, out_cell, cell_name, checks, [], notes)
 
 
-def _eval(layout: Any, m: np.ndarray, n: np.ndarray) -> np.ndarray:
+def eval_layout(layout: Any, m: np.ndarray, n: np.ndarray) -> np.ndarray:
     """layout(m, n) for arrays of coordinates (through the layout's table)."""
     from ..layout import Layout
 

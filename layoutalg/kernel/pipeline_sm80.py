@@ -141,7 +141,6 @@ def _trace_ampere(p: Pipeline) -> Trace:
     M, N, K = p.M, p.N, p.K
     WM, WN = kn["warps"]
     nw = WM * WN
-    T = 32 * nw
     TM, TN = M // WM, N // WN
     notes: list = []
     checks: list = []

@@ -26,12 +26,11 @@ access by threads; TMA's are not bank-limited and excluded).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from ..errors import LayoutError
-from .pipeline import TAG_A, TAG_B, Pipeline, StageCheck, Trace, _SHIFT
+from .pipeline import TAG_A, TAG_B, Pipeline, StageCheck, Trace, OWNER_SHIFT
 
 __all__ = ["Proof", "prove"]
 
@@ -84,8 +83,8 @@ class Proof:
 
 def _cell_products_ok(prod_a: np.ndarray, prod_b: np.ndarray, m: np.ndarray, n: np.ndarray, K: int) -> np.ndarray:
     """For each row: the products are exactly A[m, k] * B[k, n], k = 0..K-1, each once."""
-    mask = (1 << _SHIFT) - 1
-    ta, tb = prod_a >> _SHIFT, prod_b >> _SHIFT
+    mask = (1 << OWNER_SHIFT) - 1
+    ta, tb = prod_a >> OWNER_SHIFT, prod_b >> OWNER_SHIFT
     ea, eb = prod_a & mask, prod_b & mask
     am, ak = ea // K, ea % K
     bn, bk = eb // K, eb % K
@@ -144,8 +143,8 @@ def prove(pipeline: Pipeline) -> Proof:
             break
         if first is None:  # no stage differs, yet an output is wrong (e.g. two cells to one output)
             bad = int(np.argmax(wrong.ravel()))
-            c = int(oc[bad])
-            first = {"stage": "accumulator", "location": tr.cell_name(c) if c >= 0 else "no cell",
+            cell = int(oc[bad])
+            first = {"stage": "accumulator", "location": tr.cell_name(cell) if cell >= 0 else "no cell",
                      "lands": "products of another output", "should": f"A[{bad // N}, :] @ B[:, {bad % N}]"}
         fo = np.argwhere(wrong)[0]
         first["output"] = (int(fo[0]), int(fo[1]))

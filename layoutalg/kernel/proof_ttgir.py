@@ -19,8 +19,9 @@ From a ttgir module read by :func:`~layoutalg.kernel.ttgir.read_ttgir`, each MMA
 What happens after the accumulator (``convert_layout``, stores) is Triton's logical data movement and is
 taken as such. :func:`prove_ttgir` proves every MMA op of a kernel.
 
-    >>> import json, os
-    >>> d = json.load(open(os.path.join("tests", "data", "triton", "kernels.json")))
+    >>> import json, os, layoutalg
+    >>> root = os.path.dirname(os.path.dirname(layoutalg.__file__))
+    >>> d = json.load(open(os.path.join(root, "tests", "data", "triton", "kernels.json")))
     >>> print(prove_ttgir(d["kernels"][4]["ttgir"]).title)
     proof of sm_90a 128x128x64 f16 pipeline (ttgir line 116, ttng.warp_group_dot)
 """
@@ -74,7 +75,6 @@ def _owner_of(kl: KernelLayout, shape: tuple, op: Op, what: str) -> tuple[np.nda
     R, L, W = c.shape[:3]
     warp = np.full(shape, -1, np.int64)
     lane = np.full(shape, -1, np.int64)
-    ww, ll = np.meshgrid(np.arange(L), np.arange(W), indexing="ij")  # noqa: F841 (shapes)
     for r in range(R - 1, -1, -1):  # the lowest register index wins (written last)
         cc = c[r]  # [L, W, 2]
         lane[cc[..., 0], cc[..., 1]] = np.arange(L)[:, None] + 0 * np.arange(W)[None, :]
@@ -109,7 +109,7 @@ def _swap(layout: Any) -> Any:
     from ..composed import ComposedLayout
     from ..layout import Layout
 
-    inner = layout.inner if isinstance(layout, ComposedLayout) else layout
+    inner: Any = layout.inner if isinstance(layout, ComposedLayout) else layout
     sw = Layout((inner.shape[1], inner.shape[0]), (inner.stride[1], inner.stride[0]))
     return ComposedLayout(layout.outer, layout.offset, sw) if isinstance(layout, ComposedLayout) else sw
 
@@ -144,11 +144,11 @@ def _operand_reads(op: Op, which: str, t: Any, dtype: str, mnb: int, ki: int, ba
     MN = shape[0] if which == "A" else shape[1]
     if sm100:  # tcgen05 (8-bit MN-major operands too): the sm_100 derivation, read as the same canonical layouts
         from ..nvidia.blackwell.umma_smem import k_block_descriptors as umma_k_blocks
-        from .pipeline_sm100 import _sm90_view
+        from .pipeline_sm100 import sm90_view
 
         if MN != mnb:
             raise LayoutError(f"ttgir line {op.line}: operand {which} has {MN} rows for an instruction block of {mnb}")
-        kbs = [_KB(kb.mn_block, kb.k_block, _sm90_view(int(kb.descriptor.encode())))
+        kbs = [_KB(kb.mn_block, kb.k_block, sm90_view(int(kb.descriptor.encode())))
                for kb in umma_k_blocks(layout, dtype, K=ki, mn_block=None, major=major)]
     else:
         kbs = [_KB(kb.mn_block, kb.k_block, kb.descriptor)
@@ -197,10 +197,13 @@ def _trace_descriptors(p: Pipeline, arch: str) -> Trace:
     smem = shared_memory("ttgir")
     a, b = op.operands[0], op.operands[1]
     base_b = -(-(M * K * nb) // 1024) * 1024
-    _shared_image(_shared_of(a), tuple(a.shape[-2:]), nb, 0, TAG_A, smem, K, False, notes)
-    _shared_image(_shared_of(b), tuple(b.shape[-2:]), nb, base_b, TAG_B, smem, K, True, notes)
-    checks.append(StageCheck("shared_a", f"{M * K} elements of A placed by {_shared_of(a).name}", M * K))
-    checks.append(StageCheck("shared_b", f"{N * K} elements of B placed by {_shared_of(b).name}", N * K))
+    sa, sb = _shared_of(a), _shared_of(b)
+    if sa is None or sb is None:
+        raise LayoutError(f"ttgir line {op.line}: {op.name} has an operand outside shared memory")
+    _shared_image(sa, tuple(a.shape[-2:]), nb, 0, TAG_A, smem, K, False, notes)
+    _shared_image(sb, tuple(b.shape[-2:]), nb, base_b, TAG_B, smem, K, True, notes)
+    checks.append(StageCheck("shared_a", f"{M * K} elements of A placed by {sa.name}", M * K))
+    checks.append(StageCheck("shared_b", f"{N * K} elements of B placed by {sb.name}", N * K))
     mb, nbk = kn["mblock"], kn["nblock"]
     sm100 = arch == "sm_100a"
     ga, wa, aa, words_a, maj_a = _operand_reads(op, "A", a, dtype, mb, ki, 0, smem, K, sm100)
@@ -248,9 +251,9 @@ def _trace_descriptors(p: Pipeline, arch: str) -> Trace:
         held = best < len(c)
         tl.ravel()[held], tc.ravel()[held] = np.divmod(best[held], len(cols))
         hw = accumulator_layout(mb, nbk)
-        from .pipeline_sm100 import _eval
+        from .pipeline_sm100 import eval_layout
 
-        hw_addr = _eval(hw, m % mb, n % nbk)
+        hw_addr = eval_layout(hw, m % mb, n % nbk)
         hl = hw_addr >> 16
         hc = (hw_addr & 0xFFFF) + (n // nbk) * nbk + (m // mb) * 0
         ok = (tl == hl) & (tc == hc)
@@ -343,8 +346,9 @@ def _pipeline(module: TtgirModule, op: Op) -> Pipeline:
             raise LayoutError(f"{where}: the accumulator has no #ttg.nvidia_mma layout")
         n_instr = int(mma.params["instrShape"][1])
         kn = {"op": op, "acc": acc, "mblock": 64, "nblock": n_instr, "prefix": "wgmma", "where": where}
-        stages = (Stage("shared_a", "smem", f"A {M}x{K} {dtype} in {_shared_of(a).name if _shared_of(a) else '?'}"),
-                  Stage("shared_b", "smem", f"B {K}x{N} {dtype} in {_shared_of(b).name if _shared_of(b) else '?'}"),
+        sa, sb = _shared_of(a), _shared_of(b)
+        stages: tuple = (Stage("shared_a", "smem", f"A {M}x{K} {dtype} in {sa.name if sa else '?'}"),
+                         Stage("shared_b", "smem", f"B {K}x{N} {dtype} in {sb.name if sb else '?'}"),
                   Stage("wgmma", "mma", f"wgmma.mma_async.m64n{n_instr}k{32 // _nb(dtype)} ({mma.name})"),
                   Stage("accumulator", "accumulator", f"registers, {mma.name}"))
         return Pipeline("sm_90a", M, N, K, dtype, kn, stages, lambda p: _trace_descriptors(p, "sm_90a"))
