@@ -148,6 +148,11 @@ class Pipeline:
 # --- helpers shared by the builders ----------------------------------------------------------------
 def element_name(code: int, K: int) -> str:
     """The element an owner code stands for: 'A[m, k]', 'B[k, n]', 'C cell c', or 'nothing' (-1)."""
+    for name, v in (("code", code), ("K", K)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise LayoutError(f"element_name: {name}={v!r} is not an int")
+    if K < 1:
+        raise LayoutError(f"element_name: K={K} is not positive")
     code = int(code)
     if code < 0:
         return "nothing (a byte no stage wrote)"
