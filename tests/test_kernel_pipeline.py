@@ -85,7 +85,7 @@ def stmatrix_element(lane: int, j: int, e: int, trans: bool) -> tuple[int, int]:
     return (c, r) if trans else (r, c)
 
 
-def brute_hopper(p, knobs: dict):
+def brute_hopper(p, knobs: dict, rs: bool = False):
     """Run the Hopper pipeline's numbers through the interpreter: (wrong mask, first wrong dict)."""
     M, N, K = p.M, p.N, p.K
     W = knobs.get("warpgroups", 1)
@@ -105,10 +105,37 @@ def brute_hopper(p, knobs: dict):
         first = ("tiled_mma", f"warpgroup {w}", None, None)
     aseq: dict = defaultdict(list)   # (warpgroup, m) -> the A elements its row multiplies, step by step
     bseq: dict = defaultdict(list)   # n -> the B elements column n multiplies, step by step
-    wa = p.stage("wgmma_read_a").details["words"]
+    wa = None if rs else p.stage("wgmma_read_a").details["words"]
     wb = p.stage("wgmma_read_b").details["words"]
     fa = fb = None
-    for w in range(W):
+    if rs:  # A through ldmatrix.x4 into the wgmma A fragment (as mma.m16n8k16's A, warp w at rows 16w..)
+        base, sw = p.stage("tma_load_a").details["base"], knobs.get("swizzle_a", 128)
+        lsw = knobs.get("ldsm_swizzle_a")
+        lsw = sw if lsw is None else lsw
+        aval = {}
+        for w in range(W):
+            for j in range(K // 16):
+                for warp in range(4):
+                    rowaddr = {}
+                    for lane in range(32):
+                        off = tile_offset("K", sw, 64 * rows[w] + 16 * warp + lane % 16, 16 * j + 8 * (lane // 16), M)
+                        rowaddr[lane] = base + swz(off, lsw) if knobs.get("ldsm_relative") else swz(base + off, lsw)
+                    for lane in range(32):
+                        for jj in range(4):
+                            for e in range(2):
+                                mr, mc = ldmatrix_value(lane, e, knobs.get("ldsm_trans_a", False))
+                                addr = rowaddr[8 * jj + mr] + 2 * mc
+                                got = smem.get(addr)
+                                rr, kk = mma_a(lane, 2 * jj + e)
+                                m = 16 * warp + rr
+                                aval[(w, j, m, kk)] = got
+                                if fa is None and got != ("A", 64 * rows[w] + m, 16 * j + kk):
+                                    fa = ("ldmatrix_a", f"warp {warp} k-block {j}: lane {lane} register {jj} half {e}",
+                                          got, ("A", 64 * rows[w] + m, 16 * j + kk))
+        for w in range(W):
+            for m in range(64):
+                aseq[(w, m)] = [aval[(w, j, m, k)] for j in range(K // 16) for k in range(16)]
+    for w in range(W) if not rs else ():
         for j in range(K // 16):
             for m in range(64):
                 for k in range(16):
@@ -190,10 +217,12 @@ def name(el) -> str:
     return f"A[{mn}, {k}]" if t == "A" else f"B[{k}, {mn}]"
 
 
-def check_hopper(knobs: dict, expect_ok: bool) -> None:
-    p = hopper_pipeline(**knobs)
+def check_hopper(knobs: dict, expect_ok: bool, rs: bool = False) -> None:
+    from layoutalg.kernel.pipeline_rs import hopper_rs_pipeline
+
+    p = (hopper_rs_pipeline if rs else hopper_pipeline)(**knobs)
     proof = prove(p)
-    wrong, first = brute_hopper(p, knobs)
+    wrong, first = brute_hopper(p, knobs, rs)
     assert proof.ok == expect_ok == (not wrong.any()), (knobs, str(proof))
     np.testing.assert_array_equal(proof.wrong_outputs, wrong)
     if expect_ok:
@@ -204,6 +233,8 @@ def check_hopper(knobs: dict, expect_ok: bool) -> None:
     if first[0] in ("wgmma_read_a", "wgmma_read_b"):
         assert f"shared byte {first[1]:#x}" in f["location"]
         assert f["lands"] == name(first[2]) and f["should"] == name(first[3])
+    elif first[0] == "ldmatrix_a":
+        assert first[1] in f["location"] and f["lands"] == name(first[2]) and f["should"] == name(first[3])
     elif first[0] == "epilogue_stmatrix":
         (r, c), tgt = first[1], first[2]
         assert f"C tile [{r}, {c}]" in f["location"] and f["should"] == f"C[{r}, {c}]"
@@ -261,6 +292,22 @@ def test_hopper_correct_pipelines_prove(knobs):
 @pytest.mark.parametrize("knobs", HOPPER_BUGS, ids=str)
 def test_hopper_planted_bugs_caught(knobs):
     check_hopper(knobs, False)
+
+
+HOPPER_RS = [
+    ({"N": 16}, True),
+    ({"M": 128, "N": 16, "warpgroups": 2, "swizzle_a": 64, "K": 32, "swizzle_b": 64, "base_a": 512}, True),
+    ({"N": 16, "base_a": 384}, True),                         # the XOR on the absolute address: any base
+    ({"N": 16, "base_a": 384, "ldsm_relative": True}, False),  # Fuser#4096 / emmy#200: XOR of the buffer offset
+    ({"N": 16, "ldsm_swizzle_a": 64}, False),                 # one side's swizzle
+    ({"N": 16, "ldsm_trans_a": True}, False),
+    ({"M": 128, "N": 16, "warpgroups": 2, "wg_rows": (1, 0)}, False),
+]
+
+
+@pytest.mark.parametrize("knobs, ok", HOPPER_RS, ids=str)
+def test_hopper_rs(knobs, ok):
+    check_hopper(knobs, ok, rs=True)
 
 
 def test_hopper_same_wrong_k_order_on_both_sides_is_harmless():

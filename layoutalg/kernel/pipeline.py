@@ -430,6 +430,12 @@ def _stmatrix_plan(N: int, cols: int, trans: bool) -> list:
 
 
 def _trace_hopper(p: Pipeline) -> Trace:
+    return trace_hopper(p)
+
+
+def trace_hopper(p: Pipeline, a_reads: Callable | None = None) -> Trace:
+    """The Hopper pipeline's trace; ``a_reads(p, smem, rows) -> (got_a [W, K/16, 64, 16], StageCheck, [SmemAccess])``
+    replaces the descriptor reads of A (wgmma RS: A from registers, :mod:`layoutalg.kernel.pipeline_rs`)."""
     from ..nvidia.ampere.ldmatrix import fragment as ldsm_fragment
     from ..nvidia.hopper.tma import descriptor_reads
     from ..nvidia.hopper.wgmma_fragments import fragment as wgmma_fragment
@@ -465,19 +471,25 @@ def _trace_hopper(p: Pipeline) -> Trace:
                              W, len(bad), first))
     # 3. operand reads: decode each word as the hardware does (PTX canonical layouts, absolute swizzle)
     J = K // 16
-    got_a = np.empty((W, J, 64, 16), np.int64)
-    want_a = np.empty_like(got_a)
-    addr_a = np.empty_like(got_a)
     mm, kk = np.arange(64)[:, None], np.arange(16)[None, :]
-    words_a = p.stage("wgmma_read_a").details["words"]
-    for w in range(W):
-        for j in range(J):
-            word = words_a[rows[w]][j]
-            a = descriptor_reads(_decodable(word, MatrixDescriptor), p.dtype, kn["a_major"], (64, 16))
-            addr_a[w, j] = a
-            got_a[w, j] = read(smem, a)
-            want_a[w, j] = owner(TAG_A, (64 * rows[w] + mm) * K + 16 * j + kk)
-    checks.append(_operand_check("wgmma_read_a", "A", got_a, want_a, addr_a, words_a, rows, K, "warpgroup"))
+    accesses: list = []
+    if a_reads is not None:  # A from registers (wgmma RS): the caller's model of how they are filled
+        got_a, check, acc_a = a_reads(p, smem, rows)
+        checks.append(check)
+        accesses.extend(acc_a)
+    else:
+        got_a = np.empty((W, J, 64, 16), np.int64)
+        want_a = np.empty_like(got_a)
+        addr_a = np.empty_like(got_a)
+        words_a = p.stage("wgmma_read_a").details["words"]
+        for w in range(W):
+            for j in range(J):
+                word = words_a[rows[w]][j]
+                a = descriptor_reads(_decodable(word, MatrixDescriptor), p.dtype, kn["a_major"], (64, 16))
+                addr_a[w, j] = a
+                got_a[w, j] = read(smem, a)
+                want_a[w, j] = owner(TAG_A, (64 * rows[w] + mm) * K + 16 * j + kk)
+        checks.append(_operand_check("wgmma_read_a", "A", got_a, want_a, addr_a, words_a, rows, K, "warpgroup"))
     got_b = np.empty((J, N, 16), np.int64)
     want_b = np.empty_like(got_b)
     addr_b = np.empty_like(got_b)
@@ -570,8 +582,8 @@ def _trace_hopper(p: Pipeline) -> Trace:
                         "lands": "nothing (no stmatrix writes it)", "should": f"C[{e0 // N}, {e0 % N}]"}
     checks.append(StageCheck("epilogue_stmatrix", "accumulator registers -> C tile in shared memory "
                              f"({ep_checked} writes, {M * N} places)", ep_checked, ep_bad, ep_first))
-    accesses = [bank_report("epilogue_stmatrix", f"stmatrix.x4{'.trans' if trans else ''}", lane_addrs, 16)] \
-        if lane_addrs else []
+    if lane_addrs:
+        accesses.append(bank_report("epilogue_stmatrix", f"stmatrix.x4{'.trans' if trans else ''}", lane_addrs, 16))
     # 6. TMA store: the row-major C tile to out
     out_cell = staging.reshape(M, N)
     checks.append(StageCheck("tma_store", f"C tile -> out, {M * N} elements (row-major, no swizzle)", M * N))
