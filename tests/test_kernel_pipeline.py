@@ -592,7 +592,7 @@ def brute_blackwell(p, knobs: dict):
         for c in range(G):
             for mn in range(MN):
                 for k in range(K):
-                    a = swz(st["base"] + tile_offset(major, sw, mn, k, MN), sw)
+                    a = swz(st["base"] + (knobs.get("peer_shift", 0) if c else 0) + tile_offset(major, sw, mn, k, MN), sw)
                     smem[c][a] = smem[c][a + 1] = (x.upper(), c * MN + mn, k)
     idesc = decode_idesc(p.stage("umma").details["idesc"])
     first = None
@@ -710,6 +710,8 @@ BLACKWELL_BUGS = [
     {"N": 32, "epilogue_rows": (1, 0, 2, 3)},                      # warps 0 and 1 store each other's rows
     {"M": 64, "N": 64, "epilogue_cols": 32},                        # the epilogue misses part of C
     {"cta_group": 2, "M": 128, "N": 64, "K": 16, "swizzle_a": 32, "swizzle_b": 32, "epilogue_cols": 16},
+    # the peer CTA's tiles 1 KiB later than the issuing CTA's: the pair's MMA reads one address in both
+    {"cta_group": 2, "M": 128, "N": 32, "K": 16, "swizzle_a": 32, "swizzle_b": 32, "peer_shift": 1024},
 ]
 
 

@@ -56,7 +56,7 @@ BLACKWELL_KNOBS: dict = {
     "base_a": 0, "base_b": 0, "desc_base_offset_a": None, "desc_base_offset_b": None,
     "lbo_a": None, "sbo_a": None, "lbo_b": None, "sbo_b": None,
     "idesc_n": None, "idesc_a_major": None, "idesc_b_major": None,
-    "tmem_column": 0, "epilogue_column": None, "epilogue_rows": None, "epilogue_cols": None,
+    "tmem_column": 0, "epilogue_column": None, "epilogue_rows": None, "epilogue_cols": None, "peer_shift": 0,
 }
 _SM100_CODE = {0: 0, 128: 2, 64: 4, 32: 6}
 _LD_COLS = 32  # tcgen05.ld.32x32b.x32: 32 columns per load
@@ -73,7 +73,9 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     ``tmem_column`` (the accumulator's TMEM column), ``epilogue_column`` (where the epilogue's loads read;
     None = tmem_column), ``epilogue_rows`` (for each of the 4 epilogue warps, the lane quarter whose rows it
     believes it holds; None = (0, 1, 2, 3), the quarter it can reach), ``epilogue_cols`` (TMEM columns the
-    epilogue loads, a multiple of 32 or all; None = all of the accumulator's).
+    epilogue loads, a multiple of 32 or all; None = all of the accumulator's), ``peer_shift`` (cta_group 2:
+    bytes by which the peer CTA's tiles sit later in its shared memory than the issuing CTA's, a multiple of
+    128; the MMA reads both CTAs at the descriptors' one address, so anything but 0 is a bug).
 
     >>> print(blackwell_pipeline(cta_group=2, M=256).stage("umma"))
     umma               tcgen05.mma.cta_group::2.kind::f16, M=256 N=64 (128 rows per CTA), idesc 0x10100010
@@ -129,6 +131,9 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     if not (isinstance(erows, (tuple, list)) and len(erows) == 4 and all(
             isinstance(r, int) and not isinstance(r, bool) and 0 <= r < 4 for r in erows)):
         raise LayoutError(f"{op}: epilogue_rows={kn['epilogue_rows']!r} is not 4 lane quarters in [0, 4)")
+    shift = check_int(op, "peer_shift", kn["peer_shift"], lo=0, hi=SMEM_BYTES // 2, multiple=128)
+    if shift and G == 1:
+        raise LayoutError(f"{op}: peer_shift={shift} needs cta_group=2 (there is no peer CTA)")
     idn = N if kn["idesc_n"] is None else check_int(op, "idesc_n", kn["idesc_n"], lo=16, hi=256, multiple=16)
     try:
         idesc = make_instr_desc("f16", dtype, dtype, "f32", M, idn, kn["idesc_a_major"] or majors["a"],
@@ -210,10 +215,10 @@ def _trace_blackwell(p: Pipeline) -> Trace:
     smems = [shared_memory("blackwell") for _ in range(G)]
     for x, tag, mn in (("a", TAG_A, Mc), ("b", TAG_B, Nc)):
         st = p.stage(f"tma_load_{x}").details
-        wr = st["tma"].writes(st["base"])
         idx = np.arange(mn * K)
         m, k = idx % mn, idx // mn
         for c in range(G):
+            wr = st["tma"].writes(st["base"] + (kn["peer_shift"] if c else 0))
             place(smems[c], wr[wr >= 0], owner(tag, ((c * mn + m) * K + k)[wr >= 0]), 2, f"tma_load_{x}", notes)
         checks.append(StageCheck(f"tma_load_{x}", f"{G * mn * K} elements of {x.upper()} written by the tensor map"
                                  + (" (one half per CTA)" if G == 2 else ""), G * mn * K))
