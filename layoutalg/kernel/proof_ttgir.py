@@ -34,7 +34,8 @@ import numpy as np
 
 from ..errors import LayoutError
 from .layouts import KernelLayout
-from .pipeline import TAG_A, TAG_B, Pipeline, Stage, StageCheck, Trace, element_name, owner, place, read, shared_memory
+from .pipeline import TAG_A, TAG_B, Pipeline, SmemAccess, Stage, StageCheck, Trace, element_name, owner, place, read, \
+    shared_memory
 from .proof import Proof, prove
 from .ttgir import Op, TtgirModule, read_ttgir
 
@@ -307,8 +308,8 @@ def _trace_mma_v2(p: Pipeline) -> Trace:
         i, j = (int(v) for v in np.argwhere(~okc)[0])
         first = {"stage": "accumulator", "location": f"C[{i}, {j}]", "lands": f"lane {int(lc[i, j])} (the layout)",
                  "should": f"lane {int(lcc[i % 16, j % 8])} (the m16n8k16 C fragment)"}
-    checks.append(StageCheck("accumulator", f"{c.encoding.name}: each element's lane against the C fragment", M * N,
-                             int((~okc).sum()), first))
+    acc_check = StageCheck("accumulator", f"{c.encoding.name}: each element's lane against the C fragment", M * N,
+                           int((~okc).sum()), first)
     ha = _holds(a.encoding, (M, K))  # [m, k, warp, lane]
     hb = _holds(b.encoding, (K, N))  # [k, n, warp, lane]
     k = np.arange(K)
@@ -328,7 +329,8 @@ def _trace_mma_v2(p: Pipeline) -> Trace:
                      "lands": f"not {el} (the layout puts it elsewhere)", "should": el}
         checks.append(StageCheck(f"dot_operand_{X.lower()}", f"{lay.name}: the lane of every {X} element each "
                                  "mma.sync needs", okx.size, int((~okx).sum()), first, operand=True))
-    out_cell = (m * N + n).astype(np.int64)
+    checks.append(acc_check)
+    out_cell = np.where(okc, m * N + n, -1).astype(np.int64)
     cell_target = np.stack([m.ravel(), n.ravel()], axis=1)
     return Trace(M, N, K, prod_a, prod_b, cell_target, out_cell, lambda cc: f"C[{cc // N}, {cc % N}]", checks, [], [])
 
@@ -405,9 +407,11 @@ def pipelines_from_ttgir(ttgir: str | TtgirModule) -> list[Pipeline]:
     return out
 
 
-def prove_ttgir(ttgir: str | TtgirModule) -> Proof:
+def prove_ttgir(ttgir: str | TtgirModule, *, accesses: Any = None) -> Proof:
     """The proof of a compiled kernel's MMA path: the first failing MMA op's proof, else the first op's (the
-    others named in ``notes``). A kernel without an MMA op is a LayoutError."""
+    others named in ``notes``). A kernel without an MMA op is a LayoutError. ``accesses``: the shared-memory
+    accesses of the kernel's report (``KernelReport.accesses``, what ``KernelReport.proof`` passes) to carry
+    in the proof with their bank figures."""
     pipes = pipelines_from_ttgir(ttgir)
     if not pipes:
         raise LayoutError(f"prove_ttgir: the kernel has none of the MMA ops {', '.join(MMA_OPS)}")
@@ -417,4 +421,9 @@ def prove_ttgir(ttgir: str | TtgirModule) -> Proof:
     notes = chosen.notes + tuple(f"also proven: {pp.knobs['where']}: {'ok' if q.ok else 'WRONG'}"
                                  for j, (pp, q) in enumerate(zip(pipes, proofs)) if j != i)
     title = f"{chosen.title} ({pipes[i].knobs['where']})"
-    return Proof(chosen.ok, chosen.wrong_outputs, chosen.first_wrong, chosen.stages, chosen.accesses, notes, title)
+    acc = list(chosen.accesses)
+    for o in accesses or ():
+        b = getattr(o, "banks", None)
+        if b is not None:
+            acc.append(SmemAccess(f"{o.op.name} (ttgir line {o.op.line})", f"{o.direction}", b.access_bytes, b))
+    return Proof(chosen.ok, chosen.wrong_outputs, chosen.first_wrong, chosen.stages, tuple(acc), notes, title)

@@ -140,7 +140,7 @@ class KernelReport:
 
         if self.module is None:
             raise LayoutError("KernelReport.proof: the report holds no module (made by inspect_module / inspect_ttgir)")
-        return prove_ttgir(self.module)
+        return prove_ttgir(self.module, accesses=self.accesses)
 
     @property
     def accesses(self) -> list[OpReport]:
