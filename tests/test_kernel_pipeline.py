@@ -828,3 +828,24 @@ def _kernels_all():
 
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "triton", "kernels.json")) as f:
         return json.load(f)["kernels"]
+
+
+def test_report_proof_carries_the_bank_figures():
+    # KernelReport.proof: the same proof, with the report's register <-> shared accesses and their wavefronts
+    from layoutalg.kernel import inspect_ttgir
+
+    rep = inspect_ttgir(_one(80))
+    proof = rep.proof
+    assert proof.ok and len(proof.accesses) == len(rep.accesses) > 0
+    assert [a.report.wavefronts for a in proof.accesses] == [o.banks.wavefronts for o in rep.accesses]
+    assert "shared-memory accesses by threads" in str(proof)
+
+
+def test_proof_text_names_the_first_wrong_element():
+    from layoutalg.kernel import blackwell_pipeline
+
+    text = str(prove(blackwell_pipeline(N=32, tmem_column=64, epilogue_column=0)))
+    lines = text.splitlines()
+    assert lines[1] == "WRONG: 4096 of 4096 outputs (100.0%)"
+    assert "first wrong at stage epilogue_tcgen05_ld: CTA 0 warp 0 thread 0 register 0: TMEM lane 0 column 0" in text
+    assert "[BAD] epilogue_tcgen05_ld" in text
