@@ -586,7 +586,10 @@ def brute_blackwell(p, knobs: dict):
     G = knobs.get("cta_group", 1)
     Mc, Nc = M // G, N // G
     smem = [dict() for _ in range(G)]
+    ts = knobs.get("a_source") == "tmem"
     for x, MN in (("a", Mc), ("b", Nc)):
+        if x == "a" and ts:
+            continue
         st = p.stage(f"tma_load_{x}").details
         sw, major = knobs.get(f"swizzle_{x}", 128), knobs.get(f"{x}_major", "K")
         for c in range(G):
@@ -603,11 +606,31 @@ def brute_blackwell(p, knobs: dict):
     wa, wb = p.stage("umma_read_a").details["words"], p.stage("umma_read_b").details["words"]
     aseq, bseq = defaultdict(list), defaultdict(list)
     fa = fb = None
+    tmem_a: dict = {}
+    if ts:  # A in TMEM: rows in lanes, two f16 per 32-bit column (16-bit half index 2*column + half)
+        tcol = knobs.get("tmem_column", 0)
+        acol = knobs.get("tmem_a_column")
+        acol = tcol + N if acol is None else acol
+        mcol = knobs.get("mma_a_column")
+        mcol = acol if mcol is None else mcol
+        for m in range(M):
+            for k in range(K):
+                h = 2 * (acol + k) if knobs.get("a_store_unpacked") else 2 * acol + k
+                if not 2 * tcol <= h < 2 * (tcol + N):        # the MMA's own D columns are not A's
+                    tmem_a[(m, h)] = ("A", m, k)
     for c in range(G):
         for j in range(K // 16):
-            da, db = decode_sm100_word(wa[j]), decode_sm100_word(wb[j])
+            da, db = (None if ts else decode_sm100_word(wa[j])), decode_sm100_word(wb[j])
             for m in range(Mc):
                 for k in range(16):
+                    if ts:
+                        addr = 2 * mcol + 16 * j + k
+                        got = tmem_a.get((m, addr))
+                        if fa is None and got != ("A", m, 16 * j + k):
+                            fa = ("umma_read_a", f"TMEM lane {m} column {addr // 2} half {addr % 2}", got,
+                                  ("A", m, 16 * j + k))
+                        aseq[(c, m)].append(got)
+                        continue
                     addr = canonical_address(da, idesc["a_major"], m, k)
                     got = smem[c].get(addr)
                     if fa is None and got != ("A", c * Mc + m, 16 * j + k):
@@ -684,7 +707,9 @@ def check_blackwell(knobs: dict, expect_ok: bool) -> None:
         return
     f = proof.first_wrong
     assert f["stage"] == first[0], (f, first)
-    if first[0].startswith("umma_read"):
+    if first[0].startswith("umma_read") and isinstance(first[1], str):
+        assert first[1] in f["location"] and f["lands"] == name(first[2]) and f["should"] == name(first[3])
+    elif first[0].startswith("umma_read"):
         assert f"shared byte {first[1]:#x}" in f["location"]
         assert f["lands"] == name(first[2]) and f["should"] == name(first[3])
     else:
@@ -695,6 +720,8 @@ BLACKWELL_OK = [
     {"N": 32},
     {"M": 64, "N": 32},
     {"cta_group": 2, "M": 256, "N": 32, "K": 32, "swizzle_a": 64, "swizzle_b": 64},
+    {"N": 32, "K": 32, "swizzle_b": 64, "a_source": "tmem"},                         # UMMA TS
+    {"N": 32, "K": 32, "swizzle_b": 64, "a_source": "tmem", "tmem_column": 0, "tmem_a_column": 300},
     {"cta_group": 2, "M": 128, "N": 64, "a_major": "MN", "b_major": "MN", "K": 16, "swizzle_a": 64,
      "swizzle_b": 64},
     {"N": 16, "K": 32, "swizzle_a": 64, "swizzle_b": 32, "tmem_column": 96, "dtype": "bf16"},
@@ -710,6 +737,10 @@ BLACKWELL_BUGS = [
     {"N": 32, "epilogue_rows": (1, 0, 2, 3)},                      # warps 0 and 1 store each other's rows
     {"M": 64, "N": 64, "epilogue_cols": 32},                        # the epilogue misses part of C
     {"cta_group": 2, "M": 128, "N": 64, "K": 16, "swizzle_a": 32, "swizzle_b": 32, "epilogue_cols": 16},
+    # UMMA TS: the instruction's A column is not where A was stored; A stored unpacked; A over the accumulator
+    {"N": 32, "K": 32, "swizzle_b": 64, "a_source": "tmem", "mma_a_column": 40},
+    {"N": 32, "K": 32, "swizzle_b": 64, "a_source": "tmem", "a_store_unpacked": True},
+    {"N": 32, "K": 32, "swizzle_b": 64, "a_source": "tmem", "tmem_a_column": 16},
     # the peer CTA's tiles 1 KiB later than the issuing CTA's: the pair's MMA reads one address in both
     {"cta_group": 2, "M": 128, "N": 32, "K": 16, "swizzle_a": 32, "swizzle_b": 32, "peer_shift": 1024},
 ]

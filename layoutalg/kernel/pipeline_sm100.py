@@ -57,6 +57,7 @@ BLACKWELL_KNOBS: dict = {
     "lbo_a": None, "sbo_a": None, "lbo_b": None, "sbo_b": None,
     "idesc_n": None, "idesc_a_major": None, "idesc_b_major": None,
     "tmem_column": 0, "epilogue_column": None, "epilogue_rows": None, "epilogue_cols": None, "peer_shift": 0,
+    "a_source": "smem", "tmem_a_column": None, "mma_a_column": None, "a_store_unpacked": False,
 }
 _SM100_CODE = {0: 0, 128: 2, 64: 4, 32: 6}
 _LD_COLS = 32  # tcgen05.ld.32x32b.x32: 32 columns per load
@@ -76,6 +77,11 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     epilogue loads, a multiple of 32 or all; None = all of the accumulator's), ``peer_shift`` (cta_group 2:
     bytes by which the peer CTA's tiles sit later in its shared memory than the issuing CTA's, a multiple of
     128; the MMA reads both CTAs at the descriptors' one address, so anything but 0 is a bug).
+    ``a_source='tmem'`` (UMMA TS; cta_group 1, M = 128, A K-major): A reaches TMEM from registers with
+    ``tcgen05.st.32x32b`` (warp ``w`` stores rows ``32w ..``, two f16 per 32-bit column from ``tmem_a_column``;
+    None = right after the accumulator; ``a_store_unpacked=True``: one per column) and the MMA reads it at
+    ``mma_a_column`` (None = tmem_a_column) by the TS data path (``nvidia.blackwell.tmem_accum.umma_tmem_a``:
+    lane m, column ``8j + k // 2``, half ``k % 2`` for k-block j); A's shared-memory knobs then do not apply.
 
     >>> print(blackwell_pipeline(cta_group=2, M=256).stage("umma"))
     umma               tcgen05.mma.cta_group::2.kind::f16, M=256 N=64 (128 rows per CTA), idesc 0x10100010
@@ -134,6 +140,19 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     shift = check_int(op, "peer_shift", kn["peer_shift"], lo=0, hi=SMEM_BYTES // 2, multiple=128)
     if shift and G == 1:
         raise LayoutError(f"{op}: peer_shift={shift} needs cta_group=2 (there is no peer CTA)")
+    ts = kn["a_source"]
+    if ts not in ("smem", "tmem"):
+        raise LayoutError(f"{op}: a_source={ts!r} is not 'smem' or 'tmem'")
+    if ts == "tmem":
+        if G != 1 or M != 128 or majors["a"] != "K":
+            raise LayoutError(f"{op}: a_source='tmem' is modelled for cta_group 1, M = 128, K-major A")
+        acol = tcol + cols_used if kn["tmem_a_column"] is None else kn["tmem_a_column"]
+        acol = check_int(op, "tmem_a_column", acol, lo=0, hi=512 - K // 2)
+        mcol = acol if kn["mma_a_column"] is None else check_int(op, "mma_a_column", kn["mma_a_column"], lo=0,
+                                                                  hi=512 - K // 2)
+        if not isinstance(kn["a_store_unpacked"], bool):
+            raise LayoutError(f"{op}: a_store_unpacked={kn['a_store_unpacked']!r} is not a bool")
+        kn.update(tmem_a_column=acol, mma_a_column=mcol)
     idn = N if kn["idesc_n"] is None else check_int(op, "idesc_n", kn["idesc_n"], lo=16, hi=256, multiple=16)
     try:
         idesc = make_instr_desc("f16", dtype, dtype, "f32", M, idn, kn["idesc_a_major"] or majors["a"],
@@ -148,6 +167,9 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     words: dict = {}
     cursor = 0
     for x, mn in (("a", Mc), ("b", Nc)):
+        if x == "a" and ts == "tmem":
+            words["a"] = ()
+            continue
         X = x.upper()
         sw, maj = kn[f"swizzle_{x}"], majors[x]
         lay = operand_tile(op, X, maj, sw, dtype, (mn, K))
@@ -175,7 +197,15 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
         words[x] = tuple(row)
     stages.append(Stage("umma", "mma", f"tcgen05.mma.cta_group::{G}.kind::f16, M={M} N={idn} ({Mc} rows per CTA), "
                         f"idesc {idesc.word:#010x}", {"idesc": idesc.word}))
+    if ts == "tmem":  # A in TMEM instead of shared memory
+        how = "one f16 per column (unpacked)" if kn["a_store_unpacked"] else "two f16 per 32-bit column"
+        stages.insert(1, Stage("tcgen05_st_a", "copy", f"A {M}x{K} from registers into TMEM by 4 warps x "
+                               f"tcgen05.st.32x32b from column {kn['tmem_a_column']}, {how}", {}))
     for x in ("a", "b"):
+        if x == "a" and ts == "tmem":
+            stages.append(Stage("umma_read_a", "operand", f"A from TMEM at column {kn['mma_a_column']} (the TS data "
+                                "path, packed f16)", {"words": (), "major": "K"}))
+            continue
         stages.append(Stage(f"umma_read_{x}", "operand", f"{x.upper()} through {len(words[x])} sm_100 descriptor(s), "
                             f"first {words[x][0]:#018x}", {"words": words[x], "major": majors[x]}))
     stages.append(Stage("accumulator", "accumulator", f"TMEM: {Mc} rows x {N} f32 per CTA as {acc}, from column "
@@ -213,7 +243,10 @@ def _trace_blackwell(p: Pipeline) -> Trace:
     notes: list = []
     checks: list = []
     smems = [shared_memory("blackwell") for _ in range(G)]
+    ts = kn["a_source"] == "tmem"
     for x, tag, mn in (("a", TAG_A, Mc), ("b", TAG_B, Nc)):
+        if x == "a" and ts:
+            continue
         st = p.stage(f"tma_load_{x}").details
         idx = np.arange(mn * K)
         m, k = idx % mn, idx // mn
@@ -247,25 +280,36 @@ def _trace_blackwell(p: Pipeline) -> Trace:
     want_b = np.empty_like(got_b)
     addr_b = np.empty_like(got_b)
     kk = np.arange(16)[None, :]
+    if ts:
+        ta, checks_ts, addr_a = _ts_reads(p, got_a, want_a)
+        checks.extend(checks_ts)
     for c in range(G):
         for j in range(J):
-            a = descriptor_reads(sm90_view(words_a[j]), p.dtype, d.a_major, (Mc, 16))
-            addr_a[c, j], got_a[c, j] = a, read(smems[c], a)
-            want_a[c, j] = owner(TAG_A, (c * Mc + np.arange(Mc)[:, None]) * K + 16 * j + kk)
+            if not ts:
+                a = descriptor_reads(sm90_view(words_a[j]), p.dtype, d.a_major, (Mc, 16))
+                addr_a[c, j], got_a[c, j] = a, read(smems[c], a)
+                want_a[c, j] = owner(TAG_A, (c * Mc + np.arange(Mc)[:, None]) * K + 16 * j + kk)
             b = descriptor_reads(sm90_view(words_b[j]), p.dtype, d.b_major, (Nci, 16))
             addr_b[c, j], got_b[c, j] = b, read(smems[c], b)
             want_b[c, j] = owner(TAG_B, (c * Nc + np.arange(Nci)[:, None]) * K + 16 * j + kk)
     for x, g_, w_, a_, ws in (("a", got_a, want_a, addr_a, words_a), ("b", got_b, want_b, addr_b, words_b)):
         fm = first_mismatch(g_, w_) if g_.shape == w_.shape else None
         first = None
-        if fm is not None:
+        if fm is not None and x == "a" and ts:
+            c, j, mn, k = fm
+            col = int(addr_a[fm])
+            first = {"stage": "umma_read_a", "location": (f"k-block {j}, operand element ({mn}, {k}) read from TMEM "
+                                                          f"lane {mn} column {col >> 1} half {col & 1}"),
+                     "lands": element_name(int(g_[fm]), K), "should": element_name(int(w_[fm]), K)}
+        elif fm is not None:
             c, j, mn, k = fm
             first = {"stage": f"umma_read_{x}",
                      "location": (f"CTA {c}, k-block {j} (descriptor {ws[j]:#018x}), operand element ({mn}, {k}) read "
                                   f"from shared byte {int(a_[fm]):#x}"),
                      "lands": element_name(int(g_[fm]), K), "should": element_name(int(w_[fm]), K)}
-        checks.append(StageCheck(f"umma_read_{x}", f"{g_.size} operand elements {x.upper()} read through the sm_100 "
-                                 "descriptors (decoded as the hardware reads them)", g_.size,
+        how = ("from TMEM by the TS data path" if x == "a" and ts else
+               "through the sm_100 descriptors (decoded as the hardware reads them)")
+        checks.append(StageCheck(f"umma_read_{x}", f"{g_.size} operand elements {x.upper()} read {how}", g_.size,
                                  int((g_ != w_).sum()), first, operand=True))
     # MMA: D_c[m, n] (n < Ni) = sum_s A_c[m, s] * B_{n // Nci}[n % Nci, s]; cells = (c, m, n) over the tile's N
     cells = G * Mc * N
@@ -355,3 +399,40 @@ def eval_layout(layout: Any, m: np.ndarray, n: np.ndarray) -> np.ndarray:
     if table is None or table.size != sizes[0] * sizes[1]:
         raise LayoutError(f"blackwell_pipeline: cannot tabulate {layout}")
     return table[np.asarray(m) + sizes[0] * np.asarray(n)]  # type: ignore[no-any-return]
+
+
+def _ts_reads(p: Pipeline, got_a: np.ndarray, want_a: np.ndarray) -> tuple[Any, list, np.ndarray]:
+    """UMMA TS: A stored into TMEM by the epilogue-style warps, read by the MMA through the TS data path.
+    Fills got_a / want_a [1, J, 128, 16]; returns (TMEM image, checks, the read half-column of each element)."""
+    from ..nvidia.blackwell.tmem_accum import umma_tmem_a
+
+    kn = p.knobs
+    K, N = p.K, p.N
+    J = K // 16
+    # the author's tcgen05.st.32x32b: warp w, thread t holds row 32w + t; element k to column acol + k // 2,
+    # half k % 2 (packed) or column acol + k (unpacked); TMEM in 16-bit halves: index 2 * column + half
+    tm = np.full((128, 2 * 512), -1, np.int64)
+    m, k = np.meshgrid(np.arange(128), np.arange(K), indexing="ij")
+    acol = kn["tmem_a_column"]
+    half = 2 * (acol + k) if kn["a_store_unpacked"] else 2 * acol + k
+    ok = half < tm.shape[1]
+    tm[m[ok], half[ok]] = owner(TAG_A, (m * K + k)[ok])
+    # the accumulator's columns are written by the MMA itself: A read there is clobbered
+    tcol, used = kn["tmem_column"], p.stage("accumulator").details["columns"]
+    tm[:, 2 * tcol: 2 * (tcol + used)] = -1
+    # the hardware's read, by the catalog's TS A layout: ((128, 16), 1, J) -> lane << 17 | half index
+    lay = umma_tmem_a(f"SM100_MMA_F16BF16_TS<f16,f16,float,128,{N},K,K>", (128, K))
+    mm, kk, jj = np.meshgrid(np.arange(128), np.arange(16), np.arange(J), indexing="ij")
+    tab = np.asarray(lay.table(), np.int64)  # colexicographic over ((128, 16), 1, J)
+    addr = tab[mm + 128 * kk + 128 * 16 * jj]
+    lane, h = addr >> 17, (addr & 0x1FFFF) + 2 * kn["mma_a_column"]
+    inside = h < tm.shape[1]
+    vals = np.where(inside, tm[lane, np.minimum(h, tm.shape[1] - 1)], -1)
+    got_a[0] = vals.transpose(2, 0, 1)  # [J, 128, 16]
+    want_a[0] = owner(TAG_A, np.arange(128)[None, :, None] * K + 16 * np.arange(J)[:, None, None]
+                      + np.arange(16)[None, None, :])
+    halfcol = np.zeros_like(got_a)
+    halfcol[0] = h.transpose(2, 0, 1)
+    st = StageCheck("tcgen05_st_a", f"{128 * K} elements of A stored into TMEM by 4 warps (warp w: lanes 32w..)",
+                    128 * K)
+    return tm, [st], halfcol
