@@ -462,15 +462,25 @@ def brute_ampere(p, knobs: dict):
                                     if x == "b" and fb is None:
                                         fb = ("ldmatrix_b", f"lane {lane} register {j} half {e}", got, want)
 
-    def products(w, mi, ni, r, c):
-        return [(frags[("a", w, mi, kb, r, k)], frags[("b", w, ni, kb, k, c)]) for kb in range(K // 16)
-                for k in range(16)]
+    def summary(seq, tag):
+        # (the one row / column every step reads, the k of each step), or None
+        if any(e is None or e[0] != tag for e in seq) or len({e[1] for e in seq}) != 1:
+            return None
+        return seq[0][1], tuple(e[2] for e in seq)
 
-    def right(prods, m, n):
-        ks = sorted(a[2] for a, b in prods if a and b and a[:2] == ("A", m) and b[:2] == ("B", n) and a[2] == b[2])
-        return ks == list(range(K)) and len(prods) == K
+    sa = {(w, mi, r): summary([frags[("a", w, mi, kb, r, k)] for kb in range(K // 16) for k in range(16)], "A")
+          for w in range(WM * WN) for mi in range(TM // 16) for r in range(16)}
+    sb = {(w, ni, c): summary([frags[("b", w, ni, kb, k, c)] for kb in range(K // 16) for k in range(16)], "B")
+          for w in range(WM * WN) for ni in range(TN // 8) for c in range(8)}
 
-    cells_ok = all(right(products(w, mi, ni, r, c), origin(w, "row")[0] + 16 * mi + r, origin(w, "row")[1] + 8 * ni + c)
+    def right(cell, m, n):
+        # cell (w, mi, ni, r, c) gets A-fragment row (w, mi, r) times B-fragment column (w, ni, c), step by step
+        w, mi, ni, r, c = cell
+        a, b = sa[(w, mi, r)], sb[(w, ni, c)]
+        return (a is not None and b is not None and a[0] == m and b[0] == n and a[1] == b[1]
+                and sorted(a[1]) == list(range(K)))
+
+    cells_ok = all(right((w, mi, ni, r, c), origin(w, "row")[0] + 16 * mi + r, origin(w, "row")[1] + 8 * ni + c)
                    for w in range(WM * WN) for mi in range(TM // 16) for ni in range(TN // 8) for r in range(16)
                    for c in range(8))
     cols = knobs.get("epilogue_cols") or TN
@@ -488,7 +498,7 @@ def brute_ampere(p, knobs: dict):
     for m in range(M):
         for n in range(N):
             cell = out.get((m, n))
-            wrong[m, n] = cell is None or not right(products(*cell), m, n)
+            wrong[m, n] = cell is None or not right(cell, m, n)
             if cell is None and fe is None:
                 fe = ("epilogue_st_global", f"out[{m}, {n}]", None, None)
     if wrong.any() and first is None:
@@ -644,13 +654,22 @@ def brute_blackwell(p, knobs: dict):
                         fb = ("umma_read_b", addr, got, ("B", c * Nc + n, 16 * j + k))
                     bseq[c * (Ni // G) + n].append(got)
 
+    def summary(seq, tag):
+        if any(e is None or e[0] != tag for e in seq) or len({e[1] for e in seq}) != 1:
+            return None
+        return seq[0][1], tuple(e[2] for e in seq)
+
+    sa = {key: summary(v, "A") for key, v in aseq.items()}
+    sb = {key: summary(v, "B") for key, v in bseq.items()}
+
     def right(cell, m, n):
+        # cell (c, m', n') gets aseq[(c, m')][s] * bseq[n'][s]: right iff A[m, k_s] * B[k_s, n], k_s all of 0..K-1
         c, ml, nl = cell
         if nl >= Ni:
             return False
-        a, b = aseq[(c, ml)], bseq[nl]
-        ok = all(x and y and x[:2] == ("A", m) and y[:2] == ("B", n) and x[2] == y[2] for x, y in zip(a, b))
-        return ok and sorted(x[2] for x in a) == list(range(K))
+        a, b = sa[(c, ml)], sb[nl]
+        return (a is not None and b is not None and a[0] == m and b[0] == n and a[1] == b[1]
+                and sorted(a[1]) == list(range(K)))
 
     tcol = knobs.get("tmem_column", 0)
     tmem = [dict() for _ in range(G)]
