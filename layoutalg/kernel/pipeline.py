@@ -419,7 +419,8 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
 
 
 def _stmatrix_plan(N: int, cols: int, trans: bool) -> list:
-    """The epilogue's instructions per warp: (num, column block start, [(register j, accumulator values)])."""
+    """The epilogue's stmatrix instructions per warp over columns [0, cols): (x4 or x2, first column, .trans);
+    ``.x4`` covers 16 columns, a last block of 8 takes ``.x2``."""
     plan = []
     c = 0
     while c < cols:
