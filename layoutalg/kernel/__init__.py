@@ -10,6 +10,11 @@
 * :mod:`~layoutalg.kernel.ptx`: :func:`check_ptx`, the wgmma descriptors and tcgen05 instruction
   descriptors in the kernel's PTX against their derivation from the ttgir.
 
+* :mod:`~layoutalg.kernel.pipeline` (+ ``pipeline_sm80``, ``pipeline_sm100``): a GEMM tile's data path as one
+  :class:`Pipeline` (``hopper_pipeline``, ``hopper_rs_pipeline``, ``ampere_pipeline``, ``blackwell_pipeline``);
+  :mod:`~layoutalg.kernel.proof`: :func:`prove` -> :class:`Proof` (every product lands where the epilogue
+  writes its output, or the first wrong element).
+
 ``layoutalg inspect FILE [--ptx PTX]`` prints the report (and the descriptor checks).
 """
 
@@ -18,7 +23,13 @@ from .mlir import parse_attribute, parse_type
 from .ptx import DescriptorCheck, check_ptx, ptx_tcgen05_idescs, ptx_wgmma_words
 from .report import KernelReport, OpReport, ValueInfo, element_bits, inspect_module, inspect_ttgir
 from .ttgir import DATA_OPS, Op, TtgirModule, read_ttgir
+from .pipeline import Pipeline, Stage, hopper_pipeline
+from .pipeline_rs import hopper_rs_pipeline
+from .pipeline_sm80 import ampere_pipeline
+from .pipeline_sm100 import blackwell_pipeline
+from .proof import Proof, prove
 
 __all__ = ["inspect_ttgir", "inspect_module", "KernelReport", "OpReport", "ValueInfo", "read_ttgir", "TtgirModule",
            "Op", "DATA_OPS", "KernelLayout", "read_layout", "LAYOUT_ATTRIBUTES", "parse_attribute", "parse_type",
-           "element_bits", "check_ptx", "DescriptorCheck", "ptx_wgmma_words", "ptx_tcgen05_idescs"]
+           "element_bits", "check_ptx", "DescriptorCheck", "ptx_wgmma_words", "ptx_tcgen05_idescs",
+           "Pipeline", "Stage", "hopper_pipeline", "hopper_rs_pipeline", "ampere_pipeline", "blackwell_pipeline", "Proof", "prove"]

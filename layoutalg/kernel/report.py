@@ -131,6 +131,16 @@ class KernelReport:
     layouts: dict[str, KernelLayout]
     ops: list[OpReport]
     functions: list[str]
+    module: TtgirModule | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def proof(self) -> Any:
+        """The proof of the kernel's MMA path (:func:`layoutalg.kernel.proof_ttgir.prove_ttgir`)."""
+        from .proof_ttgir import prove_ttgir
+
+        if self.module is None:
+            raise LayoutError("KernelReport.proof: the report holds no module (made by inspect_module / inspect_ttgir)")
+        return prove_ttgir(self.module, accesses=self.accesses)
 
     @property
     def accesses(self) -> list[OpReport]:
@@ -353,7 +363,7 @@ def inspect_module(module: TtgirModule) -> KernelReport:
             _conversion(op, rep, module.threads_per_warp)
         reports.append(rep)
     return KernelReport(module.target, module.num_warps, module.threads_per_warp, module.num_ctas, module.layouts,
-                        reports, module.functions)
+                        reports, module.functions, module)
 
 
 def inspect_ttgir(text: str) -> KernelReport:
