@@ -899,3 +899,13 @@ def test_proof_text_names_the_first_wrong_element():
     assert lines[1] == "WRONG: 4096 of 4096 outputs (100.0%)"
     assert "first wrong at stage epilogue_tcgen05_ld: CTA 0 warp 0 thread 0 register 0: TMEM lane 0 column 0" in text
     assert "[BAD] epilogue_tcgen05_ld" in text
+
+
+def test_hopper_default_rows_follow_warpgroups() -> None:
+    # the contract: M defaults to 64 * warpgroups (the hardware run's knobs_of fills it the same way)
+    from layoutalg.gpu.pipeline import knobs_of
+
+    for w in (1, 2):
+        p = hopper_pipeline(warpgroups=w)
+        assert p.M == knobs_of({"warpgroups": w})["M"] == 64 * w
+        assert prove(p).wrong_outputs.shape == (64 * w, 64)

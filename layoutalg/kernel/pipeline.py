@@ -254,7 +254,7 @@ def bank_report(stage: str, instruction: str, addresses: list, vector_bytes: int
 # --- Hopper: TMA -> wgmma SS -> registers -> stmatrix -> TMA store ----------------------------------
 #: the knobs of hopper_pipeline and their defaults (the contract with the hardware run)
 HOPPER_KNOBS: dict = {
-    "M": 64, "N": 64, "K": 64, "dtype": "f16", "a_major": "K", "b_major": "K",
+    "M": None, "N": 64, "K": 64, "dtype": "f16", "a_major": "K", "b_major": "K",
     "swizzle_a": 128, "swizzle_b": 128, "desc_swizzle_a": None, "desc_swizzle_b": None,
     "base_a": 0, "base_b": 0, "desc_base_offset_a": None, "desc_base_offset_b": None,
     "lbo_a": None, "sbo_a": None, "lbo_b": None, "sbo_b": None,
@@ -319,7 +319,7 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     if dtype not in ("f16", "bf16"):
         raise LayoutError(f"{op}: dtype={dtype!r} is not 'f16' or 'bf16'")
     W = check_int(op, "warpgroups", kn["warpgroups"], (1, 2))
-    M = check_int(op, "M", kn["M"], (64 * W,))
+    M = check_int(op, "M", 64 * W if kn["M"] is None else kn["M"], (64 * W,))
     N = check_int(op, "N", kn["N"], lo=8, hi=256, multiple=8)
     K = check_int(op, "K", kn["K"], lo=16, multiple=16)
     majors = {}
