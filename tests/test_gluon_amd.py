@@ -202,3 +202,19 @@ def test_to_gluon_amd_refuses_what_no_class_spells() -> None:
         to_gluon_amd(Layout((64, 16), (16, 1)), (32, 32), cls="AMDMFMALayout")
     with pytest.raises(LayoutError, match="not AMDMFMALayout or AMDWMMALayout"):
         to_gluon_amd(Layout((64, 16), (1, 64)), (32, 32), cls="BlockedLayout")
+
+
+def test_padded_shared_layouts_spelled_back() -> None:
+    """PaddedSharedLayout both ways: the recorded LDS cases (identical to Triton's compiled kernels in
+    tests/test_amd_lds.py) -> to_gluon -> a PaddedSharedLayout with the same pads that reads back the same."""
+    from layoutalg.amd import padded_shared
+    from layoutalg.interop.gluon import from_gluon, to_gluon
+
+    lds = json.loads((pathlib.Path(__file__).resolve().parent / "data" / "amd" / "lds_triton.json").read_text())
+    padded = [c for c in lds["cases"] if c["kind"] == "padded"]
+    assert len(padded) > 50
+    for c in padded[::9]:
+        L = padded_shared(c["shape"], c["pairs"], c.get("order"), offset_bases=c.get("offset_bases"))
+        r = to_gluon(L, c["shape"])
+        assert r.gluon.kind == "PaddedSharedLayout" and [list(p) for p in r.gluon["interval_padding_pairs"]] == c["pairs"]
+        assert from_gluon(r.source, c["shape"]) == L, (c, r.source)
