@@ -230,6 +230,8 @@ def families() -> tuple[AtomFamily, ...]:
         return tuple(GFX1250_INSTRUCTIONS)
 
     def build(n: str, **options: Any) -> MMAAtom | None:
+        if name_key(n) not in _KEYS:
+            return None
         fmt = options.pop("fmt", None)
         if options:
             raise LayoutError(f"mma_atom: the gfx1250 WMMA atom {n!r} takes only fmt=; got {sorted(options)}")
