@@ -3,7 +3,8 @@
 FlyDSL 0.5.0 (AMD's CuTe-style DSL, ``pip install flydsl``) builds its atoms without a GPU:
 ``fly.MmaAtomType.get(<MmaOp>.get(m, n, k, A, B, Acc, ...))`` has ``tv_layout_a/b/c``, printed in CuTe
 notation as ``!fly.layout<shape:stride>``: ``(thread, value) -> m + M*k`` (A), ``n + N*k`` (B),
-``m + M*n`` (C), the orientation of layoutalg's fragments. Each configuration of :data:`CONFIGS`
+``m + M*n`` (C), the orientation of layoutalg's fragments, and the atom's own text
+(``!fly.mma_atom<...>``, what :func:`layoutalg.interop.flydsl.to_flydsl` writes). Each configuration of :data:`CONFIGS`
 is asked in its own process (an invalid one aborts FlyDSL) and the three layouts are written to
 ``tests/data/amd/flydsl_atoms.json`` with the layoutalg instruction they stand for.
 
@@ -80,7 +81,7 @@ with ir.Context() as ctx, ir.Location.unknown():
          "fp8": ir.Float8E4M3FNType.get, "bf8": ir.Float8E5M2Type.get, "fp8fnuz": ir.Float8E4M3FNUZType.get,
          "fp6": ir.Float6E2M3FNType.get, "fp4": ir.Float4E2M1FNType.get}
     t = fly.MmaAtomType.get(getattr(R, "MmaOp" + op + "Type").get(m, n, k, T[a](), T[b](), T[acc]()))
-    print(json.dumps({"A": str(t.tv_layout_a), "B": str(t.tv_layout_b), "C": str(t.tv_layout_c)}))
+    print(json.dumps({"A": str(t.tv_layout_a), "B": str(t.tv_layout_b), "C": str(t.tv_layout_c), "atom": str(t)}))
 """
 
 
