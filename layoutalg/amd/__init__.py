@@ -2,7 +2,8 @@
 
 Shaped by architecture family, as Triton's Gluon shapes ``language/amd``: ``cdna/`` holds the
 Instinct MFMA instructions of CDNA1-CDNA4 (``v_mfma_*``, ``v_smfmac_*``), ``rdna/`` the Radeon
-WMMA instructions (RDNA3, RDNA4), ``gfx1250/`` gfx1250's wave32 WMMA (dense and scaled); ``lds`` the LDS (Triton's swizzled and padded shared layouts, the
+WMMA instructions (RDNA3, RDNA4), ``gfx1250/`` gfx1250's wave32 WMMA (dense and scaled); ``lds`` the
+LDS (Triton's swizzled and padded shared layouts, the
 CDNA3/CDNA4 bank model, conflict analysis and synthesis); ``common`` what every family shares (element types, architecture
 names, mnemonic spellings, :class:`~layoutalg.amd.common.MatrixFragment`, :class:`AtomFamily`).
 
