@@ -18,8 +18,12 @@ used; what each map was checked against:
 - Triton 3.6's linear layouts (``AMDMFMALayout`` v3/v4, ``AMDWMMALayout`` v1/v2, the CDNA4 MFMA
   scale layout): 12 MFMA shapes of CDNA3 and CDNA4, 5 WMMA configurations. RDNA4 16-bit operands at
   Triton's ``k_width=8`` are the ISA map with K bits 2 and 3 swapped (named in the tests);
-- CDNA4 instructions without a Triton configuration (``v_smfmac`` of CDNA4, fp6/fp4 register
-  packing) follow the CDNA rules and are checked against nothing else.
+- CDNA4 against composable_kernel (``tests/test_amd_cdna4_second_source.py``): the dense and f8f6f4
+  maps against CK's ``mfma_type`` constants, the fp6/fp4 register packing against its operand types,
+  every ``v_smfmac`` against CK Tile's layout parameters -- the double-K ``v_smfmac`` CDNA4 adds read
+  B as two halves of K (CK Tile's ``kBKNumAccess = 2``), not as CDNA3's do;
+- gfx1250 against Triton's ``AMDWMMALayout(version=3)`` and FlyDSL; every family against FlyDSL 0.5.0's
+  atoms (``tests/test_amd_flydsl.py``, differences named).
 
 ::
 
