@@ -38,7 +38,7 @@ def flydsl_type(dtype: str, arch: str) -> str:
     >>> flydsl_type("fp8", "cdna3"), flydsl_type("fp8", "gfx1250"), flydsl_type("iu8", "rdna4")
     ('f8E4M3FNUZ', 'f8E4M3FN', 'i8')
     """
-    if dtype not in _TYPES:
+    if not isinstance(dtype, str) or dtype not in _TYPES:
         raise LayoutError(f"flydsl_type: FlyDSL has no element type for AMD's {dtype!r}; known: {', '.join(_TYPES)}")
     t = _TYPES[dtype]
     if arch == "cdna3" and dtype in ("fp8", "bf8"):

@@ -481,12 +481,12 @@ def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_b
             lk = gluon_layout(like)
             operand = lk["operand_index"] if lk.kind == "DotOperandLayout" else operand
             version = (lk["parent"] if lk.kind == "DotOperandLayout" else lk)["version"] if version is None else version
-        g = gluon_layout(to_gluon_amd(x, shape, cls=amd_cls or None, operand=operand, version=version))
+        ga = gluon_layout(to_gluon_amd(x, shape, cls=amd_cls or None, operand=operand, version=version))
         try:
-            obj = g.to_triton()
+            obj = ga.to_triton()
         except (LayoutError, ImportError):
             obj = None
-        return GluonResult(g, tuple(shape), linear_bases(g, shape), obj)
+        return GluonResult(ga, tuple(shape), linear_bases(ga, shape), obj)
     want = _wanted(op, cls, version, operand, like)
     if _is_fragment(x):
         x, want = _fragment_wish(x, shape, want, element_bitwidth, op)

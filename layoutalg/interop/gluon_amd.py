@@ -236,7 +236,7 @@ def mfma_params(layout: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 # Triton's rules
 # ---------------------------------------------------------------------------------------------
-def _pow2(v: int) -> bool:
+def _pow2(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 1 and not v & (v - 1)
 
 
@@ -312,7 +312,7 @@ def _accumulator(g: AmdGluonLayout, shape: list[int]) -> Any:
 
 def _operand(g: AmdGluonLayout, shape: list[int]) -> Any:
     m, n, k = g["instr_shape"]
-    opi, kw = g.operand_index, g.k_width
+    opi, kw = int(g.operand_index or 0), int(g.k_width or 0)
     dk, dnk = ("dim1", "dim0") if opi == 0 else ("dim0", "dim1")
     kdim = 1 if opi == 0 else 0
     k_size = shape[kdim]
@@ -541,7 +541,11 @@ def to_gluon_amd(x: Any, shape: Sequence[int], *, cls: str | None = None, operan
     'gl.amd.AMDWMMALayout(version=2, transposed=False, warps_per_cta=[2, 1])'
     """
     op = "to_gluon_amd"
+    if not isinstance(shape, (list, tuple)) or not shape or not all(_pow2(s) for s in shape):
+        raise LayoutError(f"{op}: shape {shape!r} is not a list of powers of two")
     dims = [int(s) for s in shape]
+    if len(dims) != 2 or dims[0] * dims[1] > 1 << 22:
+        raise LayoutError(f"{op}: shape {dims}: AMD's layouts here are rank 2, at most 2^22 elements")
     kinds: Sequence[str] = ("mfma", "wmma")
     if cls is not None:
         name = _strip(cls if isinstance(cls, str) else getattr(cls, "__name__", str(cls)))
@@ -607,12 +611,12 @@ def _target(x: Any, dims: list[int], op: str) -> tuple[dict[str, Any], int | Non
                 raise LayoutError(f"{op}: {x.name} reaches element ({r}, {c}), outside the shape {dims}")
         table = np.array([r + dims[0] * c for r, c, _ in cells], dtype=np.int64)
         return {"table": table, "threads": x.num_threads, "values": x.num_values, "rows": dims[0]}, 1
-    try:
-        size_t, size_v = x.shape[0], x.shape[1]
-        from ..inttuple import product
-        nt, nv = product(size_t), product(size_v)
-    except (AttributeError, TypeError, IndexError):
-        raise LayoutError(f"{op}: {x!r} is not a TV layout, a dict of Triton's bases or an AMD fragment") from None
+    from ..inttuple import product
+    from ..layout import Layout
+
+    if not isinstance(x, Layout) or not isinstance(x.shape, tuple) or len(x.shape) != 2 or not x.is_static:
+        raise LayoutError(f"{op}: {x!r} is not a TV layout (rank 2), a dict of Triton's bases or an AMD fragment")
+    nt, nv = product(x.shape[0]), product(x.shape[1])
     if nt * nv > 1 << 22:
         raise LayoutError(f"{op}: {x} has {nt * nv} entries; at most 2^22")
     table = np.asarray(x.table(), dtype=np.int64)   # index t + nt*v

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["TritonLL", "dim_names", "identity_nd", "combine_cta_cga", "broadcast_dot_operand"]
+#: The class is this module's public face; its helpers (identity_nd, combine_cta_cga, broadcast_dot_operand,
+#: dim_names) are for the Gluon readers, which give them checked arguments.
+__all__ = ["TritonLL"]
 
 
 class TritonLL:

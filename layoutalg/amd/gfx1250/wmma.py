@@ -104,8 +104,15 @@ RULES: dict[str, tuple] = {
 
 
 def chunk(bits: int) -> int:
-    """``C``: the K values a half-wave holds in a row before the other half takes the next ``C``."""
-    return {32: 2, 16: 8, 8: 8, 6: 32, 4: 32}[bits]
+    """``C``: the K values a half-wave holds in a row before the other half takes the next ``C``.
+
+    >>> chunk(16), chunk(4)
+    (8, 32)
+    """
+    table = {32: 2, 16: 8, 8: 8, 6: 32, 4: 32}
+    if isinstance(bits, bool) or not isinstance(bits, int) or bits not in table:
+        raise LayoutError(f"chunk: gfx1250's WMMA inputs are 32-, 16-, 8-, 6- or 4-bit; got {bits!r}")
+    return table[bits]
 
 
 def _tv(lanes: list[tuple[int, int]], values: list[tuple[int, int]]) -> Layout:
@@ -167,6 +174,7 @@ class Wmma1250:
         if op in ("SA", "SB") and not r.scale:
             raise LayoutError(f"{self.name}.fragment: {op} exists only for the scaled v_wmma_scale* instructions")
         dtype = self.operand_dtype(op, fmt)
+        params: tuple
         if op == "D" and form == "flydsl" and dtype_bits(dtype) == 16:
             layout, codomain = _tv([(16, 16), (2, 8)], [(4, 2), (2, 1)]), (16, 16)
             exprs, params = RULES["D.flydsl16"], ()
