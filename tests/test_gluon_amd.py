@@ -218,3 +218,15 @@ def test_padded_shared_layouts_spelled_back() -> None:
         r = to_gluon(L, c["shape"])
         assert r.gluon.kind == "PaddedSharedLayout" and [list(p) for p in r.gluon["interval_padding_pairs"]] == c["pairs"]
         assert from_gluon(r.source, c["shape"]) == L, (c, r.source)
+
+
+def test_to_gluon_like_keeps_the_given_spelling() -> None:
+    """An A operand does not depend on the parent's N, K, transposition: like= keeps the user's spelling when equal."""
+    from layoutalg.interop.gluon import to_gluon
+
+    d = "DotOperandLayout(0, AMDWMMALayout(3, True, [2, 2], [16, 16, 64], tiles_per_warp=[2, 1]), 8)"
+    tv = from_gluon_amd(d, (64, 128))
+    plain = to_gluon(tv, (64, 128), cls="AMDWMMALayout", operand=0)
+    kept = to_gluon(tv, (64, 128), like=d)
+    assert plain.bases == kept.bases
+    assert "transposed=True" in kept.source and "instr_shape=[16, 16, 64]" in kept.source

@@ -481,7 +481,8 @@ def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_b
             lk = gluon_layout(like)
             operand = lk["operand_index"] if lk.kind == "DotOperandLayout" else operand
             version = (lk["parent"] if lk.kind == "DotOperandLayout" else lk)["version"] if version is None else version
-        ga = gluon_layout(to_gluon_amd(x, shape, cls=amd_cls or None, operand=operand, version=version))
+        ga = gluon_layout(to_gluon_amd(x, shape, cls=amd_cls or None, operand=operand, version=version,
+                                       prefer=None if like is None else gluon_layout(like)))
         try:
             obj = ga.to_triton()
         except (LayoutError, ImportError):

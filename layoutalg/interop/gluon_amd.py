@@ -525,7 +525,7 @@ def _candidates(shape: list[int], kinds: Sequence[str], operand: int | None, ver
 
 
 def to_gluon_amd(x: Any, shape: Sequence[int], *, cls: str | None = None, operand: int | None = None,
-                 version: int | None = None) -> str:
+                 version: int | None = None, prefer: Any = None) -> str:
     """The Gluon source of an AMD layout equal to ``x`` on ``shape`` (:func:`amd_source`'s spelling).
 
     ``x``: a TV layout ``(thread, value) -> d0 + D0*d1`` (as :func:`from_gluon_amd` gives), Triton's
@@ -533,7 +533,8 @@ def to_gluon_amd(x: Any, shape: Sequence[int], *, cls: str | None = None, operan
     a wave32 WMMA: the accumulator ``D``/``C``, the operands ``A``/``B``). The search runs over the
     AMD classes (``cls`` ``"AMDMFMALayout"`` / ``"AMDWMMALayout"`` narrows it), versions, instruction
     shapes, transposition, warp grids of the layout's warp count, ``tiles_per_warp`` and (``operand``
-    0 / 1) ``k_width``; the first match is returned, each candidate checked by :func:`amd_bases`.
+    0 / 1) ``k_width``; the first match is returned, each candidate checked by :func:`amd_bases`
+    (``prefer``, an AMD layout, is tried first: the spelling to keep when it is right).
     LayoutError when no AMD layout equals ``x``.
 
     >>> tv = from_gluon_amd("AMDWMMALayout(2, False, [2, 1], [16, 16, 16])", (32, 16))
@@ -565,6 +566,12 @@ def to_gluon_amd(x: Any, shape: Sequence[int], *, cls: str | None = None, operan
         if version is None and x.arch in _ARCH_VERSION:
             v = _ARCH_VERSION[x.arch]
             versions = [v] + [u for u in (1, 2, 3, 4) if u != v]
+    if prefer is not None:
+        try:
+            if _same(amd_bases(prefer, dims), target):
+                return amd_source(prefer)
+        except LayoutError:
+            pass
     lanes_ok: dict[tuple, bool] = {}
     for f in _candidates(dims, kinds, operand, versions, warp_count, first_shape, target.get("threads")):
         # the lane bases do not depend on the warps nor the tiles: one check per instruction spelling
