@@ -10,7 +10,10 @@ worker process; a worker that dies is replaced and the configuration that killed
 refused. ``cases(seed, n)`` draws the configurations, :data:`PROBES` breaks each rule once;
 :func:`engine` answers a list.
 
-Run: ``python tests/gluon_amd_oracle.py`` (writes ``tests/data/gluon/amd_layouts.json``).
+A quarter of the accumulator and operand draws are batched (rank 3, a batch dimension first; a fifth
+of those rank 4, which only an MFMA ``DotOperandLayout`` takes).
+
+Run: ``python tests/gluon_amd_oracle.py`` (writes ``tests/data/gluon/amd_layouts.json``, 2000 cases).
 """
 
 from __future__ import annotations
@@ -56,6 +59,14 @@ def draw(rng: random.Random) -> dict[str, Any]:
     if kind.endswith("_scale"):
         c["operand_index"] = rng.choice([0, 1])
         c["shape"] = [rng.choice([16, 32, 64, 128, 256]), rng.choice([1, 2, 4, 8, 16])]
+    elif rng.random() < 0.25:   # batched: a batch dimension first
+        p["warps_per_cta"] = [rng.choice([1, 2, 4])] + p["warps_per_cta"]
+        p["tiles_per_warp"] = [rng.choice([1, 1, 2])] + p["tiles_per_warp"]
+        c["shape"] = [rng.choice([1, 2, 4, 8])] + c["shape"]
+        if rng.random() < 0.2:   # rank 4: only an MFMA operand takes it
+            p["warps_per_cta"] = [rng.choice([1, 2])] + p["warps_per_cta"]
+            p["tiles_per_warp"] = [1] + p["tiles_per_warp"]
+            c["shape"] = [rng.choice([1, 2])] + c["shape"]
     return c
 
 
@@ -72,6 +83,8 @@ PROBES: dict[str, dict[str, Any]] = {
     "wmma-instr-shape": {"kind": "wmma", "layout": {**_WM, "version": 3}, "shape": [16, 16]},
     "wmma-tensor-shape": {"kind": "wmma", "layout": _WM, "shape": [8, 64]},
     "power-of-two": {"kind": "mfma", "layout": {**_MF, "warps_per_cta": [3, 1]}, "shape": [64, 64]},
+    "rank": {"kind": "mfma", "layout": {**_MF, "warps_per_cta": [2, 1, 1], "tiles_per_warp": [1, 1, 1]},
+             "shape": [64, 64]},
     "operand-index": {"kind": "mfma_dot", "layout": _MF, "shape": [32, 32], "operand_index": 2, "k_width": 4},
     "k-width": {"kind": "wmma_dot", "layout": _WM, "shape": [16, 16], "operand_index": 0, "k_width": 2},
     "scale-instr-m": {"kind": "mfma_scale", "layout": {**_MF, "instr_shape": [4, 64, 4]}, "shape": [64, 2],
@@ -143,7 +156,7 @@ def engine(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def main() -> None:
     import triton
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1500
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     cfgs = cases(28, n)
     ans = engine(cfgs)
     probes = dict(zip(PROBES, engine(list(PROBES.values()))))

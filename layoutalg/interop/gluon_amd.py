@@ -30,8 +30,9 @@ lane 37 (``5 + 32``), register 5 (bits 0 and 2): ``[0,1]^[0,4]^[4,0]^[1,0]^[8,0]
     >>> amd_bases("DotOperandLayout(0, AMDWMMALayout(2, False, [1, 1], [16, 16, 16]), 8)", (16, 16))["lane"]
     [[1, 0], [2, 0], [4, 0], [8, 0], [0, 8]]
 
-Checked against Triton 3.6's engine (``tests/test_gluon_amd.py``: 1500 recorded configurations of
-every kind, valid or refused, and a live held-out sample each run). Shared layouts
+Rank 3 (a batch dimension first) follows Triton's batched forms. Checked against Triton 3.6's engine
+(``tests/test_gluon_amd.py``: 2000 recorded configurations of every kind, ranks 2 to 4, valid or
+refused, one probe per rule, and a live held-out sample each run). Shared layouts
 (``SwizzledSharedLayout``, ``PaddedSharedLayout``) are :func:`layoutalg.interop.gluon.from_gluon`'s
 and :mod:`layoutalg.amd.lds`'s; :func:`to_gluon_amd` spells an AMD layout back.
 """
@@ -76,7 +77,8 @@ RULES: dict[str, str] = {
                "(version 2), 2, 8 or 16 (version 3)",
     "scale-instr-m": "an MFMA scale layout needs instr M = 16 or 32",
     "scale-tiles-per-warp": "a WMMA scale layout takes at most 2 tiles per warp along M (A) or N (B)",
-    "rank-2": "rank 2 only: batched (rank-3) AMD layouts are not covered by layoutalg",
+    "rank": "rank 2, or 3 with a batch dimension first (an MFMA DotOperandLayout: any rank from 2); warps_per_cta "
+            "(and tiles_per_warp) as long as the tensor's rank; scale layouts rank 2",
     "cga": "CGA layouts (several CTAs) are not covered by layoutalg",
 }
 
@@ -254,9 +256,8 @@ def _check(g: AmdGluonLayout, shape: list[int], op: str) -> None:
         if v not in (1, 2, 3):
             raise _refuse(op, "wmma-version", f"version {v}")
     rank = len(g["warps_per_cta"])
-    if any(len(b) != rank for b in g["cga_layout"]) or len(g["tiles_per_warp"]) != rank:
-        raise LayoutError(f"{op}: tiles_per_warp {g['tiles_per_warp']} / cga_layout bases do not have the rank "
-                          f"{rank} of warps_per_cta")
+    if any(len(b) != rank for b in g["cga_layout"]):
+        raise LayoutError(f"{op}: cga_layout bases {g['cga_layout']} do not have the rank {rank} of warps_per_cta")
     if g.is_dot:
         if g.operand_index not in (0, 1):
             raise _refuse(op, "operand-index", f"operand_index {g.operand_index}")
@@ -271,13 +272,15 @@ def _check(g: AmdGluonLayout, shape: list[int], op: str) -> None:
         raise _refuse(op, "wmma-instr-shape", f"instr_shape {ish} for version {v}")
     if g.kind == "mfma" and not g.is_dot and ish[:2] == [64, 4] and not g["transposed"]:
         raise _refuse(op, "mfma-64x4-transposed", f"instr_shape {ish}, transposed=False")
-    if rank != 2 or len(shape) != 2:
-        raise _refuse(op, "rank-2", f"warps_per_cta {g['warps_per_cta']}, shape {shape}")
-    for what, vals in (("warps_per_cta", g["warps_per_cta"]), ("tiles_per_warp", g["tiles_per_warp"]),
+    ranks_ok = rank >= 2 if (g.kind == "mfma" and g.is_dot) else rank in (2, 3)   # Triton's MFMA operands: any rank
+    if not ranks_ok or len(shape) != rank or len(g["tiles_per_warp"]) < rank:
+        raise _refuse(op, "rank", f"warps_per_cta {g['warps_per_cta']}, tiles_per_warp {g['tiles_per_warp']}, "
+                                  f"shape {shape}")
+    for what, vals in (("warps_per_cta", g["warps_per_cta"]), ("tiles_per_warp", g["tiles_per_warp"][:rank]),
                        ("shape", shape), ("k_width", [g.k_width] if g.is_dot else [])):
         if not all(_pow2(x) for x in vals):
             raise _refuse(op, "power-of-two", f"{what} {vals}")
-    if g.kind == "wmma" and not g.is_dot and any(s != 1 and s < 16 for s in shape):
+    if g.kind == "wmma" and not g.is_dot and any(s != 1 and s < 16 for s in shape[-2:]):
         raise _refuse(op, "wmma-tensor-shape", f"shape {shape}")
     if g["cga_layout"]:
         raise _refuse(op, "cga", f"cga_layout {g['cga_layout']}")
@@ -285,9 +288,10 @@ def _check(g: AmdGluonLayout, shape: list[int], op: str) -> None:
 
 def _accumulator(g: AmdGluonLayout, shape: list[int]) -> Any:
     m, n = g["instr_shape"][:2]
-    tm, tn = g["tiles_per_warp"]
-    wm, wn = g["warps_per_cta"]
-    dm, dn = "dim0", "dim1"
+    b = len(shape) - 2                     # 1 with a batch dimension (dim0)
+    tm, tn = g["tiles_per_warp"][b], g["tiles_per_warp"][b + 1]
+    wm, wn = g["warps_per_cta"][b:]
+    dm, dn = f"dim{b}", f"dim{b + 1}"
     I = TritonLL.identity
     if g.kind == "mfma":
         h = 1 if g["element_bitwidth"] == 64 else 4
@@ -306,19 +310,27 @@ def _accumulator(g: AmdGluonLayout, shape: list[int]) -> Any:
                                         "lane": [(0, 1), (0, 2), (0, 4), (0, 8), (8, 0)]}, [rows, cols])
     tile = tile.transpose_outs([dn, dm])
     tile = tile * I(tn, "register", dn) * I(wn, "warp", dn)
-    tile = tile * I(shape[1] // (n * wn * tn), "register", dn) * I(tm, "register", dm) * I(wm, "warp", dm)
+    tile = tile * I(shape[b + 1] // (n * wn * tn), "register", dn) * I(tm, "register", dm) * I(wm, "warp", dm)
+    if b:
+        tile = tile * I(1, "register", "dim0") * I(1, "lane", "dim0") * I(g["warps_per_cta"][0], "warp", "dim0")
     return combine_cta_cga(tile, [], shape)
 
 
 def _operand(g: AmdGluonLayout, shape: list[int]) -> Any:
     m, n, k = g["instr_shape"]
     opi, kw = int(g.operand_index or 0), int(g.k_width or 0)
-    dk, dnk = ("dim1", "dim0") if opi == 0 else ("dim0", "dim1")
-    kdim = 1 if opi == 0 else 0
+    rank = len(shape)
+    names = [f"dim{d}" for d in range(rank)]
+    kdim = rank - 1 if opi == 0 else rank - 2
+    nonkdim = rank - 2 if opi == 0 else rank - 1
+    dk, dnk = names[kdim], names[nonkdim]
     k_size = shape[kdim]
     nonk = m if opi == 0 else n
-    tiles_nonk = g["tiles_per_warp"][1 - kdim]
+    tiles_nonk = g["tiles_per_warp"][nonkdim]
     I = TritonLL.identity
+
+    def batch(t: TritonLL) -> TritonLL:  # a batch dimension: size 1 in registers and lanes
+        return t * I(1, "register", "dim0") * I(1, "lane", "dim0") if rank == 3 else t
     if g.kind == "mfma":
         tile = I(kw, "register", dk) * (I(nonk, "lane", dnk) * I(64 // nonk, "lane", dk))
         k_tile = 64 // nonk * kw
@@ -328,9 +340,9 @@ def _operand(g: AmdGluonLayout, shape: list[int]) -> Any:
         if k_size > k_tile:
             tile = tile * I(k_size // k_tile, "register", dk)
         tile = tile * I(tiles_nonk, "register", dnk)
-        tile = tile.transpose_outs([dk, dnk])
-        warps = identity_nd("warp", g["warps_per_cta"], [1, 0], ["dim0", "dim1"])
-        return combine_cta_cga(tile * warps, [], shape).transpose_outs(["dim0", "dim1"])
+        tile = batch(tile.transpose_outs([dk, dnk]))
+        warps = identity_nd("warp", g["warps_per_cta"], list(range(rank))[::-1], names)
+        return combine_cta_cga(tile * warps, [], shape).transpose_outs(names)
     depth = 32 // nonk
     tile = I(kw, "register", dk) * I(nonk, "lane", dnk)
     tile = tile * (TritonLL.zeros(depth, "lane", dk) if g["version"] == 1 else I(depth, "lane", dk))
@@ -338,9 +350,9 @@ def _operand(g: AmdGluonLayout, shape: list[int]) -> Any:
     k_tile = max(k, depth * kw)
     if k_size > k_tile:
         tile = tile * I(k_size // k_tile, "register", dk)
-    tile = tile * I(tiles_nonk, "register", dnk)
-    rep = ["dim1", "dim0"] if opi == 0 else ["dim0", "dim1"]    # the operand's repetition order: K fastest
-    warps = broadcast_dot_operand(g["warps_per_cta"], [1, 0], kdim, "warp")
+    tile = batch(tile * I(tiles_nonk, "register", dnk))
+    rep = [dk, dnk] + names[:rank - 2]       # the operand's repetition order: K fastest, the batch last
+    warps = broadcast_dot_operand(g["warps_per_cta"], list(range(rank))[::-1], kdim, "warp")
     return combine_cta_cga(tile.transpose_outs(rep) * warps.transpose_outs(rep), [], shape)
 
 
@@ -397,7 +409,7 @@ def scale_bases(operand: Any, shape: Sequence[int]) -> dict[str, list[list[int]]
     g = amd_layout(operand)
     if not isinstance(shape, (list, tuple)) or len(shape) != 2 or not all(
             isinstance(s, int) and not isinstance(s, bool) for s in shape):
-        raise _refuse(op, "rank-2", f"scale shape {shape!r}")
+        raise _refuse(op, "rank", f"scale shape {shape!r}")
     rows, k_size = int(shape[0]), int(shape[1])
     parent = AmdGluonLayout(g.kind, g.fields)
     if g.kind == "mfma":
@@ -411,7 +423,7 @@ def scale_bases(operand: Any, shape: Sequence[int]) -> dict[str, list[list[int]]
     opi = g.operand_index if g.is_dot else 0
     tpw, warps = list(g["tiles_per_warp"]), list(g["warps_per_cta"])
     if len(tpw) != 2 or len(warps) != 2:
-        raise _refuse(op, "rank-2", f"warps_per_cta {warps}")
+        raise _refuse(op, "rank", f"warps_per_cta {warps}")
     for what, vals in (("warps_per_cta", warps), ("tiles_per_warp", tpw), ("shape", [rows, k_size])):
         if not all(_pow2(x) for x in vals):
             raise _refuse(op, "power-of-two", f"{what} {vals}")
@@ -534,7 +546,7 @@ def to_gluon_amd(x: Any, shape: Sequence[int], *, cls: str | None = None, operan
     AMD classes (``cls`` ``"AMDMFMALayout"`` / ``"AMDWMMALayout"`` narrows it), versions, instruction
     shapes, transposition, warp grids of the layout's warp count, ``tiles_per_warp`` and (``operand``
     0 / 1) ``k_width``; the first match is returned, each candidate checked by :func:`amd_bases`
-    (``prefer``, an AMD layout, is tried first: the spelling to keep when it is right).
+    (``prefer``, an AMD layout, is tried first: the spelling to keep when it is right). Rank 2 only.
     LayoutError when no AMD layout equals ``x``.
 
     >>> tv = from_gluon_amd("AMDWMMALayout(2, False, [2, 1], [16, 16, 16])", (32, 16))
