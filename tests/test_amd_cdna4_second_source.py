@@ -1,4 +1,4 @@
-"""CDNA4 (gfx950) against a second, independent source: AMD's composable_kernel (CK), read as data.
+"""CDNA4 (gfx950) and gfx1250 against a second, independent source: AMD's composable_kernel (CK), read as data.
 
 AMD's calculator has no CDNA4 and Triton has no ``v_smfmac`` nor fp6/fp4 register packing, so these
 maps were checked against nothing else before. CK states them in its own terms; the constants below
@@ -18,6 +18,9 @@ independently of layoutalg's rules:
   ``kBKNumAccess`` the sets the lane's K values split into (K = K2 * K1 * K0 with K2 = NumAccess,
   K1 = the lane groups, K0 fastest), ``kCMPerLane`` / ``kCMNumAccess`` the same for D's rows. The
   gfx950-only ``v_smfmac`` declare ``kBKNumAccess = 2``: B as two halves of K (the CDNA3 shapes: 1).
+- ``include/ck_tile/core/arch/mma/scale/wmma/scale_gfx125.hpp``: gfx1250's scaled WMMA, the same
+  parameters for each pair of A and B formats; their pairing of A's and B's values fixes gfx1250's
+  8-bit chunk (16 K, where Triton and FlyDSL use 8).
 """
 
 from __future__ import annotations
@@ -149,3 +152,47 @@ def test_cdna3_shapes_agree_with_the_calculator_recording() -> None:
         if p[6] == 1:
             for op in ("A", "B", "D"):
                 assert mfma(name, "cdna3").fragment(op).layout == mfma(name, "cdna4").fragment(op).layout, (name, op)
+
+
+# ---------------------------------------------------------------------------------------------
+# gfx1250: CK Tile's scaled WMMA (include/ck_tile/core/arch/mma/scale/wmma/scale_gfx125.hpp, @ 219f222c)
+# ---------------------------------------------------------------------------------------------
+#: WMMA_SCALE32_IMPL(A type, B type, kAKNumAccess, kBKNumAccess), kABKPerLane = 64, K = 128, two half-waves
+CK_GFX1250_SCALE_ACCESS = {
+    ("fp8", "fp8"): (1, 1), ("fp8", "bf8"): (1, 1), ("fp8", "fp6"): (4, 2), ("fp8", "bf6"): (4, 2), ("fp8", "fp4"): (4, 2),
+    ("bf8", "fp8"): (1, 1), ("bf8", "bf8"): (1, 1), ("bf8", "fp6"): (4, 2), ("bf8", "bf6"): (4, 2), ("bf8", "fp4"): (4, 2),
+    ("fp6", "fp8"): (2, 4), ("fp6", "bf8"): (2, 4), ("fp6", "fp6"): (1, 1), ("fp6", "bf6"): (1, 1), ("fp6", "fp4"): (1, 1),
+    ("bf6", "fp8"): (2, 4), ("bf6", "bf8"): (2, 4), ("bf6", "fp6"): (1, 1), ("bf6", "bf6"): (1, 1), ("bf6", "fp4"): (1, 1),
+    ("fp4", "fp8"): (2, 4), ("fp4", "bf8"): (2, 4), ("fp4", "fp6"): (1, 1), ("fp4", "bf6"): (1, 1), ("fp4", "fp4"): (1, 1),
+}
+
+
+def _pairing(k_of_a: dict[tuple[int, int], int], k_of_b: dict[tuple[int, int], int]) -> dict:
+    """(half, value) of A -> (half, value) of B holding the same K: what a WMMA multiplies together, the one thing
+    a common K permutation of A and B leaves unchanged."""
+    where_b = {k: hv for hv, k in k_of_b.items()}
+    return {hv: where_b[k] for hv, k in k_of_a.items()}
+
+
+@pytest.mark.parametrize("fa,fb", sorted(CK_GFX1250_SCALE_ACCESS))
+def test_gfx1250_f8f6f4_pairs_a_and_b_as_ck_tile(fa: str, fb: str) -> None:
+    """CK Tile lays A and B of gfx1250's scaled WMMA out relative to each other (a dot product does not see a common
+    K permutation, so CK picks one); what must hold is which A value meets which B value. For mixed formats CK's
+    pairing fixes the 8-bit chunk: fp8 in 16-value chunks meets fp4/fp6 in 32-value ones -- layoutalg's ISA form;
+    Triton's and FlyDSL's 8-value chunks would pair other K."""
+    from layoutalg.amd import wmma1250
+
+    acc_a, acc_b = CK_GFX1250_SCALE_ACCESS[(fa, fb)]
+    w = wmma1250("v_wmma_scale_f32_16x16x128_f8f6f4")
+    ck_a = {(h, v): _unmerge(h, 2, 64, acc_a, v) for h in range(2) for v in range(64)}
+    ck_b = {(h, v): _unmerge(h, 2, 64, acc_b, v) for h in range(2) for v in range(64)}
+    A, B = w.fragment("A", fa), w.fragment("B", fb)
+    ours_a = {(h, v): A.coords(16 * h, v)[1] for h in range(2) for v in range(64)}   # row 0: lanes 0 and 16
+    ours_b = {(h, v): B.coords(16 * h, v)[0] for h in range(2) for v in range(64)}   # column 0
+    assert _pairing(ours_a, ours_b) == _pairing(ck_a, ck_b), (fa, fb)
+    if acc_a != acc_b:   # mixed formats: CK's maps are the ISA's themselves
+        assert ours_a == ck_a and ours_b == ck_b
+    if "8" in fa and fb in ("fp6", "bf6", "fp4"):
+        At = w.fragment("A", fa, form="triton")
+        theirs_a = {(h, v): At.coords(16 * h, v)[1] for h in range(2) for v in range(64)}
+        assert _pairing(theirs_a, ours_b) != _pairing(ck_a, ck_b)

@@ -25,14 +25,18 @@ from layoutalg.interop.flydsl import from_flydsl, to_flydsl
 DATA = json.loads((pathlib.Path(__file__).resolve().parent / "data" / "amd" / "flydsl_atoms.json").read_text())
 HAVE_FLYDSL = importlib.util.find_spec("flydsl") is not None
 
-#: (arch, instruction, operand) -> how FlyDSL's layout differs from the ISA's register map
+_K8 = "K permutation: each half-wave holds 8 consecutive K (the ISA: 4, alternating)"
+_C16 = "K permutation: chunks of 8 K alternate between the half-waves (the ISA: chunks of 16)"
+_D16 = "value order of a packed 16-bit D: VGPR by VGPR, low halves first"
+#: (arch, instruction, f8f6f4 format, operand) -> how FlyDSL's layout differs from the ISA's register map
 DIFFERENCES = {
-    ("rdna4", "v_wmma_f32_16x16x16_f16", "A"): "K permutation: each half-wave holds 8 consecutive K (the ISA: 4, alternating)",
-    ("rdna4", "v_wmma_f32_16x16x16_f16", "B"): "K permutation: each half-wave holds 8 consecutive K (the ISA: 4, alternating)",
-    ("rdna4", "v_wmma_f32_16x16x16_bf16", "A"): "K permutation: each half-wave holds 8 consecutive K (the ISA: 4, alternating)",
-    ("rdna4", "v_wmma_f32_16x16x16_bf16", "B"): "K permutation: each half-wave holds 8 consecutive K (the ISA: 4, alternating)",
-    ("gfx1250", "v_wmma_f16_16x16x32_f16", "D"): "value order of a packed 16-bit D: VGPR by VGPR, low halves first",
-    ("gfx1250", "v_wmma_f16_16x16x64_bf8_fp8", "D"): "value order of a packed 16-bit D: VGPR by VGPR, low halves first",
+    ("rdna4", "v_wmma_f32_16x16x16_f16", None, "A"): _K8, ("rdna4", "v_wmma_f32_16x16x16_f16", None, "B"): _K8,
+    ("rdna4", "v_wmma_f32_16x16x16_bf16", None, "A"): _K8, ("rdna4", "v_wmma_f32_16x16x16_bf16", None, "B"): _K8,
+    ("gfx1250", "v_wmma_f16_16x16x32_f16", None, "D"): _D16, ("gfx1250", "v_wmma_f16_16x16x64_bf8_fp8", None, "D"): _D16,
+    **{("gfx1250", n, f, op): _C16 for n, f in (("v_wmma_i32_16x16x64_iu8", None), ("v_wmma_f32_16x16x64_fp8_fp8", None),
+                                                 ("v_wmma_f16_16x16x64_bf8_fp8", None), ("v_wmma_f32_16x16x128_fp8_bf8", None),
+                                                 ("v_wmma_scale_f32_16x16x128_f8f6f4", "fp8"),
+                                                 ("v_wmma_scale_f32_16x16x128_f8f6f4", "bf8")) for op in "AB"},
 }
 
 
@@ -65,14 +69,16 @@ def test_every_recorded_atom_is_the_catalogs() -> None:
         for op, key in (("A", "A"), ("B", "B"), ("D", "C")):
             theirs = _table(from_flydsl(c["layouts"][key]))
             ours = _table(_fragment(c, op).layout)
-            named = DIFFERENCES.get((c["arch"], c["instruction"], op))
+            key = (c["arch"], c["instruction"], c["fmt"] if op in "AB" else None, op)
+            named = DIFFERENCES.get(key)
             if named is None:
                 assert np.array_equal(theirs, ours), (c["instruction"], c["fmt"], op)
                 continue
-            seen.add((c["arch"], c["instruction"], op))
+            seen.add(key)
             assert not np.array_equal(theirs, ours)
             assert np.array_equal(theirs, _table(_fragment(c, op, form="flydsl").layout)), (c["instruction"], op)
-            assert np.array_equal(theirs, _table(_fragment(c, op, form="triton").layout)) == (c["arch"] == "rdna4")
+            # Triton shares FlyDSL's K permutations, not its value order of a 16-bit D
+            assert np.array_equal(theirs, _table(_fragment(c, op, form="triton").layout)) == (named != _D16)
     assert seen == set(DIFFERENCES)
 
 

@@ -1,7 +1,8 @@
 """gfx1250's WMMA (layoutalg.amd.gfx1250) against Triton 3.6's AMDWMMALayout(version=3), recorded and live.
 
 tests/data/amd/triton_gfx1250.json (tests/amd_gfx1250_cases.py): for every lane and register of one
-warp, Triton's element equals the fragment's. fp4 operands are Triton's packed bytes: register ``r``
+warp, Triton's element equals the fragment's in Triton's form (``form="triton"``: 8-bit A and B in
+chunks of 8 K where the ISA's are 16; every other operand is the ISA's map itself). fp4 operands are Triton's packed bytes: register ``r``
 of Triton holds fp4 values ``2r`` and ``2r+1`` of the fragment, at column ``k // 2``. FlyDSL is the
 second oracle (tests/test_amd_flydsl.py).
 """
@@ -41,7 +42,8 @@ def _compare(case: dict, layouts: dict) -> None:
     for op, ans in layouts.items():
         assert "bases" in ans, (case["instruction"], op, ans)
         b = ans["bases"]
-        f = w.fragment(op, case["fmt"]) if op in ("A", "B") and case["fmt"] else w.fragment(op)
+        # Triton's form: 8-bit A and B in chunks of 8 (the ISA: 16), the rest the ISA's map
+        f = w.fragment(op, case["fmt"] if op in ("A", "B") else None, form="triton")
         packed = per_byte if op in ("A", "B") else 1
         assert 2 ** len(b["lane"]) == f.num_threads == 32
         assert 2 ** len(b["register"]) * packed == f.num_values, (f.name, op)
@@ -94,8 +96,10 @@ def test_the_rule_by_hand() -> None:
     """The ISA-shaped rule at a few points, worked by hand (not read from the layouts)."""
     a = wmma1250("v_wmma_f32_16x16x4_f32").fragment("A")
     assert [a.coords(ln, v)[:2] for ln, v in ((0, 0), (0, 1), (16, 0), (31, 1))] == [(0, 0), (0, 1), (0, 2), (15, 3)]
-    b = wmma1250("v_wmma_f32_16x16x64_fp8_fp8").fragment("B")   # B: (k, n); chunks of 8 alternate halves
-    assert b.coords(17, 10)[:2] == (2 + 8 + 16, 1)
+    b = wmma1250("v_wmma_f32_16x16x64_fp8_fp8").fragment("B")   # B: (k, n); chunks of 16 alternate halves
+    assert b.coords(17, 10)[:2] == (10 + 16, 1)
+    bt = wmma1250("v_wmma_f32_16x16x64_fp8_fp8").fragment("B", form="triton")   # Triton's / FlyDSL's chunks of 8
+    assert bt.coords(17, 10)[:2] == (2 + 8 + 16, 1)
     a4 = wmma1250("v_wmma_scale_f32_16x16x128_f8f6f4").fragment("A", "fp4")
     assert a4.coords(16, 33)[:2] == (0, 1 + 32 + 64)
     d = wmma1250("v_wmma_f16_16x16x32_f16").fragment("D")

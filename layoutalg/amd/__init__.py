@@ -22,8 +22,9 @@ used; what each map was checked against:
   maps against CK's ``mfma_type`` constants, the fp6/fp4 register packing against its operand types,
   every ``v_smfmac`` against CK Tile's layout parameters -- the double-K ``v_smfmac`` CDNA4 adds read
   B as two halves of K (CK Tile's ``kBKNumAccess = 2``), not as CDNA3's do;
-- gfx1250 against Triton's ``AMDWMMALayout(version=3)`` and FlyDSL; every family against FlyDSL 0.5.0's
-  atoms (``tests/test_amd_flydsl.py``, differences named).
+- gfx1250 against Triton's ``AMDWMMALayout(version=3)``, FlyDSL and CK Tile's scaled-WMMA pairing (which
+  fixes the 8-bit chunk at 16 K; Triton's and FlyDSL's 8 is ``form="triton"``); every family against
+  FlyDSL 0.5.0's atoms (``tests/test_amd_flydsl.py``, differences named).
 
 ::
 

@@ -8,18 +8,22 @@ its scaled twins ``v_wmma_scale_f32_16x16x128_f8f6f4`` / ``v_wmma_scale16_...`` 
 
 The rule (lane ``l``, value ``i``, half ``h = l // 16``): A holds row ``l % 16`` and
 ``k = i % C + C*h + 2C*(i // C)`` -- K in chunks of ``C`` values alternating between the two halves of
-the wave -- with ``C = 2`` for 32-bit inputs, 8 for 16- and 8-bit ones and 32 for the 6- and 4-bit
-formats of ``f8f6f4``; B the same with column ``l % 16``; D (32-bit) row ``i + 8h``, column ``l % 16``; a
+the wave every 128 bits of registers -- with ``C = 2`` for 32-bit inputs, 8 for 16-bit, 16 for 8-bit
+and 32 for the 6- and 4-bit formats of ``f8f6f4``; B the same with column ``l % 16``; D (32-bit) row ``i + 8h``, column ``l % 16``; a
 16-bit D packs two rows a VGPR (value ``i`` is row ``i + 8h``, in bits ``16*(i % 2)`` of VGPR ``i // 2``).
 The scales: lane ``l`` holds the ``K/32`` (``K/16`` for ``scale16``) scales of row (column) ``l % 16``,
 the upper half-wave a copy.
 
 Checked against (no gfx1250 GPU, and AMD's gfx1250 ISA text was not found): Triton 3.6's
 ``AMDWMMALayout(version=3)`` and its ``DotOperandLayout`` operands and ``get_wmma_scale_layout``
-(the engine's linear layouts), and FlyDSL 0.5.0's ``MmaOpGFX1250_WMMAType`` /
-``MmaOpGFX1250_WMMAScaleType`` atoms (``tests/test_amd_gfx1250.py``). FlyDSL lists a packed 16-bit D's
-values VGPR by VGPR, low halves first (its value ``v`` is row ``2*(v % 4) + v // 4``): the same
-elements in another value order (named there). ``v_wmma_f32_32x16x128_f4`` is not modelled.
+(the engine's linear layouts), FlyDSL 0.5.0's ``MmaOpGFX1250_WMMAType`` / ``MmaOpGFX1250_WMMAScaleType``
+atoms (``tests/test_amd_gfx1250.py``, ``tests/test_amd_flydsl.py``), and composable_kernel's CK Tile
+(``tests/test_amd_cdna4_second_source.py``): its mixed-format scaled WMMA pairs fp8 A in 16-value
+chunks with fp4 B in 32-value chunks, so the 8-bit chunk is 16, where Triton and FlyDSL use 8 (a K
+permutation, named; ``form="triton"`` / ``"flydsl"`` gives theirs). FlyDSL also lists a packed 16-bit
+D's values VGPR by VGPR, low halves first (the same elements in another order). The 8-bit chunk of the
+dense ``v_wmma_*_fp8/bf8/iu8`` follows the f8f6f4 instruction's (no source separates them).
+``v_wmma_f32_32x16x128_f4`` is not modelled.
 
 Worked by hand, ``v_wmma_f32_16x16x32_f16`` A: lane 21 (row 5, half 1), value 9 (chunk 1, 1 in it):
 ``k = 1 + 8 + 16 = 25``::
@@ -103,16 +107,22 @@ RULES: dict[str, tuple] = {
 }
 
 
-def chunk(bits: int) -> int:
+def chunk(bits: int, form: str = "isa") -> int:
     """``C``: the K values a half-wave holds in a row before the other half takes the next ``C``.
 
-    >>> chunk(16), chunk(4)
-    (8, 32)
+    The ISA alternates the half-waves every 128 bits of a lane's registers (8 16-bit, 16 8-bit, 32 4-bit
+    values; 32 6-bit values, 192 bits; 2 32-bit values, all of K = 4); Triton and FlyDSL (``form``
+    ``"triton"`` / ``"flydsl"``) give 8-bit inputs chunks of 8, a K permutation of the ISA's.
+
+    >>> chunk(16), chunk(8), chunk(8, "flydsl"), chunk(4)
+    (8, 16, 8, 32)
     """
-    table = {32: 2, 16: 8, 8: 8, 6: 32, 4: 32}
+    table = {32: 2, 16: 8, 8: 16, 6: 32, 4: 32}
     if isinstance(bits, bool) or not isinstance(bits, int) or bits not in table:
         raise LayoutError(f"chunk: gfx1250's WMMA inputs are 32-, 16-, 8-, 6- or 4-bit; got {bits!r}")
-    return table[bits]
+    if form not in ("isa", "triton", "flydsl"):
+        raise LayoutError(f"chunk: form {form!r} is not one of isa, triton, flydsl")
+    return 8 if bits == 8 and form != "isa" else table[bits]
 
 
 def _tv(lanes: list[tuple[int, int]], values: list[tuple[int, int]]) -> Layout:
@@ -156,10 +166,11 @@ class Wmma1250:
     def fragment(self, operand: str, fmt: str | None = None, form: str = "isa") -> MatrixFragment:
         """The register map of ``operand`` (``"A"``, ``"B"``, ``"C"``/``"D"``, ``"SA"``/``"SB"`` when scaled).
 
-        ``fmt``: the element format of an ``f8f6f4`` operand (fp8 by default); its chunk ``C`` is 8 for
-        fp8/bf8 and 32 for fp6/bf6/fp4. ``form="flydsl"``: FlyDSL's value order of a 16-bit D (VGPR by
-        VGPR, low halves first: value ``v`` is row ``2*(v % 4) + v // 4 + 8h``); ``"isa"`` and
-        ``"triton"`` are the ISA's order (every other operand has one form).
+        ``fmt``: the element format of an ``f8f6f4`` operand (fp8 by default); its chunk ``C`` is 16 for
+        fp8/bf8 and 32 for fp6/bf6/fp4 (:func:`chunk`). ``form``: ``"isa"``, or Triton's / FlyDSL's forms
+        (``"triton"``, ``"flydsl"``): 8-bit A and B in chunks of 8 (a K permutation), and for
+        ``"flydsl"`` FlyDSL's value order of a 16-bit D (VGPR by VGPR, low halves first: value ``v`` is
+        row ``2*(v % 4) + v // 4 + 8h``).
 
         >>> str(wmma1250("v_wmma_f16_16x16x32_f16").fragment("D", form="flydsl").layout)
         '((16,2),(4,2)):((16,8),(2,1))'
@@ -187,7 +198,7 @@ class Wmma1250:
             e = RULES["S"]
             exprs, params = (e if op == "SA" else (e[1], e[0], e[2])), ((G_, G),)
         else:
-            C = chunk(dtype_bits(dtype))
+            C = chunk(dtype_bits(dtype), form)
             layout = _tv([(16, 1), (2, 16 * C)], [(C, 16), (r.k // (2 * C), 32 * C)])
             codomain = (16, r.k)
             e = RULES["A"]
