@@ -119,3 +119,12 @@ def test_registry_and_refusals() -> None:
         wmma1250("v_wmma_f32_16x16x32_f16").fragment("SA")
     with pytest.raises(LayoutError, match="no gfx1250 instruction"):
         wmma1250("v_wmma_f32_16x16x16_f16")
+
+
+def test_gluon_spells_both_forms() -> None:
+    """The ISA's 8-bit map is Triton's k_width=16 operand; Triton's and FlyDSL's chunks of 8 are k_width=8."""
+    from layoutalg.interop.gluon import to_gluon
+
+    w = wmma1250("v_wmma_f32_16x16x64_fp8_fp8")
+    assert "k_width=16" in to_gluon(w.fragment("A"), (16, 64)).source
+    assert "k_width=8" in to_gluon(w.fragment("A", form="triton"), (16, 64)).source
