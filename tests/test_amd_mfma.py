@@ -67,20 +67,24 @@ def test_the_recordings_say_where_they_come_from() -> None:
 
 
 def test_the_whole_amd_catalog_is_proven_fast() -> None:
-    """Every fragment of every MFMA (CDNA1-4) and WMMA (RDNA3-4, both wave sizes) equals its ISA rule on every
-    (lane, value): about 0.6 s on an idle core (the issue asks for under 1 s; the bound allows a busy machine)."""
-    from layoutalg.amd import WMMA_INSTRUCTIONS as W
-    from layoutalg.amd import wmma
+    """Every fragment of every MFMA (CDNA1-4), WMMA (RDNA3-4, both wave sizes) and gfx1250 WMMA (every f8f6f4
+    format) equals its ISA rule on every (lane, value): benchmarks/bench_amd_catalog.py, about 0.8 s on a
+    busy 2-core machine (the issue asks for under 1 s; the bound here allows a machine busier still)."""
+    import importlib.util
 
+    path = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "bench_amd_catalog.py"
+    spec = importlib.util.spec_from_file_location("bench_amd_catalog", path)
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
     t0 = time.perf_counter()
-    frags = [f for m in catalog() for f in m.fragments().values()]
-    frags += [f for arch, rows in W.items() for name in rows for wave in (32, 64)
-              for f in wmma(name, arch).fragments(wave).values()]
+    frags = bench.fragments()
     for f in frags:
         f.check()
     elapsed = time.perf_counter() - t0
-    assert len(frags) == sum(3 + 2 * r.scaled for rows in MFMA_INSTRUCTIONS.values() for r in rows.values()) + 6 * 28
+    assert len(frags) == sum(3 + 2 * r.scaled for rows in MFMA_INSTRUCTIONS.values() for r in rows.values()) + 6 * 28 + 134
     assert elapsed < 3.0, f"proving the AMD catalog took {elapsed:.2f} s"
+    assert bench.main(["--budget", "3"]) == 0
 
 
 @pytest.mark.parametrize("name", ["v_mfma_f32_32x32x8_f16", "v_mfma_f32_4x4x4_16b_f16", "v_mfma_f64_4x4x4_4b_f64",

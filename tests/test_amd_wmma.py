@@ -94,7 +94,7 @@ def test_atoms_and_families() -> None:
     sparse = wmma("v_swmmac_f32_16x16x32_f16", "rdna4").atom(32)
     assert sparse.a_k_compression == 2 and sparse.shape_mnk == (16, 16, 32)
     fam = [f for f in families() if f.label.startswith("v_wmma.")]
-    assert [f.arch for f in fam] == ["rdna3", "rdna4"] and [len(f.names()) for f in fam] == [6, 22]
+    assert [f.arch for f in fam] == ["rdna3", "rdna4", "gfx1250"] and [len(f.names()) for f in fam] == [6, 22, 26]
     assert fam[0].build("V_WMMA_F32_16X16X16_BF16") is not None and fam[0].build("v_mfma_f32_32x32x8_f16") is None
 
 

@@ -52,3 +52,13 @@ def test_frag_amd_picture(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, text, _ = main(capsys, "frag", "v_mfma_f32_16x16x16_f16", "-", "A", "-o", str(out))
     assert rc == 0 and out.exists() and "verified yes" in text
     assert out.read_text().count("T63") >= 1  # every lane of the wave is drawn
+
+
+def test_frag_and_atoms_gfx1250(capsys: pytest.CaptureFixture[str]) -> None:
+    """gfx1250's WMMA by its own names: frag proves the operand, atoms prints it (the registry's v_wmma.gfx1250)."""
+    rc, out, _ = main(capsys, "frag", "v_wmma_f32_16x16x32_f16", "-", "A")
+    assert rc == 0 and "(gfx1250, wave32)" in out and "verified    : yes" in out
+    # half-waves alternate chunks of 8 K: lane 16 value 0 is K 8, value 8 is K 16 + 8
+    assert "TV layout   : ((16,2),(8,2)):((1,128),(16,256))" in out
+    rc, out, _ = main(capsys, "atoms", "V_WMMA_SCALE_F32_16X16X128_F8F6F4")
+    assert rc == 0 and "Shape_MNK:  (16,16,128)" in out

@@ -81,7 +81,7 @@ def test_names_listing() -> None:
     assert set(atoms.copy_atom_names()) <= set(registry.atom_names("copy", vendor="nvidia"))
     amd = registry.atom_names("mma", vendor="amd")
     assert "v_mfma_f32_32x32x8_f16" in amd and "v_wmma_f32_16x16x16_f16" in amd
-    assert {f.arch for f in registry.families(vendor="amd")} == {"cdna1", "cdna2", "cdna3", "cdna4", "rdna3", "rdna4"}
+    assert {f.arch for f in registry.families(vendor="amd")} == {"cdna1", "cdna2", "cdna3", "cdna4", "rdna3", "rdna4", "gfx1250"}
     assert {f.arch for f in registry.families(vendor="nvidia")} == {"sm80", "sm90", "sm100", "sm103", "sm120", "generic"}
     assert all(f.vendor == "nvidia" for f in registry.families(vendor="nvidia"))
 

@@ -128,6 +128,7 @@ ARCHS: dict[str, tuple[str, ...]] = {
     "cdna4": ("gfx950", "mi350", "mi355x", "mfma4"),
     "rdna3": ("gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153", "wmma1"),
     "rdna4": ("gfx1200", "gfx1201", "wmma2"),
+    "gfx1250": ("cdna5", "wmma3"),
 }
 _ARCH_OF = {alias: arch for arch, aliases in ARCHS.items() for alias in (arch, *aliases)}
 

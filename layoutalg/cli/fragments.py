@@ -231,7 +231,11 @@ def _frag_amd(args: argparse.Namespace) -> int:
 
     name = args.shape.strip()
     _refuse_configuration_options(args, "an AMD instruction")
-    instr = wmma(name) if "wmma" in name.lower() else mfma(name)
+    from ..amd import GFX1250_INSTRUCTIONS, wmma1250
+    from ..amd.common import name_key
+
+    gfx1250 = name_key(name) in {name_key(n) for n in GFX1250_INSTRUCTIONS}
+    instr = wmma1250(name) if gfx1250 else wmma(name) if "wmma" in name.lower() else mfma(name)
     op = (args.operand or "").upper().replace("C", "D")
     if op not in ("A", "B", "D"):
         raise LayoutError(f"frag: operand {args.operand!r} of {instr.name} is A, B or C (D)")

@@ -473,6 +473,21 @@ def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_b
     shape = shape_arg(shape, op)
     for s in shape:
         log2_exact(s, op, f"shape entry of {shape}")
+    amd_cls = _amd_class(x, cls, like)
+    if amd_cls is not None:  # AMD's classes: interop.gluon_amd searches them (checked by Triton's rules)
+        from .gluon_amd import to_gluon_amd
+
+        if like is not None:
+            lk = gluon_layout(like)
+            operand = lk["operand_index"] if lk.kind == "DotOperandLayout" else operand
+            version = (lk["parent"] if lk.kind == "DotOperandLayout" else lk)["version"] if version is None else version
+        ga = gluon_layout(to_gluon_amd(x, shape, cls=amd_cls or None, operand=operand, version=version,
+                                       prefer=None if like is None else gluon_layout(like)))
+        try:
+            obj = ga.to_triton()
+        except (LayoutError, ImportError):
+            obj = None
+        return GluonResult(ga, tuple(shape), linear_bases(ga, shape), obj)
     want = _wanted(op, cls, version, operand, like)
     if _is_fragment(x):
         x, want = _fragment_wish(x, shape, want, element_bitwidth, op)
@@ -516,6 +531,23 @@ def to_gluon(x: Any, shape: Sequence[int], *, kind: str | None = None, element_b
     except (LayoutError, ImportError):
         obj = None
     return GluonResult(g, tuple(shape), bases, obj)
+
+
+def _amd_class(x: Any, cls: Any, like: Any) -> str | None:
+    """The AMD class asked for: ``cls`` or ``like``'s (its parent's for an operand); ``""`` for an AMD
+    catalog fragment with no class named; None when the request is not AMD's."""
+    amd = ("AMDMFMALayout", "AMDWMMALayout")
+    if cls is not None:
+        name = cls if isinstance(cls, str) else getattr(cls, "__name__", "")
+        name = name.rsplit(".", 1)[-1]
+        return name if name in amd else None
+    if like is not None:
+        g = gluon_layout(like)
+        g = g["parent"] if g.kind == "DotOperandLayout" else g
+        return g.kind if g.kind in amd else None
+    if type(x).__name__ == "MatrixFragment" and type(x).__module__.startswith("layoutalg.amd"):
+        return ""
+    return None
 
 
 def _short(x: Any) -> str:

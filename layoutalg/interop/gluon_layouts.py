@@ -10,12 +10,17 @@ the overview live in :mod:`layoutalg.interop.gluon`, which re-exports every name
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LayoutError, guarded
 from ..linear import flat_index, invert_f2
+from .triton_ll import TritonLL as _LL
+from .triton_ll import broadcast_dot_operand as _broadcast_dot
+from .triton_ll import combine_cta_cga as _combine
+from .triton_ll import dim_names as _names
+from .triton_ll import identity_nd as _identity_nd
 
 __all__ = ["GluonLayout", "LAYOUT_CLASSES", "gluon_layout", "linear_bases", "from_gluon", "padded_offset"]
 
@@ -42,7 +47,13 @@ LAYOUT_CLASSES: dict[str, tuple[tuple[str, Any], ...]] = {
     "PaddedSharedLayout": (("interval_padding_pairs", _NONE), ("offset_bases", _NONE), ("block_bases", _NONE),
                            ("shape", _NONE)),
     "SharedLinearLayout": (("offset_bases", _NONE), ("block_bases", ()), ("alignment", 16)),
+    # AMD's (gl.amd.*): their rules are layoutalg.interop.gluon_amd's
+    "AMDMFMALayout": (("version", _NONE), ("instr_shape", _NONE), ("transposed", _NONE), ("warps_per_cta", _NONE),
+                      ("element_bitwidth", 32), ("tiles_per_warp", ()), ("cga_layout", ())),
+    "AMDWMMALayout": (("version", _NONE), ("transposed", _NONE), ("warps_per_cta", _NONE),
+                      ("instr_shape", (16, 16, 16)), ("tiles_per_warp", ()), ("cga_layout", ())),
 }
+_AMD = ("AMDMFMALayout", "AMDWMMALayout")
 _SHARED = ("NVMMASharedLayout", "SwizzledSharedLayout", "PaddedSharedLayout", "SharedLinearLayout")
 
 
@@ -112,7 +123,7 @@ class GluonLayout:
                 continue
             text = v.to_source(prefix) if isinstance(v, GluonLayout) else repr(_thaw(v))
             parts.append(f"{k}={text}")
-        return f"{prefix}{self.kind}({', '.join(parts)})"
+        return f"{prefix}{'amd.' if self.kind in _AMD else ''}{self.kind}({', '.join(parts)})"
 
     def to_triton(self) -> Any:
         """The ``triton.experimental.gluon.language`` object (imports Triton; LayoutError if it is absent)."""
@@ -122,8 +133,10 @@ class GluonLayout:
             raise LayoutError(f"GluonLayout.to_triton: Triton's Gluon is not importable ({e})") from e
         kwargs = {}
         for k, v in self.params:
+            if k == "tiles_per_warp" and not v:   # AMD's: () stands for Gluon's None (one tile per dim)
+                continue
             kwargs[k] = v.to_triton() if isinstance(v, GluonLayout) else _thaw(v)
-        return getattr(gl, self.kind)(**kwargs)
+        return getattr(gl.amd if self.kind in _AMD else gl, self.kind)(**kwargs)
 
     def __str__(self) -> str:
         return self.source
@@ -196,7 +209,7 @@ def gluon_layout(x: Any) -> GluonLayout:
 
 
 # ---------------------------------------------------------------------------------------------
-# Triton's LinearLayout, the few operations its conversions use (LinearLayout.h semantics)
+# Shapes; Triton's LinearLayout operations are layoutalg.interop.triton_ll's
 # ---------------------------------------------------------------------------------------------
 def shape_arg(shape: Any, op: str) -> list[int]:
     """A tensor shape: a non-empty list/tuple of positive ints, at most 2^24 elements (LayoutError otherwise)."""
@@ -218,119 +231,6 @@ def log2_exact(n: int, op: str, what: str) -> int:
     if not isinstance(n, int) or isinstance(n, bool) or n < 1 or n & (n - 1):
         raise LayoutError(f"{op}: {what} = {n!r} is not a positive power of two")
     return n.bit_length() - 1
-
-
-class _LL:
-    """Triton's LinearLayout: ``bases[in_dim][j]`` = the output (one int per out dim) of bit j.
-
-    Invariant: every basis vector has one component per entry of ``outs`` (name, size), in
-    that order; in-dims keep their insertion order. ``a * b`` is Triton's product: b's
-    outputs are scaled by a's size on shared out dims, in-dims and out-dims of b that a lacks
-    come after a's.
-    """
-
-    __slots__ = ("bases", "outs")
-
-    def __init__(self, bases: dict[str, list[tuple[int, ...]]], outs: list[tuple[str, int]]):
-        self.bases = bases
-        self.outs = outs
-
-    @staticmethod
-    def identity(size: int, ind: str, outd: str) -> _LL:
-        n = max(size, 1).bit_length() - 1
-        return _LL({ind: [(1 << i,) for i in range(n)]}, [(outd, 1 << n)])
-
-    @staticmethod
-    def zeros(size: int, ind: str, outd: str) -> _LL:
-        n = max(size, 1).bit_length() - 1
-        return _LL({ind: [(0,)] * n}, [(outd, 1)])
-
-    @staticmethod
-    def from_bases(bases: Mapping[str, Sequence[Sequence[int]]], names: Sequence[str]) -> _LL:
-        """Out sizes inferred as Triton does: the smallest power of two above every component."""
-        vecs = {k: [tuple(int(c) for c in v) for v in vs] for k, vs in bases.items()}
-        outs = []
-        for i, n in enumerate(names):
-            m = 0
-            for vs in vecs.values():
-                for v in vs:
-                    m |= v[i]
-            outs.append((n, 1 << m.bit_length() if m else 1))
-        return _LL(vecs, outs)
-
-    def out_names(self) -> list[str]:
-        return [n for n, _ in self.outs]
-
-    def size(self, name: str) -> int:
-        for n, s in self.outs:
-            if n == name:
-                return s
-        return 1
-
-    def __mul__(self, other: _LL) -> _LL:
-        names = self.out_names() + [n for n in other.out_names() if n not in self.out_names()]
-        outs = [(n, self.size(n) * other.size(n)) for n in names]
-        ia = {n: i for i, n in enumerate(self.out_names())}
-        ib = {n: i for i, n in enumerate(other.out_names())}
-
-        def lift(v: tuple[int, ...], idx: dict[str, int], scale: bool) -> tuple[int, ...]:
-            return tuple(v[idx[n]] * (self.size(n) if scale else 1) if n in idx else 0 for n in names)
-
-        bases: dict[str, list[tuple[int, ...]]] = {}
-        for k in list(self.bases) + [k for k in other.bases if k not in self.bases]:
-            bases[k] = [lift(v, ia, False) for v in self.bases.get(k, [])] + \
-                       [lift(v, ib, True) for v in other.bases.get(k, [])]
-        return _LL(bases, outs)
-
-    def transpose_outs(self, names: Sequence[str]) -> _LL:
-        idx = [self.out_names().index(n) for n in names]
-        return _LL({k: [tuple(v[i] for i in idx) for v in vs] for k, vs in self.bases.items()},
-                   [self.outs[i] for i in idx])
-
-    def not_smaller(self, shape: dict[str, int]) -> _LL:
-        """ensureLayoutNotSmallerThan: repeat along the first in-dim until each out dim reaches shape."""
-        first = next(iter(self.bases))
-        ret = self
-        for n, s in self.outs:
-            want = shape[n]
-            if want > s:
-                ret = ret * _LL.identity(want // s, first, n)
-        return ret
-
-    def not_larger(self, shape: dict[str, int]) -> _LL:
-        """ensureLayoutNotLargerThan: the bases reaching past shape become 0 (broadcast)."""
-        bases = {k: [list(v) for v in vs] for k, vs in self.bases.items()}
-        for i, (n, s) in enumerate(self.outs):
-            if s <= shape[n]:
-                continue
-            for vs in bases.values():
-                for v in vs:
-                    if v[i] >= shape[n]:
-                        v[i] = 0
-        return _LL.from_bases(bases, self.out_names())
-
-
-def _names(rank: int) -> list[str]:
-    return [f"dim{i}" for i in range(rank)]
-
-
-def _identity_nd(ind: str, sizes: Sequence[int], order: Sequence[int], names: Sequence[str]) -> _LL:
-    """identityStandardND: identity along order[0] first; out dims in that order."""
-    ll = _LL({ind: []}, [])
-    for d in order:
-        ll = ll * _LL.identity(sizes[d], ind, names[d])
-    return ll
-
-
-def _combine(cta: _LL, cga: Sequence[Sequence[int]], shape: Sequence[int]) -> _LL:
-    """combineCtaCgaWithShape: fit the CTA layout to shape / (CTA split), then the CGA's block bases."""
-    names = _names(len(shape))
-    want = dict(zip(names, shape))
-    cgall = _LL.from_bases({"block": [tuple(b) for b in cga]}, names).not_larger(want)
-    cgall = cgall.transpose_outs(cta.out_names())
-    cta_shape = {n: max(1, want[n] // cgall.size(n)) for n in cta.out_names()}
-    cta = cta.not_smaller(cta_shape).not_larger(cta_shape)
-    return (cta * cgall).transpose_outs(names)
 
 
 def _matrix_order(rank: int, row_major: bool) -> list[int]:
@@ -355,14 +255,6 @@ def _mma_tile(tile: Sequence[int], k_width: int, order: Sequence[int], rep_order
     return ll
 
 
-def _broadcast_dot(sizes: Sequence[int], order: Sequence[int], k_dim: int, ind: str) -> _LL:
-    names = _names(len(sizes))
-    ll = _LL({ind: []}, [])
-    for d in order:
-        ll = ll * (_LL.zeros(sizes[d], ind, names[d]) if d == k_dim else _LL.identity(sizes[d], ind, names[d]))
-    return ll
-
-
 def _pow2_list(v: Sequence[int], op: str, what: str) -> list[int]:
     for x in v:
         log2_exact(x, op, what)
@@ -379,6 +271,11 @@ def _check_cga(cga: Sequence[Sequence[int]], rank: int, op: str) -> list[tuple[i
 def _distributed(g: GluonLayout, shape: list[int], op: str) -> _LL:
     rank = len(shape)
     k = g.kind
+    if k in _AMD or (k == "DotOperandLayout" and g["parent"].kind in _AMD):
+        from .gluon_amd import amd_bases
+
+        return _LL({kk: [tuple(v) for v in vs] for kk, vs in amd_bases(g, shape).items()},
+                   list(zip(_names(rank), shape)))
     if k == "BlockedLayout":
         spt, tpw, wpc, order = (list(g[f]) for f in ("size_per_thread", "threads_per_warp", "warps_per_cta", "order"))
         for name, v in (("size_per_thread", spt), ("threads_per_warp", tpw), ("warps_per_cta", wpc), ("order", order)):
@@ -644,10 +541,12 @@ def _mode_strides(offs: list[int], f: Any) -> tuple[Any, Any]:
 
 
 def _is_amd_mfma(layout: Any) -> bool:
-    """An ``AMDMFMALayout``: the Gluon object or its source text."""
+    """An AMD layout (``AMDMFMALayout``, ``AMDWMMALayout`` or an operand of one): the Gluon object or its source text."""
     if isinstance(layout, str):
-        return layout.strip().removeprefix("gl.").removeprefix("amd.").startswith("AMDMFMALayout")
-    return type(layout).__name__ == "AMDMFMALayout"
+        return any(c in layout for c in _AMD)
+    if type(layout).__name__ == "DotOperandLayout":
+        layout = getattr(layout, "parent", None)
+    return type(layout).__name__ in _AMD
 
 
 def from_gluon(layout: Any, shape: Sequence[int]) -> Any:
@@ -667,7 +566,7 @@ def from_gluon(layout: Any, shape: Sequence[int]) -> Any:
     '(((8,4),2,1),4):(((32,1),4,0),8)'
     """
     op = "from_gluon"
-    if _is_amd_mfma(layout):  # AMD's MFMA accumulator: layoutalg.interop.gluon_amd (identical to Triton's engine)
+    if _is_amd_mfma(layout):  # AMD's layouts: layoutalg.interop.gluon_amd (identical to Triton's engine)
         from .gluon_amd import from_gluon_amd
 
         return from_gluon_amd(layout, shape)

@@ -38,6 +38,12 @@ Matrix Instruction Calculator for every instruction it lists (CDNA1-3); CDNA4 ha
 and follows the same two rules (its ISA guide draws them alike); tests/test_amd_mfma_triton.py
 checks CDNA3 and CDNA4 shapes against Triton's linear layouts.
 
+*CDNA4's double-K sparse B.* The ``v_smfmac`` shapes CDNA4 adds (16x16x64 / 32x32x32 16-bit,
+16x16x128 / 32x32x64 8-bit: ``E*bits = 256``) read B as two dense halves of K: a lane holds ``E/2``
+consecutive K-elements of each half (``k = (K/2)*(e // (E/2)) + (E/2)*group + e % (E/2)``), as
+composable_kernel's CK Tile declares them (``sparse_gfx9.hpp``: ``kBKNumAccess = 2`` for the gfx950-only
+``smfmac``; 1 for CDNA3's, whose contiguous map AMD's calculator prints); ``tests/test_amd_cdna4_second_source.py``.
+
 The broadcast modifiers (CBSZ/ABID: a block of A feeds a group of blocks; BLGP: B read from other
 lanes) make the map from registers to elements one-to-many, so they are not TV layouts:
 :meth:`Mfma.reads` lists what each register feeds.
@@ -53,7 +59,7 @@ import sympy
 from ...errors import LayoutError
 from ...layout import Layout
 from ...tiled import MMAAtom
-from ..common import AtomFamily, MatrixFragment, arch_name, close_names, dtype_name, i, lane, name_key
+from ..common import AtomFamily, MatrixFragment, arch_name, close_names, dtype_bits, dtype_name, i, lane, name_key
 from .isa import F8F6F4, INSTRUCTIONS, MfmaInstruction, spellings
 
 __all__ = ["Mfma", "mfma", "mfma_for", "catalog", "rule", "RULES", "blgp_lane", "families", "names", "build",
@@ -91,6 +97,19 @@ def _input_layout(rows: int, K: int, blocks: int) -> Layout:
     return _tv([(rows, 1), (blocks, rows * K), (WAVE // (rows * blocks), E * rows)], [(E, rows)])
 
 
+def _split_b(row: MfmaInstruction) -> int:
+    """CDNA4's double-K ``v_smfmac``: the half-lane count ``E/2`` of its split B (0 for every other instruction)."""
+    if not (row.sparse and row.arch == "cdna4"):
+        return 0
+    E = row.n * row.k // WAVE
+    return E // 2 if E * dtype_bits(row.b) == 256 else 0
+
+
+def _split_b_layout(N: int, K: int, S: int) -> Layout:
+    """CDNA4 double-K sparse B onto ``n + N*k``: lanes (n, group), values (k within a half, half)."""
+    return _tv([(N, 1), (WAVE // N, S * N)], [(S, N), (2, N * K // 2)])
+
+
 def _output_layout(M: int, N: int, blocks: int, out: str) -> Layout:
     """D onto ``m + M*n + M*N*block``: lanes (j, block % BL, band), values (i % H, multi-row, block // BL)."""
     H = _h(out)
@@ -102,6 +121,7 @@ def _output_layout(M: int, N: int, blocks: int, out: str) -> Layout:
 _SIZE = dict(integer=True, positive=True)
 R_, B_, E_ = sympy.symbols("R blocks E", **_SIZE)
 N_, H_, G_, BL_, Q_ = sympy.symbols("N H G BL Q", **_SIZE)
+S_, KH_ = sympy.symbols("S KH", **_SIZE)
 _fl = sympy.floor
 
 #: The ISA's placement rules, inverted to ``(row, col, block)`` of ``(lane, i)`` (A's orientation for inputs):
@@ -114,6 +134,7 @@ RULES: dict[str, tuple] = {
     "output": (sympy.Mod(i, H_) + H_ * _fl(lane / (N_ * BL_)) + H_ * G_ * sympy.Mod(_fl(i / H_), Q_),
                sympy.Mod(lane, N_), sympy.Mod(_fl(lane / N_), BL_) + BL_ * _fl(i / (H_ * Q_))),
     "scale": (sympy.Mod(lane, R_), _fl(lane / R_), sympy.Integer(0)),
+    "input.split": (sympy.Mod(lane, R_), KH_ * _fl(i / S_) + S_ * _fl(lane / R_) + sympy.Mod(i, S_), sympy.Integer(0)),
 }
 
 
@@ -125,6 +146,9 @@ def rule(row: MfmaInstruction, operand: str) -> tuple[tuple, tuple]:
     [5, 6, 0]
     """
     M, N, K, B = row.m, row.n, row.k, row.blocks
+    if operand == "B" and _split_b(row):
+        r, k, blk = RULES["input.split"]
+        return (k, r, blk), ((R_, N), (S_, _split_b(row)), (KH_, K // 2))
     if operand in ("A", "B"):
         R = M if operand == "A" else N
         Kr = K // 2 if (row.sparse and operand == "A") else K  # sparse A: the compressed K/2 columns
@@ -198,7 +222,9 @@ class Mfma:
             Ka = K // 2 if r.sparse else K
             layout, codomain, blocks = _input_layout(M, Ka, B), (M, Ka), B
         elif op == "B":
-            layout, codomain, blocks = _input_layout(N, K, B), (N, K), B
+            split = _split_b(r)
+            layout = _split_b_layout(N, K, split) if split else _input_layout(N, K, B)
+            codomain, blocks = (N, K), B
         elif op in ("C", "D"):
             layout, codomain, blocks = _output_layout(M, N, B, r.out), (M, N), B
         else:

@@ -44,7 +44,7 @@ from ...layout import Layout
 from ...tiled import MMAAtom
 from ..common import AtomFamily, MatrixFragment, arch_name, close_names, dtype_bits, dtype_name, i, lane, name_key
 
-__all__ = ["WmmaInstruction", "WMMA_INSTRUCTIONS", "Wmma", "wmma", "wmma_for", "RULES", "rule", "families"]
+__all__ = ["WmmaInstruction", "WMMA_INSTRUCTIONS", "Wmma", "wmma", "wmma_for", "RULES", "FORMS", "rule", "families"]
 
 
 @dataclass(frozen=True)
@@ -107,14 +107,20 @@ RULES: dict[str, tuple] = {
 }
 
 
-def _chunk(row: WmmaInstruction, operand: str) -> tuple[int, int]:
-    """RDNA4 ``(C, V32)``: K-chunk and values a lane holds in wave32 for input ``operand``."""
+def _chunk(row: WmmaInstruction, operand: str, form: str = "isa") -> tuple[int, int]:
+    """RDNA4 ``(C, V32)``: K-chunk and values a lane holds in wave32 for input ``operand`` (``form``: :data:`FORMS`)."""
     K = row.k // 2 if (row.sparse and operand == "A") else row.k
     bits = dtype_bits(row.a if operand == "A" else row.b)
-    return (K // 4 if bits == 16 else K // 2), K // 2
+    return (K // 4 if bits == 16 and form == "isa" else K // 2), K // 2
 
 
-def rule(row: WmmaInstruction, operand: str, wave: int) -> tuple[tuple, tuple]:
+#: The forms of a fragment: the ISA's register map, or the form Triton (``k_width=8``) and FlyDSL give RDNA4's
+#: 16-bit A and B -- each half-wave holds K/2 consecutive values (the ISA: K/4 values, alternating), a K
+#: permutation (K bits 2 and 3 swapped) that a dot product does not see.
+FORMS = ("isa", "triton", "flydsl")
+
+
+def rule(row: WmmaInstruction, operand: str, wave: int, form: str = "isa") -> tuple[tuple, tuple]:
     """``(rule, params)`` of ``operand`` (``"A"``, ``"B"``, ``"D"``) of ``row`` at wave size ``wave``."""
     key = "A" if operand in ("A", "B") else "D"
     exprs = RULES[f"{row.arch}.{key}"]
@@ -124,7 +130,7 @@ def rule(row: WmmaInstruction, operand: str, wave: int) -> tuple[tuple, tuple]:
         return exprs, (((P_, wave // 16),) if key == "D" else ())
     if key == "D":
         return exprs, ((S_, 4),)
-    C, V32 = _chunk(row, operand)
+    C, V32 = _chunk(row, operand, form)
     return exprs, ((C_, C), (S_, max(1, V32 // 2)))
 
 
@@ -151,11 +157,11 @@ def _rdna3_layout(op: str, W: int) -> Layout:
     return _tv([(16, 16), (P, 1)], [(16 // P, P)])
 
 
-def _rdna4_layout(r: WmmaInstruction, op: str, W: int) -> Layout:
+def _rdna4_layout(r: WmmaInstruction, op: str, W: int, form: str = "isa") -> Layout:
     """RDNA4 onto ``m + 16*k`` (A, B) / ``m + 16*n`` (D): lanes (row, half, wave64 upper), values in chunks."""
     if op == "D":  # row = i + 4*upper + 8*half (wave64), i + 8*half (wave32)
         return _tv([(16, 16), (2, 8), (W // 32, 4)], [(8 * 32 // W, 1)])
-    C, V32 = _chunk(r, op)
+    C, V32 = _chunk(r, op, form)
     bits = dtype_bits(r.a if op == "A" else r.b)
     if W == 32 or V32 * bits <= 32:  # wave32, or one VGPR a lane: lanes 32-63 hold nothing
         return _tv([(16, 1), (2, 16 * C)], [(min(C, V32), 16), (V32 // C, 16 * 2 * C)])
@@ -183,11 +189,21 @@ class Wmma:
     def shape(self) -> tuple[int, int, int]:
         return self.row.shape
 
-    def fragment(self, operand: str, wave: int = 32, opsel_hi: bool = False) -> MatrixFragment:
+    def fragment(self, operand: str, wave: int = 32, opsel_hi: bool = False, form: str = "isa") -> MatrixFragment:
         """The register map of ``operand`` (``"A"``, ``"B"``, ``"C"``/``"D"``) in a wave of ``wave`` lanes.
 
         ``opsel_hi``: a 16-bit D in bits [31:16] of its VGPRs (``OPSEL[2]``) instead of [15:0].
+        ``form``: ``"isa"`` (the ISA's register map), or ``"triton"`` / ``"flydsl"``: the K permutation
+        Triton (``k_width=8``) and FlyDSL use for RDNA4's 16-bit A and B (:data:`FORMS`; wave32; the
+        other operands have one form).
+
+        >>> str(wmma("v_wmma_f32_16x16x16_f16", "rdna4").fragment("A", form="flydsl").layout)
+        '((16,2),8):((1,128),16)'
         """
+        if form not in FORMS:
+            raise LayoutError(f"{self.name}.fragment: form {form!r} is not one of {', '.join(FORMS)}")
+        if form != "isa" and wave != 32:
+            raise LayoutError(f"{self.name}.fragment: form={form!r} is Triton's / FlyDSL's wave32 form; use wave=32")
         op = str(operand).upper()
         op = "D" if op == "C" else op
         if op not in ("A", "B", "D"):
@@ -197,11 +213,11 @@ class Wmma:
         dtype = r.out if op == "D" else r.a if op == "A" else r.b
         K = r.k // 2 if (r.sparse and op == "A") else r.k
         codomain = (16, 16) if op == "D" else (16, K)
-        layout = _rdna3_layout(op, W) if r.arch == "rdna3" else _rdna4_layout(r, op, W)
+        layout = _rdna3_layout(op, W) if r.arch == "rdna3" else _rdna4_layout(r, op, W, form)
         half = r.arch == "rdna3" and op == "D" and dtype in ("f16", "bf16")
         if opsel_hi and not half:
             raise LayoutError(f"{self.name}.fragment: opsel_hi places RDNA3's 16-bit D; operand {op} is {dtype}")
-        exprs, params = rule(r, op, W)
+        exprs, params = rule(r, op, W, form)
         return MatrixFragment(self.name, r.arch, op, dtype, layout, codomain, exprs, params, wave=W,
                               sparse=r.sparse and op == "A", slot_bits=32 if half else 0,
                               bit_offset=16 if opsel_hi else 0,
