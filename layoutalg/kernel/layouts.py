@@ -70,7 +70,9 @@ class KernelLayout:
         if g.kind == "NVMMASharedLayout" and len(shape) < 2:
             # the layout's own rank is 2 (a memdesc of rank 3 holds buffers of rank-2 tiles, as Triton reads it)
             g = make_gluon(g.kind, {**dict(g.params), "rank": len(shape)})
-        if g.kind in ("DistributedLinearLayout", "PaddedSharedLayout") and not g["shape"]:
+        if g.kind in ("DistributedLinearLayout", "SliceLayout"):
+            return _fill_linear(g, [int(s) for s in shape])
+        if g.kind == "PaddedSharedLayout" and not g["shape"]:
             g = make_gluon(g.kind, {**dict(g.params), "shape": list(shape)})
         if g.kind == "PaddedSharedLayout" and not g["offset_bases"]:
             g = make_gluon(g.kind, {**dict(g.params), "offset_bases": _identity_bases(self.params["order"], shape)})
@@ -113,6 +115,63 @@ class KernelLayout:
     def __str__(self) -> str:
         what = self.gluon.source if self.gluon is not None else self.text
         return f"{self.name} = {what}" if self.alias else what
+
+
+def _fill_linear(g: GluonLayout, shape: list[int]) -> GluonLayout:
+    """``g`` with every ``#ttg.linear`` in it (itself, or the parent of a slice) fitted to its tensor's shape."""
+    if g.kind == "DistributedLinearLayout" and not g["shape"]:
+        return make_gluon(g.kind, _linear_on(dict(g.params), shape))
+    if g.kind == "SliceLayout":
+        dim = int(g["dim"])
+        parent = _fill_linear(g["parent"], shape[:dim] + [1] + shape[dim:])
+        if parent is not g["parent"]:
+            return make_gluon(g.kind, {**dict(g.params), "parent": parent})
+    return g
+
+
+def _linear_on(params: dict[str, Any], shape: list[int]) -> dict[str, Any]:
+    """A ``#ttg.linear`` layout on a tensor of ``shape``, as Triton's ``LinearEncodingAttr::toLinearLayout``
+    fits it: where the bases reach past an extent, the largest ones go first -- a register basis is dropped
+    (the registers broadcast), a lane / warp / block basis becomes 0 in that dimension -- until the layout
+    fits (``ensureLayoutNotLargerThan``); where the tensor is larger, registers repeat the layout
+    (``ensureLayoutNotSmallerThan``)."""
+    fields = ("reg_bases", "lane_bases", "warp_bases", "block_bases")
+    bases = {f: [list(b) for b in params[f]] for f in fields}
+    rank = len(shape)
+    for f in fields:
+        for b in bases[f]:
+            if len(b) != rank:
+                raise LayoutError(f"#ttg.linear: {f} entry {b} has {len(b)} entries for a tensor of shape {shape}")
+    dropped: set[int] = set()
+    for d in range(rank):
+        size = 1
+        for f in fields:
+            for b in bases[f]:
+                size = max(size, 2 * b[d]) if b[d] > 0 else size
+        if size <= shape[d]:
+            continue
+        order = sorted(((b[d], fi, i) for fi, f in enumerate(fields) for i, b in enumerate(bases[f]) if b[d] > 0),
+                       key=lambda x: -x[0])
+        for value, fi, i in order:
+            if size <= shape[d]:
+                break
+            if fields[fi] == "reg_bases":
+                dropped.add(i)
+            else:
+                bases[fields[fi]][i][d] = 0
+            size >>= 1
+    bases["reg_bases"] = [b for i, b in enumerate(bases["reg_bases"]) if i not in dropped]
+    for d in range(rank):  # a tensor larger than the layout: registers repeat it
+        size = 1
+        for f in fields:
+            for b in bases[f]:
+                size = max(size, 2 * b[d]) if b[d] > 0 else size
+        while size < shape[d]:
+            v = [0] * rank
+            v[d] = size
+            bases["reg_bases"].append(v)
+            size *= 2
+    return {**params, **bases, "shape": list(shape)}
 
 
 def _identity_bases(order: Sequence[int], shape: Sequence[int]) -> list[list[int]]:
