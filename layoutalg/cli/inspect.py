@@ -22,7 +22,14 @@ def add_inspect_parser(sub: Any) -> None:
         "and report every op that moves data: its source line, tensor types and layouts, and for each "
         "register <-> shared-memory access the predicted wavefronts and bank conflicts.",
     )
-    s.add_argument("file", help="a .ttgir / .mlir file, or - for stdin")
+    s.add_argument("file", help="a .ttgir / .mlir file, a .py file with a @triton.jit / @gluon.jit kernel (importing "
+                   "it runs it), or - for stdin")
+    s.add_argument("--kernel", help="a .py file: the kernel to compile (default: LAYOUTALG_INSPECT's, or the only one)")
+    s.add_argument("--signature", help="a .py file: argument types, 'a:*fp16,b:*fp16,M:i32'")
+    s.add_argument("--constexpr", help="a .py file: constexpr values, 'BM=128,BN=64'")
+    s.add_argument("--target", help="a .py file: sm_80, sm_90a, sm_100a, gfx942, gfx950, gfx1100, gfx1200")
+    s.add_argument("--num-warps", type=int, help="a .py file: warps per CTA")
+    s.add_argument("--num-stages", type=int, help="a .py file: pipeline stages")
     s.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     s.add_argument("--ptx", metavar="PTX",
                    help="the kernel's PTX (compiled.asm['ptx']): check its wgmma descriptors and tcgen05 instruction "
@@ -47,12 +54,28 @@ def _read(path: str) -> str:
 def cmd_inspect(args: argparse.Namespace) -> int:
     from ..kernel import check_ptx, inspect_ttgir
 
-    text = _read(args.file)
-    try:
-        rep = inspect_ttgir(text)
-    except LayoutError as e:
-        raise LayoutError(f"{args.file}: {e}") from None
-    checks = []
+    checks: list = []
+    py_flags = [f for f in ("kernel", "signature", "constexpr", "target", "num_warps", "num_stages")
+                if getattr(args, f, None) is not None]
+    if args.file.endswith(".py"):
+        from ..kernel.pyfile import inspect_python, parse_constexprs, parse_signature
+
+        got = inspect_python(args.file, kernel=args.kernel,
+                             signature=parse_signature(args.signature) if args.signature else None,
+                             constexprs=parse_constexprs(args.constexpr) if args.constexpr else None,
+                             target=args.target, num_warps=args.num_warps, num_stages=args.num_stages)
+        text, rep, checks = got.ttgir, got.report, got.checks
+        ptx_name = "the compiled PTX" if got.ptx else None
+    else:
+        if py_flags:
+            raise LayoutError(f"--{py_flags[0].replace('_', '-')} is for a .py file (a kernel to compile); "
+                              f"{args.file} is read as ttgir")
+        text = _read(args.file)
+        try:
+            rep = inspect_ttgir(text)
+        except LayoutError as e:
+            raise LayoutError(f"{args.file}: {e}") from None
+        ptx_name = args.ptx
     if args.ptx:
         try:
             checks = check_ptx(text, _read(args.ptx))
@@ -60,15 +83,15 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             raise LayoutError(f"{args.ptx}: {e}") from None
     if args.json:
         data = rep.to_dict()
-        if args.ptx:
+        if ptx_name:
             data["descriptors"] = [{"what": c.what, "location": c.op.location, "derived": [hex(w) for w in c.derived],
                                     "ptx": sorted({hex(w) for w in c.found}), "equal": c.ok} for c in checks]
         print(json.dumps(data, indent=1))
     else:
         print(rep)
-        if args.ptx:
+        if ptx_name:
             print("")
-            print(f"descriptors in {args.ptx} ({len(checks)} checks):")
+            print(f"descriptors in {ptx_name} ({len(checks)} checks):")
             for c in checks:
                 print(f"  {c}")
     if args.check and any(not o.banks.conflict_free for o in rep.accesses):
