@@ -402,3 +402,32 @@ def configs() -> list[dict]:
                 {"in_ptr": "*fp16", "out_ptr": "*fp16", **{k: "constexpr" for k in ("R", "C", "L_IN", "L_MID", "L_OUT", "SMEM")}},
                 {"R": 64, "C": 64, "L_IN": l_in, "L_MID": l_mid, "L_OUT": l_out, "SMEM": smem}, 90, 4, gluon=True)
     return out
+
+
+def amd_configs() -> list[dict]:
+    """AMD kernels: Triton matmuls and attention for gfx942 / gfx950 (wave64) and gfx1100 / gfx1200 (wave32)."""
+    out: list[dict] = []
+    base = {"source": None, "gluon": False, "num_stages": 2}
+    for target, dt, bm, bn, bk, w in (("gfx942", "fp16", 128, 128, 64, 4), ("gfx942", "bf16", 64, 128, 32, 8),
+                                      ("gfx942", "fp8e4b8", 128, 128, 64, 4), ("gfx950", "fp16", 128, 128, 64, 4),
+                                      ("gfx950", "bf16", 256, 128, 64, 8), ("gfx950", "fp8e4nv", 128, 128, 128, 4),
+                                      ("gfx1100", "fp16", 64, 64, 32, 4), ("gfx1100", "bf16", 128, 64, 32, 8),
+                                      ("gfx1200", "fp16", 64, 128, 32, 4), ("gfx1200", "fp8e4nv", 64, 64, 64, 4)):
+        sig = {"a_ptr": f"*{dt}", "b_ptr": f"*{dt}", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+               "stride_a": "i32", "stride_b": "i32", "stride_c": "i32"}
+        for at, bt in ((False, False), (False, True)):
+            out.append({**base, "kind": "amd_matmul", "source": MATMUL_T, "kernel": "matmul_t", "signature": sig,
+                        "constexprs": {"BM": bm, "BN": bn, "BK": bk, "A_T": at, "B_T": bt, "PREC": "ieee",
+                                       "ACC": "fp32"},
+                        "arch": target, "num_warps": w, "dtype": dt})
+    for target, d, w in (("gfx942", 64, 4), ("gfx950", 128, 4), ("gfx1100", 64, 4), ("gfx1200", 64, 4)):
+        sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "stride_m": "i32",
+               "N_CTX": "i32"}
+        out.append({**base, "kind": "amd_attention", "source": ATTENTION, "kernel": "attn_fwd", "signature": sig,
+                    "constexprs": {"BLOCK_M": 64, "BLOCK_N": 64, "HEAD_DIM": d}, "arch": target, "num_warps": w,
+                    "dtype": "fp16"})
+    for target in ("gfx942", "gfx1200"):
+        out.append({**base, "kind": "amd_softmax", "source": SHUFFLES, "kernel": "softmax_2d",
+                    "signature": {"x_ptr": "*bf16", "y_ptr": "*bf16"}, "constexprs": {"BM": 64, "BN": 128},
+                    "arch": target, "num_warps": 4, "dtype": "bf16"})
+    return out

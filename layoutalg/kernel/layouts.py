@@ -64,8 +64,8 @@ class KernelLayout:
         NVMMA shared layout, the shape of a linear or padded layout)."""
         g = self.gluon
         if g is None:
-            why = ("AMD layouts are read (their fields are in .params) but not yet converted to linear layouts"
-                   if self.attribute.startswith("ttg.amd_") else "it has no Gluon layout to read")
+            why = ("an AMD layout: its fields are in .params, its linear layout is .bases(shape)"
+                   if self.attribute.startswith("ttg.amd_") or self.amd is not None else "it has no Gluon layout to read")
             raise LayoutError(f"line {self.line}, column {self.col}: #{self.attribute}: {why}")
         if g.kind == "NVMMASharedLayout" and len(shape) < 2:
             # the layout's own rank is 2 (a memdesc of rank 3 holds buffers of rank-2 tiles, as Triton reads it)
@@ -93,13 +93,50 @@ class KernelLayout:
         32-bit column -> coordinate)."""
         if self.memory == "tensor memory":
             return self._cached("bases", shape, lambda: self._tmem(shape))
+        if self.amd is not None:
+            return self._cached("bases", shape, lambda: self._amd_bases(shape))
         return self._cached("bases", shape, lambda: linear_bases(self.gluon_for(shape), shape))
+
+    @property
+    def amd(self) -> str | None:
+        """``mfma`` / ``wmma`` for an AMD distributed layout (an accumulator or a dot operand of one), else None."""
+        if self.attribute in ("ttg.amd_mfma", "ttg.amd_wmma"):
+            return self.attribute[8:]
+        if self.attribute == "ttg.dot_op":
+            parent = self.params.get("parent")
+            if isinstance(parent, KernelLayout) and parent.attribute in ("ttg.amd_mfma", "ttg.amd_wmma"):
+                return parent.attribute[8:]
+        if self.attribute == "ttg.slice":
+            parent = self.params.get("parent")
+            if isinstance(parent, KernelLayout) and parent.amd is not None:
+                return parent.amd
+        return None
+
+    def _amd_bases(self, shape: Sequence[int]) -> dict[str, list[list[int]]]:
+        from .amd import amd_bases, amd_dot_bases
+
+        shape = [int(s) for s in shape]
+        if self.attribute == "ttg.dot_op":
+            parent = self.params["parent"]
+            return amd_dot_bases(int(self.params["opIdx"]), int(self.params["kWidth"]), parent.attribute,
+                                 parent.params, shape)
+        if self.attribute == "ttg.slice":
+            dim = int(self.params["dim"])
+            pb = self.params["parent"].bases(shape[:dim] + [1] + shape[dim:])
+            out = {k: [[x for i, x in enumerate(v) if i != dim] for v in vs] for k, vs in pb.items()}
+            out["register"] = [v for v in out["register"] if any(v)]
+            return out
+        return amd_bases(self.attribute, self.params, shape)
 
     def layout(self, shape: Sequence[int]) -> Any:
         """The layoutalg layout on ``shape``: a TV layout ``((lane, warp, block), register) -> d0 + D0*d1 + ...``
         (distributed) or ``(d0, d1, ...) -> element offset`` (shared); see :func:`~layoutalg.interop.gluon.from_gluon`."""
         if self.memory == "tensor memory":
             raise LayoutError(f"{self.name}: a tensor-memory encoding has bases (row, col -> coordinate), no layoutalg layout")
+        if self.amd is not None:
+            from ..linear import from_linear
+
+            return self._cached("layout", shape, lambda: from_linear(self.bases(shape), shape=[int(s) for s in shape]))
         return self._cached("layout", shape, lambda: from_gluon(self.gluon_for(shape), shape))
 
     def _tmem(self, shape: Sequence[int]) -> dict[str, list[list[int]]]:
@@ -220,13 +257,25 @@ def _blocked(a: Attr, r: Any) -> GluonLayout:
                                         "order": order, "cga_layout": _cga(a)})
 
 
-def _slice(a: Attr, r: Any) -> GluonLayout:
+def _amd_parent(a: Attr) -> bool:
+    p = a.params.get("parent")
+    while isinstance(p, Attr) and p.name in ("ttg.slice", "ttg.dot_op"):
+        p = p.params.get("parent")
+    return isinstance(p, Attr) and p.name.startswith("ttg.amd_")
+
+
+def _slice(a: Attr, r: Any) -> GluonLayout | None:
     dim, parent = _need(a, "dim", "parent")
+    if _amd_parent(a):
+        return None
     return make_gluon("SliceLayout", {"dim": dim, "parent": _parent(parent, a, "parent", r)})
 
 
-def _dot_op(a: Attr, r: Any) -> GluonLayout:
+def _dot_op(a: Attr, r: Any) -> GluonLayout | None:
     idx, parent = _need(a, "opIdx", "parent")
+    if _amd_parent(a):
+        _need(a, "kWidth")
+        return None
     k_width = a.params.get("kWidth")
     if k_width is None:
         raise LayoutError(f"line {a.line}, column {a.col}: ttg.dot_op without kWidth is not read (Gluon needs it)")
@@ -276,7 +325,7 @@ def _shared_linear(a: Attr, r: Any) -> GluonLayout:
                                              "alignment": a.params.get("alignment", 16)})
 
 
-_READERS: dict[str, tuple[str, Callable[[Attr, Any], GluonLayout] | None]] = {
+_READERS: dict[str, tuple[str, Callable[[Attr, Any], GluonLayout | None] | None]] = {
     "ttg.blocked": ("registers", _blocked),
     "ttg.slice": ("registers", _slice),
     "ttg.dot_op": ("registers", _dot_op),
@@ -290,6 +339,7 @@ _READERS: dict[str, tuple[str, Callable[[Attr, Any], GluonLayout] | None]] = {
     "ttng.tensor_memory_scales_encoding": ("tensor memory", None),
     "ttg.amd_mfma": ("registers", None),
     "ttg.amd_wmma": ("registers", None),
+    "ttg.amd_rotating_shared": ("shared", None),
 }
 #: the layout attributes read, by dialect name
 LAYOUT_ATTRIBUTES = tuple(_READERS)
@@ -314,4 +364,7 @@ def read_layout(attr: Attr, alias: str | None = None) -> KernelLayout:
             raise LayoutError(f"line {attr.line}, column {attr.col}: #{attr.name}.{k} refers to #{v.name}, never defined")
     memory, reader = _READERS[attr.name]
     g = reader(attr, read_layout) if reader is not None else None
-    return KernelLayout(attr.name, attr.text, g, dict(attr.params), alias, memory, attr.line, attr.col)
+    params = dict(attr.params)
+    if attr.name in ("ttg.dot_op", "ttg.slice") and isinstance(params.get("parent"), Attr):
+        params["parent"] = read_layout(params["parent"])
+    return KernelLayout(attr.name, attr.text, g, params, alias, memory, attr.line, attr.col)

@@ -49,6 +49,8 @@ _SHARED_ACCESS = {
     "ttg.local_store": "store",
     "ttg.local_load": "load",
     "ttg.async_copy_global_to_local": "store",
+    "amdg.buffer_load_to_local": "store",
+    "amdg.local_load_packed_tranposed": "load",
 }
 
 
@@ -217,7 +219,46 @@ def _values(op: Op) -> list[ValueInfo]:
     return out
 
 
-def _shared_access(op: Op, rep: OpReport) -> None:
+def _amd_family(target: str | None) -> str | None:
+    """``cdna3`` / ``cdna4`` / ``rdna3`` ... for a ``hip:gfx...`` target, else None."""
+    if not target or not str(target).startswith("hip:"):
+        return None
+    from ..amd.common import arch_name
+
+    try:
+        return arch_name(str(target)[4:])
+    except LayoutError:
+        return "unknown AMD architecture " + str(target)[4:]
+
+
+def _lds_access(reg: MlirType, mem: MlirType, shape: tuple[int, ...], bits: int, direction: str, family: str,
+                rep: OpReport) -> None:
+    """An AMD register <-> LDS access: the widest vector of consecutive LDS elements each lane moves (up to 16
+    bytes), wave by wave, under :mod:`layoutalg.amd.lds`'s bank model of the target's family."""
+    from ..amd.lds import LDS, analyze_lds
+
+    if family not in LDS:
+        rep.notes.append(f"no LDS bank analysis: no bank model for {family} (modelled: {', '.join(LDS)})")
+        return
+    eb = bits // 8
+    access = reg.encoding.layout(shape)
+    smem = mem.encoding.layout(shape)
+    last: LayoutError | None = None
+    for vb in (16, 8, 4, 2, 1):
+        if vb < eb or vb % eb:
+            continue
+        try:
+            rep.banks = analyze_lds(smem, access, eb, vb, arch=family, op="read" if direction == "load" else "write",
+                                    description=f"{family} LDS ({LDS[family].banks} banks), ds_{'read' if direction == 'load' else 'write'}_b{8 * vb}")
+            rep.direction = direction
+            rep.notes.append(f"LDS bank model: {family} ({LDS[family].banks} banks, layoutalg.amd.lds)")
+            return
+        except LayoutError as e:
+            last = e
+    rep.notes.append(f"no LDS bank analysis: {last}")
+
+
+def _shared_access(op: Op, rep: OpReport, family: str | None = None) -> None:
     direction = _SHARED_ACCESS[op.name]
     regs = [t for t in op.types if t.kind == "tensor" and isinstance(t.encoding, KernelLayout)]
     mems = [t for t in op.types if t.kind == "memdesc" and isinstance(t.encoding, KernelLayout)]
@@ -233,6 +274,12 @@ def _shared_access(op: Op, rep: OpReport) -> None:
     shape = tuple(reg.shape)
     if tuple(mem.shape[-len(shape):]) != shape:
         rep.notes.append(f"no bank analysis: registers {list(shape)} and shared memory {list(mem.shape)} differ in shape")
+        return
+    if family is not None:
+        try:
+            _lds_access(reg, mem, shape, bits, direction, family, rep)
+        except LayoutError as e:
+            rep.notes.append(f"no LDS bank analysis: {e}")
         return
     try:
         rep.banks = bank_report(reg.encoding.gluon_for(shape), mem.encoding.gluon_for(shape), shape, bits)
@@ -343,10 +390,11 @@ def _conversion(op: Op, rep: OpReport, threads_per_warp: int) -> None:
 def inspect_module(module: TtgirModule) -> KernelReport:
     """The :class:`KernelReport` of a module already read by :func:`~layoutalg.kernel.ttgir.read_ttgir`."""
     reports = []
+    family = _amd_family(module.target)
     for op in module.ops:
         rep = OpReport(op, DATA_OPS[op.name], _values(op))
         if op.name in _SHARED_ACCESS:
-            _shared_access(op, rep)
+            _shared_access(op, rep, family)
         elif op.name in ("ttng.tmem_load", "ttng.tmem_store"):
             _tmem_access(op, rep, module.num_warps)
         elif op.name == "ttg.convert_layout":

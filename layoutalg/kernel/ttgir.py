@@ -63,6 +63,22 @@ DATA_OPS: dict[str, str] = {
     "tt.dot_scaled": "block-scaled mma (registers -> registers)",
     "tt.load": "global -> registers",
     "tt.store": "registers -> global",
+    # AMD (Triton's amdg dialect)
+    "amdg.buffer_load": "global -> registers (buffer load)",
+    "amdg.buffer_store": "registers -> global (buffer store)",
+    "amdg.buffer_load_to_local": "global -> LDS (buffer load to LDS)",
+    "amdg.buffer_atomic_rmw": "registers <-> global (buffer atomic)",
+    "amdg.buffer_atomic_cas": "registers <-> global (buffer atomic compare-and-swap)",
+    "amdg.masked_load": "global -> registers (masked load)",
+    "amdg.masked_store": "registers -> global (masked store)",
+    "amdg.in_thread_transpose": "registers -> registers (in-thread transpose before an LDS store)",
+    "amdg.local_load_packed_tranposed": "LDS -> registers (transposing packed load)",
+    "amdg.bypass_lds_load": "global -> registers (LDS bypassed)",
+    "amdg.extract_slice": "registers -> registers (a slice)",
+    "amdg.concat": "registers -> registers (concatenation)",
+    "amdg.async_tdm_copy_global_to_local": "global -> LDS (tensor data mover)",
+    "amdg.async_tdm_copy_local_to_global": "LDS -> global (tensor data mover)",
+    "amdg.upcast_mxfp": "registers -> registers (mx upcast)",
 }
 
 
