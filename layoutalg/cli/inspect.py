@@ -34,6 +34,9 @@ def add_inspect_parser(sub: Any) -> None:
     s.add_argument("--ptx", metavar="PTX",
                    help="the kernel's PTX (compiled.asm['ptx']): check its wgmma descriptors and tcgen05 instruction "
                         "descriptors against their derivation from the ttgir (exit 1 when one differs)")
+    s.add_argument("--svg", metavar="DIR", help="write a picture of every layout (and of every access with bank "
+                   "conflicts) into DIR as SVG files")
+    s.add_argument("--html", metavar="FILE", help="write the report with its pictures as one HTML page")
     s.add_argument("--check", action="store_true",
                    help="exit 1 when a shared-memory access has bank conflicts")
     s.set_defaults(func=cmd_inspect)
@@ -94,6 +97,20 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             print(f"descriptors in {ptx_name} ({len(checks)} checks):")
             for c in checks:
                 print(f"  {c}")
+    if args.svg or args.html:
+        from ..kernel.pictures import report_html, write_svgs
+
+        if args.svg:
+            paths = write_svgs(rep, args.svg)
+            print(f"wrote {len(paths)} pictures into {args.svg}", file=sys.stderr)
+        if args.html:
+            extra = "\n".join(f"descriptors: {c}" for c in checks)
+            try:
+                with open(args.html, "w", encoding="utf-8") as f:
+                    f.write(report_html(rep, extra))
+            except OSError as e:
+                raise LayoutError(f"cannot write {args.html}: {e.strerror}") from None
+            print(f"wrote {args.html}", file=sys.stderr)
     if args.check and any(not o.banks.conflict_free for o in rep.accesses):
         return 1
     return 1 if any(not c.ok for c in checks) else 0
