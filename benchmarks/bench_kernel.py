@@ -1,9 +1,12 @@
 """Timing of layoutalg.kernel on compiled Triton matmuls (run: python benchmarks/bench_kernel.py).
 
 The budget (issue 27): inspecting a compiled matmul's ttgir under 2 s on one core. Each kernel of the
-recording tests/data/triton/kernels.json (sm_80 / sm_90a / sm_100a matmuls, cp.async and TMA, and the
-Gluon conversions) is read and inspected cold -- a fresh read, every layout and bank report computed --
-and the slowest is compared with the budget.
+recordings tests/data/triton/kernels.json (sm_80 / sm_90a / sm_100a matmuls, cp.async and TMA, and the
+Gluon conversions), kernels_zoo.json (attention forward, persistent and warp-specialized matmuls,
+dot_scaled, softmax / transposes, Gluon wgmma / tcgen05 / conversions) and kernels_amd.json (gfx942 /
+gfx950 / gfx1100 / gfx1200) is read and inspected cold -- a fresh read, every layout and bank report
+computed, the PTX's descriptors checked where the recording holds them -- and the slowest is compared
+with the budget.
 """
 
 from __future__ import annotations
@@ -12,25 +15,32 @@ import json
 import os
 import time
 
-from layoutalg.kernel import inspect_ttgir
+from layoutalg.kernel import check_ptx, inspect_ttgir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUDGET_S = 2.0
 
 
 def main() -> None:
-    with open(os.path.join(HERE, "..", "tests", "data", "triton", "kernels.json")) as f:
-        kernels = json.load(f)["kernels"]
+    kernels = []
+    for name in ("kernels.json", "kernels_zoo.json", "kernels_amd.json"):
+        path = os.path.join(HERE, "..", "tests", "data", "triton", name)
+        if os.path.exists(path):
+            with open(path) as f:
+                kernels += json.load(f)["kernels"]
     worst = 0.0
     for rec in kernels:
         cfg = rec["config"]
         t0 = time.perf_counter()
         report = inspect_ttgir(rec["ttgir"])
         str(report)
+        if "ptx_excerpt" in rec:
+            check_ptx(rec["ttgir"], rec["ptx_excerpt"])
         dt = time.perf_counter() - t0
         worst = max(worst, dt)
         tile = f"{cfg['BM']}x{cfg['BN']}x{cfg['BK']}" if "BM" in cfg else cfg.get("SMEM", "")[3:30]
-        name = f"{cfg['kind']} sm_{cfg['arch']} {cfg.get('dtype', '')} {tile}"
+        arch = cfg["arch"] if str(cfg["arch"]).startswith("gfx") else f"sm_{cfg['arch']}"
+        name = f"{cfg['kind']} {arch} {cfg.get('dtype') or ''} {tile}"
         print(f"{name:45s} {len(rec['ttgir'].splitlines()):5d} lines {len(report.ops):3d} ops "
               f"{len(report.accesses):2d} smem accesses {dt * 1e3:8.1f} ms")
     verdict = "within" if worst < BUDGET_S else "OVER"

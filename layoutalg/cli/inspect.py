@@ -17,13 +17,14 @@ def add_inspect_parser(sub: Any) -> None:
     """Add the ``inspect`` verb to the subparsers ``sub``."""
     s = sub.add_parser(
         "inspect",
-        help="a compiled kernel's ttgir: its layouts, data-moving ops and shared-memory bank conflicts",
+        help="a compiled kernel (ttgir, or a .py file with a Triton / Gluon kernel) or a CuTe setup's prints: layouts, "
+             "data-moving ops, shared-memory bank conflicts, descriptors",
         description="Read a ttgir file (Triton's compiled.asm['ttgir'], MLIR text; '-' reads stdin) by a grammar "
         "and report every op that moves data: its source line, tensor types and layouts, and for each "
         "register <-> shared-memory access the predicted wavefronts and bank conflicts.",
     )
     s.add_argument("file", help="a .ttgir / .mlir file, a .py file with a @triton.jit / @gluon.jit kernel (importing "
-                   "it runs it), or - for stdin")
+                   "it runs it), a text file of CuTe prints (print(tiled_mma), print(tiled_copy), print(sA)), or - for stdin")
     s.add_argument("--kernel", help="a .py file: the kernel to compile (default: LAYOUTALG_INSPECT's, or the only one)")
     s.add_argument("--signature", help="a .py file: argument types, 'a:*fp16,b:*fp16,M:i32'")
     s.add_argument("--constexpr", help="a .py file: constexpr values, 'BM=128,BN=64'")
@@ -54,6 +55,26 @@ def _read(path: str) -> str:
         raise LayoutError(f"{path} is not UTF-8 text") from None
 
 
+def _cute(args: argparse.Namespace, text: str) -> int:
+    """Pasted CuTe prints of a kernel's setup: objects, banks of each copy over each shared tile, descriptors."""
+    from ..kernel.cute_prints import inspect_cute_prints
+
+    for flag in ("ptx", "svg", "html"):
+        if getattr(args, flag, None):
+            raise LayoutError(f"--{flag} is for a compiled kernel; {args.file} holds CuTe prints")
+    try:
+        rep = inspect_cute_prints(text)
+    except LayoutError as e:
+        raise LayoutError(f"{args.file}: {e}") from None
+    if args.json:
+        print(json.dumps(rep.to_dict(), indent=1))
+    else:
+        print(rep)
+    if args.check and any(not c.banks.conflict_free for c in rep.copies):
+        return 1
+    return 0
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from ..kernel import check_ptx, inspect_ttgir
 
@@ -74,6 +95,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             raise LayoutError(f"--{py_flags[0].replace('_', '-')} is for a .py file (a kernel to compile); "
                               f"{args.file} is read as ttgir")
         text = _read(args.file)
+        from ..kernel.cute_prints import inspect_cute_prints, is_cute_prints
+
+        if is_cute_prints(text) and "tt.func" not in text:
+            return _cute(args, text)
         try:
             rep = inspect_ttgir(text)
         except LayoutError as e:

@@ -10,7 +10,13 @@
 * :mod:`~layoutalg.kernel.ptx`: :func:`check_ptx`, the wgmma descriptors and tcgen05 instruction
   descriptors in the kernel's PTX against their derivation from the ttgir.
 
-``layoutalg inspect FILE [--ptx PTX]`` prints the report (and the descriptor checks).
+* :mod:`~layoutalg.kernel.amd`: ``#ttg.amd_mfma`` / ``amd_wmma`` and their operands as Triton's linear layouts;
+* :mod:`~layoutalg.kernel.pyfile`: :func:`inspect_python`, a ``.py`` file's Triton / Gluon kernel compiled on the
+  CPU and inspected (importing the file runs it);
+* :mod:`~layoutalg.kernel.cute_prints`: :func:`inspect_cute_prints`, a CuTe setup's prints reported alike;
+* :mod:`~layoutalg.kernel.pictures`: :func:`report_html` / :func:`write_svgs`, the report's pictures.
+
+``layoutalg inspect FILE [--ptx PTX] [--svg DIR] [--html FILE]`` prints the report (and the descriptor checks).
 """
 
 from .layouts import LAYOUT_ATTRIBUTES, KernelLayout, read_layout
@@ -18,7 +24,12 @@ from .mlir import parse_attribute, parse_type
 from .ptx import DescriptorCheck, check_ptx, ptx_tcgen05_idescs, ptx_wgmma_words
 from .report import KernelReport, OpReport, ValueInfo, element_bits, inspect_module, inspect_ttgir
 from .ttgir import DATA_OPS, Op, TtgirModule, read_ttgir
+from .cute_prints import CuteReport, inspect_cute_prints
+from .pictures import report_html, report_pictures, write_svgs
+from .pyfile import PythonInspection, inspect_python
 
 __all__ = ["inspect_ttgir", "inspect_module", "KernelReport", "OpReport", "ValueInfo", "read_ttgir", "TtgirModule",
            "Op", "DATA_OPS", "KernelLayout", "read_layout", "LAYOUT_ATTRIBUTES", "parse_attribute", "parse_type",
-           "element_bits", "check_ptx", "DescriptorCheck", "ptx_wgmma_words", "ptx_tcgen05_idescs"]
+           "element_bits", "check_ptx", "DescriptorCheck", "ptx_wgmma_words", "ptx_tcgen05_idescs",
+           "inspect_cute_prints", "CuteReport", "inspect_python", "PythonInspection", "report_html", "report_pictures",
+           "write_svgs"]
