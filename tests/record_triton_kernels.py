@@ -322,7 +322,6 @@ def triton_reading(text: str) -> list[dict]:
     """Triton's own reading of every data-moving op's types: parse the module with Triton's MLIR context."""
     import triton._C.libtriton as lt
 
-    from layoutalg.interop.gluon import gluon_layout
     from layoutalg.kernel import DATA_OPS
 
     ctx, b = oracle.builder()

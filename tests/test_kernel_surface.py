@@ -19,6 +19,11 @@ from layoutalg.kernel.pyfile import parse_constexprs, parse_signature, parse_tar
 HERE = os.path.dirname(os.path.abspath(__file__))
 KDATA = os.path.join(HERE, "data", "kernels")
 HAVE_TRITON = importlib.util.find_spec("triton") is not None
+
+
+def _text(name: str) -> str:
+    with open(os.path.join(KDATA, name)) as f:
+        return f.read()
 with open(os.path.join(HERE, "data", "cute", "kernel_setups.json")) as _f:
     SETUPS = json.load(_f)
 
@@ -47,7 +52,7 @@ def test_flag_text_is_never_evaluated(fn, text, match):
 
 def test_cli_python_flags_need_a_python_file(tmp_path):
     p = tmp_path / "k.ttgir"
-    p.write_text(open(os.path.join(KDATA, "matmul_sm90.ttgir")).read())
+    p.write_text(_text("matmul_sm90.ttgir"))
     assert main(["inspect", str(p), "--target", "sm_90a"]) == 2
 
 
@@ -150,7 +155,7 @@ def test_pictures_label_every_element_with_its_owner():
     layout's own bases give it."""
     from layoutalg.viz import svg_cells
 
-    rep = inspect_ttgir(open(os.path.join(KDATA, "convert_sm90.ttgir")).read())
+    rep = inspect_ttgir(_text("convert_sm90.ttgir"))
     pics = report_pictures(rep)
     assert any(k.startswith("banks-") for k in pics)  # the conflicting load
     kl = rep.layouts["blocked"]
@@ -176,11 +181,11 @@ def test_pictures_label_every_element_with_its_owner():
 
 
 def test_html_page_and_svg_files(tmp_path, capsys):
-    rep = inspect_ttgir(open(os.path.join(KDATA, "convert_sm90.ttgir")).read())
+    rep = inspect_ttgir(_text("convert_sm90.ttgir"))
     page = report_html(rep)
     assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == len(report_pictures(rep))
     p = tmp_path / "k.ttgir"
-    p.write_text(open(os.path.join(KDATA, "convert_sm90.ttgir")).read())
+    p.write_text(_text("convert_sm90.ttgir"))
     assert main(["inspect", str(p), "--svg", str(tmp_path / "pics"), "--html", str(tmp_path / "r.html")]) == 0
     names = sorted(os.listdir(tmp_path / "pics"))
     assert "layout-shared.svg" in names and any(n.startswith("banks-") for n in names)
@@ -188,7 +193,7 @@ def test_html_page_and_svg_files(tmp_path, capsys):
 
 
 def test_to_dict_is_the_report_as_data():
-    rep = inspect_ttgir(open(os.path.join(KDATA, "matmul_sm90.ttgir")).read())
+    rep = inspect_ttgir(_text("matmul_sm90.ttgir"))
     d = json.loads(json.dumps(rep.to_dict()))
     assert [o["op"] for o in d["ops"]] == [o.op.name for o in rep.ops]
     smem = [o["shared_memory"] for o in d["ops"] if "shared_memory" in o]

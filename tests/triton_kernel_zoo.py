@@ -333,11 +333,12 @@ def configs() -> list[dict]:
         add("persistent", PERSISTENT, "matmul_persistent", sig,
             {"BM": bm, "BN": bn, "BK": bk, "NUM_SMS": 132, "WS": ws}, arch, w, s, dtype=dt)
     # tf32, int8, transposed operands
-    for arch, dt, acc, prec, at, bt, w, s in ((80, "fp32", "fp32", "tf32", False, True, 4, 3), (90, "fp32", "fp32", "tf32", True, False, 4, 3),
-                                              (100, "fp32", "fp32", "tf32", False, False, 4, 2), (80, "i8", "int32", "ieee", False, True, 4, 2),
-                                              (90, "i8", "int32", "ieee", False, True, 8, 4), (100, "i8", "int32", "ieee", False, True, 4, 3),
-                                              (80, "fp16", "fp32", "ieee", True, True, 8, 4), (90, "fp16", "fp32", "ieee", True, True, 4, 4),
-                                              (100, "bf16", "fp32", "ieee", True, False, 8, 3), (90, "fp8e5", "fp32", "ieee", False, True, 4, 2)):
+    transposed = ((80, "fp32", "fp32", "tf32", False, True, 4, 3), (90, "fp32", "fp32", "tf32", True, False, 4, 3),
+                  (100, "fp32", "fp32", "tf32", False, False, 4, 2), (80, "i8", "int32", "ieee", False, True, 4, 2),
+                  (90, "i8", "int32", "ieee", False, True, 8, 4), (100, "i8", "int32", "ieee", False, True, 4, 3),
+                  (80, "fp16", "fp32", "ieee", True, True, 8, 4), (90, "fp16", "fp32", "ieee", True, True, 4, 4),
+                  (100, "bf16", "fp32", "ieee", True, False, 8, 3), (90, "fp8e5", "fp32", "ieee", False, True, 4, 2))
+    for arch, dt, acc, prec, at, bt, w, s in transposed:
         out_dt = {"fp32": "fp32", "int32": "i32"}[acc]
         sig = {"a_ptr": f"*{dt}", "b_ptr": f"*{dt}", "c_ptr": f"*{out_dt}", "M": "i32", "N": "i32", "K": "i32",
                "stride_a": "i32", "stride_b": "i32", "stride_c": "i32"}

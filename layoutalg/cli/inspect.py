@@ -95,7 +95,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             raise LayoutError(f"--{py_flags[0].replace('_', '-')} is for a .py file (a kernel to compile); "
                               f"{args.file} is read as ttgir")
         text = _read(args.file)
-        from ..kernel.cute_prints import inspect_cute_prints, is_cute_prints
+        from ..kernel.cute_prints import is_cute_prints
 
         if is_cute_prints(text) and "tt.func" not in text:
             return _cute(args, text)

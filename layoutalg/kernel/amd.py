@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import LayoutError
+from ..errors import LayoutError, guarded
 from ..interop.gluon_amd import mfma_bases
 
 __all__ = ["mfma_attr_bases", "wmma_bases", "amd_dot_bases", "amd_bases"]
@@ -49,6 +49,7 @@ def _ints(v: Any, what: str) -> list[int]:
     return list(v)
 
 
+@guarded
 def mfma_attr_bases(params: dict[str, Any], shape: Sequence[int]) -> Bases:
     """``#ttg.amd_mfma<{version, warpsPerCTA, instrShape, isTransposed, tilesPerWarp, elementBitWidth}>`` on ``shape``."""
     fields = {"version": params.get("version"), "instr_shape": _ints(params.get("instrShape"), "instrShape"),
@@ -99,6 +100,7 @@ def _scale(vs: list[list[int]], tile: list[int]) -> list[list[int]]:
     return [[x * t for x, t in zip(v, tile)] for v in vs]
 
 
+@guarded
 def wmma_bases(params: dict[str, Any], shape: Sequence[int]) -> Bases:
     """``#ttg.amd_wmma<{version, isTranspose, warpsPerCTA, instrShape, tilesPerWarp}>`` (the accumulator) on ``shape``."""
     version = int(params.get("version", 1))
@@ -124,6 +126,7 @@ def wmma_bases(params: dict[str, Any], shape: Sequence[int]) -> Bases:
     return _fit(reg, lane, warp, shape, (1, 0), per_dim)
 
 
+@guarded
 def amd_dot_bases(op_idx: int, k_width: int, parent: str, pparams: dict[str, Any], shape: Sequence[int]) -> Bases:
     """The ``opIdx`` operand (0: A, ``[M, K]``; 1: B, ``[K, N]``) of an ``amd_mfma`` / ``amd_wmma`` parent on ``shape``."""
     if len(shape) != 2:
@@ -172,6 +175,7 @@ def amd_dot_bases(op_idx: int, k_width: int, parent: str, pparams: dict[str, Any
     return _fit(reg, lane, warp, shape, (kdim, ndim), per_dim)
 
 
+@guarded
 def amd_bases(attribute: str, params: dict[str, Any], shape: Sequence[int]) -> Bases:
     """Bases of an AMD distributed attribute (``ttg.amd_mfma``, ``ttg.amd_wmma``) on ``shape``."""
     if attribute == "ttg.amd_mfma":

@@ -189,7 +189,7 @@ def _linear_on(params: dict[str, Any], shape: list[int]) -> dict[str, Any]:
             continue
         order = sorted(((b[d], fi, i) for fi, f in enumerate(fields) for i, b in enumerate(bases[f]) if b[d] > 0),
                        key=lambda x: -x[0])
-        for value, fi, i in order:
+        for _value, fi, i in order:
             if size <= shape[d]:
                 break
             if fields[fi] == "reg_bases":

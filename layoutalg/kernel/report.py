@@ -248,8 +248,9 @@ def _lds_access(reg: MlirType, mem: MlirType, shape: tuple[int, ...], bits: int,
         if vb < eb or vb % eb:
             continue
         try:
-            rep.banks = analyze_lds(smem, access, eb, vb, arch=family, op="read" if direction == "load" else "write",
-                                    description=f"{family} LDS ({LDS[family].banks} banks), ds_{'read' if direction == 'load' else 'write'}_b{8 * vb}")
+            kind = "read" if direction == "load" else "write"
+            rep.banks = analyze_lds(smem, access, eb, vb, arch=family, op=kind,
+                                    description=f"{family} LDS ({LDS[family].banks} banks), ds_{kind}_b{8 * vb}")
             rep.direction = direction
             rep.notes.append(f"LDS bank model: {family} ({LDS[family].banks} banks, layoutalg.amd.lds)")
             return
