@@ -21,6 +21,7 @@ import os
 
 import pytest
 
+from layoutalg.errors import LayoutError
 from layoutalg.interop.gluon import gluon_layout
 from layoutalg.kernel import check_ptx, inspect_ttgir
 
@@ -139,3 +140,21 @@ def test_live_zoo_sample_against_triton():
             if "triton_bases" in v:
                 assert any(x.layout is not None and list(x.shape) == v["shape"] and x.layout.bases(v["shape"]) == v["triton_bases"]
                            for x in mine.values)
+
+
+def test_unknown_ops_are_listed_or_refused_with_line_and_column():
+    """Every op of every recorded kernel is one the reader knows (Triton 3.6's dialects); a misspelt one is listed,
+    and with strict=True refused naming its line and column."""
+    from layoutalg.kernel import read_ttgir
+
+    for rec in KERNELS:
+        assert read_ttgir(rec["ttgir"], strict=True).unknown_ops == []
+    text = KERNELS[0]["ttgir"]
+    lines = text.splitlines()
+    n = next(i for i, line in enumerate(lines) if "tt.load" in line)
+    bad = text.replace("tt.load", "tt.lod", 1)
+    col = lines[n].index("tt.load") + 1
+    assert read_ttgir(bad).unknown_ops[0] == (n + 1, col, "tt.lod")
+    assert "tt.lod (line" in str(inspect_ttgir(bad))
+    with pytest.raises(LayoutError, match=rf"line {n + 1}, column {col}: unknown op tt.lod"):
+        read_ttgir(bad, strict=True)

@@ -38,6 +38,8 @@ def add_inspect_parser(sub: Any) -> None:
     s.add_argument("--svg", metavar="DIR", help="write a picture of every layout (and of every access with bank "
                    "conflicts) into DIR as SVG files")
     s.add_argument("--html", metavar="FILE", help="write the report with its pictures as one HTML page")
+    s.add_argument("--strict", action="store_true",
+                   help="an op of Triton's dialects the reader does not know is an error (line and column)")
     s.add_argument("--check", action="store_true",
                    help="exit 1 when a shared-memory access has bank conflicts")
     s.set_defaults(func=cmd_inspect)
@@ -100,7 +102,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         if is_cute_prints(text) and "tt.func" not in text:
             return _cute(args, text)
         try:
-            rep = inspect_ttgir(text)
+            rep = inspect_ttgir(text, strict=args.strict)
         except LayoutError as e:
             raise LayoutError(f"{args.file}: {e}") from None
         ptx_name = args.ptx

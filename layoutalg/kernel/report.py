@@ -133,6 +133,7 @@ class KernelReport:
     layouts: dict[str, KernelLayout]
     ops: list[OpReport]
     functions: list[str]
+    unknown_ops: list[tuple[int, int, str]] = field(default_factory=list)
 
     @property
     def accesses(self) -> list[OpReport]:
@@ -157,6 +158,7 @@ class KernelReport:
 
         return {"target": self.target, "num_warps": self.num_warps, "threads_per_warp": self.threads_per_warp,
                 "num_ctas": self.num_ctas, "functions": list(self.functions),
+                "unknown_ops": [{"line": ln, "column": col, "op": name} for ln, col, name in self.unknown_ops],
                 "layouts": {k: (v.gluon.source if v.gluon is not None else v.text) for k, v in self.layouts.items()},
                 "ops": [op(o) for o in self.ops]}
 
@@ -167,6 +169,9 @@ class KernelReport:
         out += [f"  {kl}" for kl in self.layouts.values()]
         out += ["", f"data movement ({len(self.ops)} ops):"]
         out += ["  " + o.summary().replace("\n", "\n  ") for o in self.ops]
+        if self.unknown_ops:
+            out += ["", "ops the reader does not know (Triton 3.6's dialects): "
+                    + ", ".join(f"{name} (line {ln})" for ln, _, name in self.unknown_ops[:8])]
         acc = self.accesses
         if acc:
             bad = [o for o in acc if not o.banks.conflict_free]
@@ -402,11 +407,12 @@ def inspect_module(module: TtgirModule) -> KernelReport:
             _conversion(op, rep, module.threads_per_warp)
         reports.append(rep)
     return KernelReport(module.target, module.num_warps, module.threads_per_warp, module.num_ctas, module.layouts,
-                        reports, module.functions)
+                        reports, module.functions, list(module.unknown_ops))
 
 
-def inspect_ttgir(text: str) -> KernelReport:
+def inspect_ttgir(text: str, strict: bool = False) -> KernelReport:
     """inspect_ttgir(text) -> KernelReport: every data-moving op of a ttgir module with its source line, layouts
     and, for register <-> shared-memory accesses, the predicted wavefronts and bank conflicts. LayoutError
-    (naming the line and column) for text that is not well-formed ttgir."""
-    return inspect_module(read_ttgir(text))
+    (naming the line and column) for text that is not well-formed ttgir (``strict``: also for an op of Triton's
+    dialects the reader does not know)."""
+    return inspect_module(read_ttgir(text, strict))
