@@ -84,7 +84,7 @@ DATA_OPS: dict[str, str] = {
 
 #: the names of Triton 3.6's ops (and attributes) in the dialects a ttgir module holds (tt, ttg, ttng, amdg, gluon), read
 #: from its compiled dialects; an op of these dialects not named here is unknown to the reader
-KNOWN_NAMES = frozenset((
+KNOWN_NAMES = frozenset((  # noqa: SIM905 - a word list kept as text
     "amdg.amdgcn amdg.arrive_barrier amdg.async_copy_mbarrier_arrive amdg.async_tdm_copy_global_to_local "
     "amdg.async_tdm_copy_local_to_global amdg.async_tdm_wait amdg.async_wait amdg.buffer_atomic_cas "
     "amdg.buffer_atomic_rmw amdg.buffer_load amdg.buffer_load_to_local amdg.buffer_store amdg.bypass_lds_load "
