@@ -506,7 +506,7 @@ def record_amd() -> dict:
     import triton_kernel_zoo as zoo
 
     records = []
-    for c in zoo.amd_configs():
+    for c in zoo.amd_configs() + zoo.gluon_amd_configs():
         cfg = {k: _jsonable(v) for k, v in c.items() if k != "source"}
         try:
             asm = compile_zoo_entry(c, upto="ttgir")

@@ -43,6 +43,22 @@ def test_amd_recorded_with_provenance():
     for attr in ("#ttg.amd_mfma<", "#ttg.amd_wmma<", "#ttg.amd_rotating_shared<", "#ttg.swizzled_shared<", "#ttg.linear<"):
         assert attr in texts, attr
     assert "amdg.in_thread_transpose" in texts
+    for op in ("amdg.buffer_load ", "amdg.buffer_load_to_local", "amdg.buffer_store", "#ttg.padded_shared<"):
+        assert op in texts, op
+
+
+def test_gluon_amd_kernels_have_an_lds_report_for_every_access():
+    """Gluon CDNA3 / CDNA4 GEMMs: buffer loads (on gfx950 straight to LDS), padded and swizzled LDS tiles, MFMA
+    operands loaded from LDS -- every LDS access has its bank report under the target family's model."""
+    gl = [k for k in KERNELS if k["config"]["kind"] == "gluon_amd_gemm"]
+    assert {k["config"]["arch"] for k in gl} == {"gfx942", "gfx950"}
+    seen = set()
+    for rec in gl:
+        for o in inspect_ttgir(rec["ttgir"]).ops:
+            if o.op.name in ("ttg.local_store", "ttg.local_load", "amdg.buffer_load_to_local"):
+                assert o.banks is not None, (o.op.text, o.notes)
+                seen.add(o.op.name)
+    assert seen == {"ttg.local_store", "ttg.local_load", "amdg.buffer_load_to_local"}
 
 
 @pytest.mark.parametrize("rec", KERNELS, ids=[_name(k) for k in KERNELS])

@@ -432,3 +432,61 @@ def amd_configs() -> list[dict]:
                     "signature": {"x_ptr": "*bf16", "y_ptr": "*bf16"}, "constexprs": {"BM": 64, "BN": 128},
                     "arch": target, "num_warps": 4, "dtype": "bf16"})
     return out
+
+
+GLUON_AMD = '''
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.amd import cdna3, cdna4
+
+
+@gluon.jit
+def amd_gemm(a_ptr, b_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr, L_LOAD: gl.constexpr,
+             ACC: gl.constexpr, SMEM_A: gl.constexpr, SMEM_B: gl.constexpr, KW: gl.constexpr, ASYNC: gl.constexpr):
+    rm = gl.arange(0, M, layout=gl.SliceLayout(1, L_LOAD))
+    rk = gl.arange(0, K, layout=gl.SliceLayout(0, L_LOAD))
+    rk2 = gl.arange(0, K, layout=gl.SliceLayout(1, L_LOAD))
+    rn = gl.arange(0, N, layout=gl.SliceLayout(0, L_LOAD))
+    a_s = gl.allocate_shared_memory(a_ptr.dtype.element_ty, [M, K], SMEM_A)
+    b_s = gl.allocate_shared_memory(b_ptr.dtype.element_ty, [K, N], SMEM_B)
+    if ASYNC:
+        cdna4.async_copy.buffer_load_to_shared(a_s, a_ptr, rm[:, None] * K + rk[None, :])
+        cdna4.async_copy.buffer_load_to_shared(b_s, b_ptr, rk2[:, None] * N + rn[None, :])
+        cdna4.async_copy.commit_group()
+        cdna4.async_copy.wait_group(0)
+    else:
+        a_s.store(cdna3.buffer_load(a_ptr, rm[:, None] * K + rk[None, :]))
+        b_s.store(cdna3.buffer_load(b_ptr, rk2[:, None] * N + rn[None, :]))
+    a = a_s.load(gl.DotOperandLayout(0, ACC, KW))
+    b = b_s.load(gl.DotOperandLayout(1, ACC, KW))
+    acc = cdna3.mfma(a, b, gl.zeros([M, N], gl.float32, ACC))
+    rm2 = gl.arange(0, M, layout=gl.SliceLayout(1, ACC))
+    rn2 = gl.arange(0, N, layout=gl.SliceLayout(0, ACC))
+    cdna3.buffer_store(acc, c_ptr, rm2[:, None] * N + rn2[None, :])
+'''
+
+
+def gluon_amd_configs() -> list[dict]:
+    """Gluon kernels for CDNA3 / CDNA4: buffer loads (and, on gfx950, buffer loads straight to LDS), padded and
+    swizzled LDS layouts, MFMA operands loaded from LDS, buffer stores."""
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.amd import AMDMFMALayout
+
+    out = []
+    cases = [("gfx942", 3, [32, 32, 8], 4, gl.PaddedSharedLayout.with_identity_for([[64, 4]], [64, 64], [1, 0]),
+              gl.SwizzledSharedLayout(4, 1, 16, [1, 0]), False),
+             ("gfx942", 3, [16, 16, 16], 4, gl.SwizzledSharedLayout(4, 2, 8, [1, 0]),
+              gl.PaddedSharedLayout.with_identity_for([[64, 8]], [64, 64], [1, 0]), False),
+             ("gfx950", 4, [16, 16, 32], 8, gl.PaddedSharedLayout.with_identity_for([[64, 8]], [64, 64], [1, 0]),
+              gl.SwizzledSharedLayout(8, 1, 8, [1, 0]), False),
+             ("gfx950", 4, [32, 32, 16], 8, gl.SwizzledSharedLayout(1, 1, 1, [1, 0]),
+              gl.SwizzledSharedLayout(1, 1, 1, [1, 0]), True)]
+    for target, ver, instr, kw, sa, sb, asyn in cases:
+        acc = AMDMFMALayout(ver, instr, True, [2, 2])
+        load = gl.BlockedLayout([1, 8], [8, 8], [4, 1], [1, 0])
+        consts = {"M": 64, "N": 64, "K": 64, "L_LOAD": load, "ACC": acc, "SMEM_A": sa, "SMEM_B": sb, "KW": kw, "ASYNC": asyn}
+        sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", **{k: "constexpr" for k in consts}}
+        out.append({"kind": "gluon_amd_gemm", "source": GLUON_AMD, "kernel": "amd_gemm", "signature": sig,
+                    "constexprs": consts, "arch": target, "num_warps": 4, "num_stages": 2, "gluon": True,
+                    "dtype": "fp16"})
+    return out

@@ -203,7 +203,7 @@ def _values(op: Op) -> list[ValueInfo]:
     out = []
     for role, types in (("in", op.operands), ("out", op.result_types)):
         for t in types:
-            if t.kind == "scalar":
+            if t.kind in ("scalar", "ptr"):
                 continue
             if t.kind == "tensordesc" and isinstance(t.element, MlirType):
                 inner = t.element

@@ -425,15 +425,18 @@ class _Reader:
             if c.accept("->"):
                 out = op.result_types
                 continue
-            if c.accept(",") or c.accept("*") or c.accept(")"):
-                continue
+            if c.accept(",") or c.accept("*") or c.accept(")") or c.accept("[") or c.accept("]"):
+                continue  # amdg.buffer_* print their offsets' type in brackets: <f16>[tensor<...>]
             if c.at("(") and not (c.peek(1) is not None and c.peek(1).text == ")"):  # type: ignore[union-attr]
                 c.next()
                 continue
             if c.accept("("):
                 c.expect(")")
                 continue
-            out.append(self._typed(parse_type_at(c)))
+            t = parse_type_at(c)
+            if t.kind == "memdesc" and not t.shape and t.encoding is None:  # amdg prints a scalar pointer as <f16>
+                t = replace(t, kind="ptr")
+            out.append(self._typed(t))
         return op
 
 
