@@ -147,15 +147,27 @@ def _wgmma_derived(op: Op) -> list[tuple[str, list[int], bool, Any]]:
         major = ("MN" if transposed else "K") if name == "A" else ("K" if transposed else "MN")
         if name == "B":
             layout = _swap_modes(layout)
-        kbs = k_block_descriptors(layout, dtype, instr, operand=name)
+        note = ""
+        try:
+            kbs = k_block_descriptors(layout, dtype, instr, operand=name)
+        except LayoutError:
+            # an MN-major operand whose instruction N (a warp group's share) is narrower than its swizzle atom
+            # (N = 32 of f16 in a 128B swizzle): each group's descriptor addresses a part of the atom; derived as
+            # the atom-wide block at the group's start, whose LBO (the stride between MN atoms) is not read
+            sw = int(kl.params.get("swizzlingByteWidth", 0))
+            atom_n = sw * 8 // max(1, int(kl.params.get("elementBitWidth", 16)))
+            if name != "B" or major != "MN" or not sw or n_instr >= atom_n:
+                raise
+            kbs = k_block_descriptors(layout, dtype, f"m64n{atom_n}k{k_instr}", operand=name)
+            note = f"N = {n_instr} within one {sw}B swizzle atom of {atom_n} elements: LBO not compared"
         # warp groups split the tile (warpsPerCTA: M over groups of 4 warps, N over the second entry); a warp
         # group's own offset is added at run time, so the constants are those of the first group's blocks
         wpc = [int(x) for x in mma.params["warpsPerCTA"]]
         groups = max(1, wpc[0] // 4) if name == "A" else max(1, wpc[1])
         per_group = max(1, (max(kb.mn_block for kb in kbs) + 1) // groups)
         kbs = tuple(kb for kb in kbs if kb.mn_block < per_group)
-        ignore = major == "K" and int(kl.params.get("swizzlingByteWidth", 0)) != 0
-        out.append((name, [kb.descriptor.encode() for kb in kbs], ignore, major))
+        ignore = (major == "K" and int(kl.params.get("swizzlingByteWidth", 0)) != 0) or bool(note)
+        out.append((name, [kb.descriptor.encode() for kb in kbs], ignore, major + ("; " + note if note else "")))
     return out
 
 
@@ -230,7 +242,9 @@ def check_ptx(ttgir: str | TtgirModule, ptx: str) -> list[DescriptorCheck]:
             have = {_fields(w, ignore) for w in got}
             stray = [w for w in got if not any(_fields(w, ig) in {_fields(x, ig) for x in d} for d, ig in others)]
             ok = mine <= have and not stray
-            notes = [f"{major}-major; LBO not compared (the hardware ignores it)"] if ignore else [f"{major}-major"]
+            kind, _, why = major.partition("; ")
+            notes = [f"{kind}-major; {why}" if why else f"{kind}-major; LBO not compared (the hardware ignores it)"] \
+                if ignore else [f"{kind}-major"]
             if len(others) > 1:
                 notes.append(f"{len(others)} dots share the PTX's wgmma {name} words")
             if stray:
