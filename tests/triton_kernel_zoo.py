@@ -346,6 +346,11 @@ def configs() -> list[dict]:
         add("matmul_t", MATMUL_T, "matmul_t", sig,
             {"BM": 128, "BN": 128, "BK": bk, "A_T": at, "B_T": bt, "PREC": prec,
              "ACC": {"fp32": tl.float32, "int32": tl.int32}[acc]}, arch, w, s, dtype=dt)
+    # found by a sweep: two warp groups along N, each an MN-major B share (N = 32) narrower than its 128B swizzle atom
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+           "stride_a": "i32", "stride_b": "i32", "stride_c": "i32"}
+    add("matmul_t", MATMUL_T, "matmul_t", sig, {"BM": 64, "BN": 64, "BK": 32, "A_T": False, "B_T": False, "PREC": "ieee",
+                                                "ACC": tl.float32}, 90, 8, 4, dtype="fp16")
     # block-scaled dots on sm_100a
     for fmt, bk, w in (("e4m3", 128, 4), ("e5m2", 128, 8), ("e2m1", 128, 4)):
         dt = "u8" if fmt == "e2m1" else ("fp8e4nv" if fmt == "e4m3" else "fp8e5")
