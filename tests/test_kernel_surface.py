@@ -75,6 +75,10 @@ def test_live_python_file(tmp_path, capsys):
     assert main(["inspect", path, "--target", "sm_80", "--num-warps", "8", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["target"] == "cuda:80" and data["num_warps"] == 8
+    # an AMD target: the ttgir only (no PTX), LDS accesses under the CDNA3 model
+    amd = inspect_python(path, target="gfx942")
+    assert amd.report.target == "hip:gfx942" and amd.ptx is None and amd.checks == []
+    assert any("LDS bank model: cdna3" in n for o in amd.report.ops for n in o.notes)
 
 
 # ------------------------------------------------------------------------------- CuTe prints
