@@ -81,8 +81,9 @@ def test_amd_kernel_reads_as_triton_reads_it(rec):
         for o in lds:
             if o.banks is not None:
                 assert any(f"LDS bank model: {family}" in note for note in o.notes)
-        if rec["config"]["kind"] == "amd_matmul" and "amd_rotating_shared" not in rec["ttgir"]:
-            assert any(o.banks is not None for o in lds)
+        if rec["config"]["kind"] in ("amd_matmul", "gluon_amd_gemm"):
+            assert all(o.banks is not None for o in lds if o.values and any(v.memory == "registers" for v in o.values)), \
+                [(o.op.text, o.notes) for o in lds if o.banks is None]
     elif lds:
         assert all(o.banks is None for o in lds)
         assert any("no bank model for rdna" in note for o in lds for note in o.notes)
@@ -105,6 +106,23 @@ def test_wmma_accumulator_by_hand():
     assert b["lane"][4] == [8, 0] and b["register"] == [[1, 0], [2, 0], [4, 0]]
     b1 = wmma_bases({"version": 1, "warpsPerCTA": [1, 1]}, (16, 16))  # RDNA3: rows interleaved between half-waves
     assert b1["lane"][4] == [1, 0] and b1["register"] == [[2, 0], [4, 0], [8, 0]]
+
+
+def test_rotating_shared_by_hand():
+    """#ttg.amd_rotating_shared: row r's 4-element vector index is XORed with (r % 4) ^ (r // 4 % 4) -- the phase of a
+    swizzled layout rotated by the row's block of 4 rows; every element's offset, by hand."""
+    kl = read_layout(parse_attribute("#ttg.amd_rotating_shared<{vec = 4, perPhase = 1, maxPhase = 4, order = [1, 0]}>"))
+    bases = kl.bases((16, 16))["offset"]
+
+    def by_hand(r: int, c: int) -> int:
+        return 16 * r + 4 * ((c // 4) ^ (r % 4) ^ (r // 4 % 4)) + c % 4
+
+    for o in range(256):
+        v = [0, 0]
+        for i, b in enumerate(bases):
+            if o >> i & 1:
+                v = [v[0] ^ b[0], v[1] ^ b[1]]
+        assert by_hand(*v) == o
 
 
 def test_amd_refusals_name_the_reason():

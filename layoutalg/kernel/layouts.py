@@ -63,6 +63,9 @@ class KernelLayout:
         """The Gluon layout on a tensor of ``shape`` (what ttgir leaves to the type filled in: the rank of an
         NVMMA shared layout, the shape of a linear or padded layout)."""
         g = self.gluon
+        if g is None and self.attribute == "ttg.amd_rotating_shared":
+            return make_gluon("SharedLinearLayout", {"offset_bases": _rotating_bases(self.params, [int(s) for s in shape]),
+                                                     "block_bases": [], "alignment": 16})
         if g is None:
             why = ("an AMD layout: its fields are in .params, its linear layout is .bases(shape)"
                    if self.attribute.startswith("ttg.amd_") or self.amd is not None else "it has no Gluon layout to read")
@@ -209,6 +212,44 @@ def _linear_on(params: dict[str, Any], shape: list[int]) -> dict[str, Any]:
             bases["reg_bases"].append(v)
             size *= 2
     return {**params, **bases, "shape": list(shape)}
+
+
+def _rotating_bases(p: dict[str, Any], shape: list[int]) -> list[list[int]]:
+    """``#ttg.amd_rotating_shared<{vec, perPhase, maxPhase, order}>`` on ``shape`` as offset -> coordinate bases (Triton's
+    ``sharedToLinearLayoutAMDRotating`` restated): a swizzled layout whose phase of row ``r``, ``(r / perPhase) %
+    maxPhase``, is XORed with its block of ``perPhase * maxPhase`` rows, ``r / (perPhase * maxPhase) % maxPhase``."""
+    vec, per, mx = int(p["vec"]), int(p["perPhase"]), int(p["maxPhase"])
+    order = [int(x) for x in p["order"]]
+    rank = len(shape)
+    if len(order) != rank or rank < 2:
+        raise LayoutError(f"#ttg.amd_rotating_shared: order {order} for a tensor of rank {rank} (rank 2 or more read)")
+    col_dim, row_dim = order[0], order[1]
+    cols, rows = shape[col_dim], shape[row_dim]
+    out = []
+
+    def vec_at(row: int, col: int) -> list[int]:
+        v = [0] * rank
+        v[row_dim], v[col_dim] = row, col
+        return v
+
+    c = 1
+    while c < cols:
+        out.append(vec_at(0, c))
+        c *= 2
+    r = 1
+    while r < rows:
+        phase = (r // per) % mx
+        block = r // mx // per % mx
+        out.append(vec_at(r, (vec * (phase ^ block)) % cols))
+        r *= 2
+    for d in order[2:]:
+        e = 1
+        while e < shape[d]:
+            v = [0] * rank
+            v[d] = e
+            out.append(v)
+            e *= 2
+    return out
 
 
 def _identity_bases(order: Sequence[int], shape: Sequence[int]) -> list[list[int]]:

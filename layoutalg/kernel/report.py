@@ -247,7 +247,11 @@ def _lds_access(reg: MlirType, mem: MlirType, shape: tuple[int, ...], bits: int,
         return
     eb = bits // 8
     access = reg.encoding.layout(shape)
-    smem = mem.encoding.layout(shape)
+    try:
+        smem = mem.encoding.layout(shape)
+    except LayoutError:  # an F2-linear shared layout no CuTe layout spells (amd_rotating_shared): by its offsets
+        _lds_by_offsets(reg, mem, shape, eb, direction, family, rep)
+        return
     last: LayoutError | None = None
     for vb in (16, 8, 4, 2, 1):
         if vb < eb or vb % eb:
@@ -262,6 +266,43 @@ def _lds_access(reg: MlirType, mem: MlirType, shape: tuple[int, ...], bits: int,
         except LayoutError as e:
             last = e
     rep.notes.append(f"no LDS bank analysis: {last}")
+
+
+def _lds_by_offsets(reg: MlirType, mem: MlirType, shape: tuple[int, ...], eb: int, direction: str, family: str,
+                    rep: OpReport) -> None:
+    """The LDS analysis of an access whose shared layout is given only as offset -> coordinate bases: each
+    element's offset found by walking the bases, each lane's widest contiguous vector (up to 16 bytes)."""
+    from ..amd.lds import LDS, lds_report
+    from ..banks import BankReport
+
+    bases = mem.encoding.bases(shape)["offset"]
+    vecs = [flat_index(v, list(shape)) for v in bases]
+    span = np.zeros(1 << len(vecs), dtype=np.int64)
+    for i, v in enumerate(vecs):
+        span[1 << i: 2 << i] = span[: 1 << i] ^ v
+    where = np.empty(int(np.prod(shape)), dtype=np.int64)
+    where[span] = np.arange(span.size)
+    access = reg.encoding.layout(shape)
+    T, V = int(access[0].size()), int(access[1].size())
+    off = where[np.asarray(access.table(), dtype=np.int64).reshape(V, T).T] * eb
+    kind = "read" if direction == "load" else "write"
+    wave = LDS[family].wave
+    for vb in (16, 8, 4, 2, 1):
+        n = vb // eb
+        if vb < eb or vb % eb or V % n:
+            continue
+        vec = off.reshape(T, V // n, n)
+        if not np.array_equal(vec, vec[:, :, :1] + eb * np.arange(n)):
+            continue
+        starts = vec[:, :, 0]
+        instrs = []
+        for w in range(0, T, wave):
+            for k in range(V // n):
+                instrs += list(lds_report([int(a) for a in starts[w:w + wave, k]], vb, family, kind).instructions)
+        rep.banks = BankReport(tuple(instrs), vb, f"{family} LDS ({LDS[family].banks} banks), ds_{kind}_b{8 * vb}")
+        rep.direction = direction
+        rep.notes.append(f"LDS bank model: {family} ({LDS[family].banks} banks, layoutalg.amd.lds)")
+        return
 
 
 def _shared_access(op: Op, rep: OpReport, family: str | None = None) -> None:
