@@ -433,10 +433,10 @@ class _Reader:
             if c.accept("("):
                 c.expect(")")
                 continue
-            t = parse_type_at(c)
-            if t.kind == "memdesc" and not t.shape and t.encoding is None:  # amdg prints a scalar pointer as <f16>
-                t = replace(t, kind="ptr")
-            out.append(self._typed(t))
+            ty = parse_type_at(c)
+            if ty.kind == "memdesc" and not ty.shape and ty.encoding is None:  # amdg prints a scalar pointer as <f16>
+                ty = replace(ty, kind="ptr")
+            out.append(self._typed(ty))
         return op
 
 
