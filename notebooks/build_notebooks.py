@@ -1061,6 +1061,87 @@ bank counts -- CDNA3's documented bank model and an independent count.
 """),
 )
 
+nb(
+    "kernels.ipynb",
+    md("""
+# Reading a compiled kernel
+
+`layoutalg.kernel` reads what Triton compiled -- the kernel's ttgir -- by a grammar (the text is never
+evaluated) and reports every op that moves data: its source line, its layouts as layoutalg layouts
+(identical to Triton's own linear layouts), the shared-memory wavefronts and bank conflicts of every
+register <-> shared access, and the descriptors the PTX must hold. The kernel here is a Triton matmul
+(128 x 128 x 64 tile, fp16, 4 warps, 3 stages) compiled for sm_90a on the CPU; its ttgir and the PTX lines
+that hold its wgmma descriptors were recorded by `tests/record_triton_kernels.py` into
+`tests/data/kernels/`, so this notebook runs offline.
+"""),
+    code("""
+import pathlib
+from layoutalg.kernel import inspect_ttgir, check_ptx
+
+data = pathlib.Path("..") / "tests" / "data" / "kernels"
+ttgir = (data / "matmul_sm90.ttgir").read_text()
+report = inspect_ttgir(ttgir)
+print(report)
+"""),
+    md("""
+## Its layouts
+
+`report.layouts` holds every layout attribute by alias; `KernelLayout.bases(shape)` is Triton's linear
+layout on a tile, `KernelLayout.layout(shape)` the layoutalg layout -- a TV layout
+`((lane, warp, block), register) -> element` for registers, `coordinate -> offset` for shared memory.
+The picture labels each element of the 128 x 64 A tile with the thread and register that load it.
+"""),
+    code("""
+from layoutalg.viz import tv_scene, layout_scene
+
+loads = [o for o in report.ops if o.op.name == "ttg.async_copy_global_to_local"]
+a_tile = loads[0].values[0]            # the pointers' tensor: its shape and layout
+print(a_tile)
+tv = a_tile.layout.layout(a_tile.shape)
+print("TV layout:", tv)
+tv_scene(tv, a_tile.shape, max_rows=16, max_cols=32)
+"""),
+    code("""
+shared = report.layouts["shared"]
+print(shared)
+layout_scene(shared.layout((128, 64)), max_rows=8, max_cols=64)   # the 128B swizzle, rows of offsets
+"""),
+    md("""
+## Bank conflicts
+
+Each register <-> shared-memory access carries a `BankReport` (the figure Triton's own
+`get_shared_bank_conflicts` gives: checked in the test suite). The matmul's accesses are conflict-free;
+a Gluon kernel that converts a row-per-thread layout through an unswizzled tile is not:
+"""),
+    code("""
+from layoutalg.viz import banks_scene
+
+conv = inspect_ttgir((data / "convert_sm90.ttgir").read_text())
+for o in conv.accesses:
+    print(o.summary(), end="\\n\\n")
+bad = max(conv.accesses, key=lambda o: o.banks.ways)
+banks_scene(bad.banks, instruction=0, max_rows=16)
+"""),
+    md("""
+## The descriptors in the PTX
+
+`check_ptx` derives every wgmma shared-memory descriptor from the ttgir (the operand's `nvmma_shared`
+layout and the instruction `nvidia_mma` names) and compares it with the 64-bit constants the PTX combines
+with each operand's address:
+"""),
+    code("""
+for c in check_ptx(ttgir, (data / "matmul_sm90.ptx").read_text()):
+    print(c)
+report.to_dict()["ops"][0]        # the same report as data
+"""),
+    md("""
+## Planted bug
+
+(To be added: a hand-described Hopper pipeline with a planted bug, the proof naming its first wrong element.)
+"""),
+)
+
+
 def build(execute: bool = True, only: str | None = None) -> list[pathlib.Path]:
     out = []
     for name, cells in NOTEBOOKS.items():

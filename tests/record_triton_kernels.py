@@ -1,6 +1,6 @@
 """Record Triton 3.6 as the oracle of layoutalg.kernel (run by hand; CI replays the recordings).
 
-    PYTHONPATH=. python tests/record_triton_kernels.py      # writes tests/data/triton/{layouts,kernels}.json
+    PYTHONPATH=. python tests/record_triton_kernels.py [layouts|kernels|zoo|amd]  # writes tests/data/triton/*.json
 
 * ``layouts.json``: Gluon layout objects of every class (seeded random distributed layouts, the shared
   modes, tensor-memory encodings) placed in Gluon kernels and printed as ttgir by Triton; for each case
@@ -15,6 +15,10 @@
   distributed one, and Triton's bank-conflict count (``get_shared_bank_conflicts``) of each
   register <-> shared access; for sm_90a / sm_100a the PTX lines that hold the wgmma descriptors and
   tcgen05 instruction descriptors (``ptx_excerpt``).
+* ``kernels_zoo.json``: the same for every kernel of ``tests/triton_kernel_zoo.py`` (attention forward with
+  pointers and tensor descriptors, persistent and warp-specialized matmuls, tf32 / int8 / fp8 / transposed
+  operands, ``tl.dot_scaled``, reductions / softmax / transposes, Gluon wgmma and tcgen05 GEMMs, Gluon
+  conversions through shared memory of every class); every kernel's PTX excerpt.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ def ttgir_of(src, arch: int, num_warps: int, num_stages: int = 3, upto: str = "t
     from triton.backends.compiler import GPUTarget
     from triton.compiler.compiler import make_backend
 
-    target = GPUTarget("cuda", arch, 32)
+    target = GPUTarget("hip", arch, 32 if arch.startswith("gfx1") else 64) if isinstance(arch, str) else GPUTarget("cuda", arch, 32)
     backend = make_backend(target)
     options = backend.parse_options({"num_warps": num_warps, "num_stages": num_stages})
     stages: dict = {}
@@ -318,11 +322,11 @@ def triton_reading(text: str) -> list[dict]:
     """Triton's own reading of every data-moving op's types: parse the module with Triton's MLIR context."""
     import triton._C.libtriton as lt
 
-    from layoutalg.interop.gluon import gluon_layout
     from layoutalg.kernel import DATA_OPS
 
     ctx, b = oracle.builder()
     lt.nvidia.load_dialects(ctx)
+    lt.amd.load_dialects(ctx)
     with tempfile.NamedTemporaryFile("w", suffix=".ttgir", delete=False) as f:
         f.write(text)
     module = lt.ir.parse_mlir_module(f.name, ctx)
@@ -341,14 +345,18 @@ def triton_reading(text: str) -> list[dict]:
                 rec: dict = {"type": t}
                 if t.startswith("tensor<") and "#ttg." in t:
                     g = b.get_gluon_layout_from_tensor(v)
-                    rec["gluon"] = gluon_layout(g).source
+                    rec["gluon"] = _source(g)
                     shape = [int(x) for x in t[len("tensor<"):].split("x")[:-1] if x.isdigit()]
                     rec["shape"] = shape
                     rec["triton_bases"] = oracle.engine_bases(g, shape)
                     rec["_obj"] = g
                 elif t.startswith("!ttg.memdesc<") and "#ttg.shared_memory" in t:
-                    g = b.get_gluon_layout_from_memdesc(v)
-                    rec["gluon"] = gluon_layout(g).source
+                    try:
+                        g = b.get_gluon_layout_from_memdesc(v)
+                    except ValueError:  # a shared encoding Gluon has no class for (amd_rotating_shared)
+                        values.append(rec)
+                        continue
+                    rec["gluon"] = _source(g)
                     rec["_obj"] = g
                 values.append(rec)
         rec_op = {"op": name, "values": values}
@@ -357,7 +365,7 @@ def triton_reading(text: str) -> list[dict]:
             mems = [v for v in values if v["type"].startswith("!ttg.memdesc<") and "_obj" in v]
             if regs and mems:
                 shape, bits = regs[0]["shape"], _bits(mems[0]["type"])
-                if bits:
+                if bits and "#ttg.padded_shared" not in mems[0]["type"]:  # the engine aborts on padded layouts
                     rec_op["triton_bank_conflicts"] = oracle.engine_bank_conflicts(regs[0]["_obj"], mems[0]["_obj"], shape, bits)
         out.append(rec_op)
 
@@ -366,6 +374,17 @@ def triton_reading(text: str) -> list[dict]:
         for v in o["values"]:
             v.pop("_obj", None)
     return out
+
+
+def _source(g) -> str:
+    """Gluon source of a layout object layoutalg describes, else the object's repr (AMD layouts)."""
+    from layoutalg.errors import LayoutError
+    from layoutalg.interop.gluon import gluon_layout
+
+    try:
+        return gluon_layout(g).source
+    except LayoutError:
+        return "repr:" + repr(g)
 
 
 def _bits(memdesc: str) -> int | None:
@@ -428,6 +447,81 @@ def record_kernels() -> dict:
     return {"source": "tests/record_triton_kernels.py", "triton": _version(), "kernels": records}
 
 
+def _jsonable(v):
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    try:
+        from layoutalg.interop.gluon import gluon_layout
+
+        return gluon_layout(v).source
+    except Exception:  # noqa: BLE001 - a dtype or another constant: its name
+        return str(v)
+
+
+def compile_zoo_entry(c: dict, upto: str = "ptx") -> dict:
+    """Compile one entry of triton_kernel_zoo.configs() on the CPU: {stage: text}."""
+    from triton.compiler import ASTSource
+
+    fn = getattr(oracle.load_module(c["source"]), c["kernel"])
+    consts = dict(c["constexprs"])
+    if consts.get("ACC") == "fp32":  # the zoo names the accumulator type
+        import triton.language as tl
+
+        consts["ACC"] = tl.float32
+    c = {**c, "constexprs": consts}
+    if c["gluon"]:
+        from triton.experimental.gluon._runtime import GluonASTSource
+
+        src = GluonASTSource(fn, signature=c["signature"], constexprs=c["constexprs"])
+    else:
+        src = ASTSource(fn, c["signature"], c["constexprs"])
+    return ttgir_of(src, c["arch"], c["num_warps"], c["num_stages"], upto=upto)
+
+
+def record_zoo() -> dict:
+    """kernels_zoo.json: every kernel of tests/triton_kernel_zoo.py compiled, with Triton's reading and the PTX
+    lines of its descriptors."""
+    import triton_kernel_zoo as zoo
+
+    records = []
+    for c in zoo.configs():
+        cfg = {k: _jsonable(v) for k, v in c.items() if k not in ("source",)}
+        try:
+            asm = compile_zoo_entry(c)
+        except Exception as e:  # noqa: BLE001
+            print("left out:", cfg["kind"], cfg["arch"], str(e).splitlines()[0][:120] if str(e) else repr(e))
+            continue
+        text = asm["ttgir"]
+        records.append({"config": cfg, "ttgir": text, "triton": triton_reading(text),
+                        "ptx_excerpt": ptx_excerpt(asm["ptx"])})
+        print("recorded", cfg["kind"], cfg["arch"], cfg.get("dtype"))
+    return {"source": "tests/record_triton_kernels.py", "triton": _version(), "kernels": records}
+
+
+def record_amd() -> dict:
+    """kernels_amd.json: the AMD kernels of triton_kernel_zoo.amd_configs() compiled to ttgir (gfx942, gfx950, gfx1100,
+    gfx1200), with Triton's reading of every data-moving op (its engine's linear layouts)."""
+    import triton_kernel_zoo as zoo
+
+    records = []
+    for c in zoo.amd_configs() + zoo.gluon_amd_configs():
+        cfg = {k: _jsonable(v) for k, v in c.items() if k != "source"}
+        try:
+            asm = compile_zoo_entry(c, upto="ttgir")
+        except Exception as e:  # noqa: BLE001
+            print("left out:", cfg["kind"], cfg["arch"], str(e).splitlines()[0][:120] if str(e) else repr(e))
+            continue
+        text = asm["ttgir"]
+        reading = triton_reading(text)
+        for o in reading:  # Triton's bank count is NVIDIA's model: not the LDS's
+            o.pop("triton_bank_conflicts", None)
+        records.append({"config": cfg, "ttgir": text, "triton": reading})
+        print("recorded", cfg["kind"], cfg["arch"], cfg.get("dtype"))
+    return {"source": "tests/record_triton_kernels.py", "triton": _version(), "kernels": records}
+
+
 def _version() -> str:
     import triton
 
@@ -436,7 +530,13 @@ def _version() -> str:
 
 def main() -> None:
     os.makedirs(OUT, exist_ok=True)
-    which = sys.argv[1:] or ["layouts", "kernels"]
+    which = sys.argv[1:] or ["layouts", "kernels", "zoo", "amd"]
+    if "amd" in which:
+        with open(os.path.join(OUT, "kernels_amd.json"), "w") as f:
+            json.dump(record_amd(), f, indent=0, sort_keys=True)
+    if "zoo" in which:
+        with open(os.path.join(OUT, "kernels_zoo.json"), "w") as f:
+            json.dump(record_zoo(), f, indent=0, sort_keys=True)
     if "layouts" in which:
         with open(os.path.join(OUT, "layouts.json"), "w") as f:
             json.dump(record_layouts(), f, indent=0, sort_keys=True)

@@ -42,7 +42,7 @@ __all__ = ["DescriptorCheck", "ptx_wgmma_words", "ptx_tcgen05_idescs", "check_pt
 _CONST = re.compile(r"(?:or|add)\.[bsu]64\s+(%rd\d+),\s*%rd\d+,\s*(-?\d+);")
 _WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k(\d+)\.\S+\s+\{[^}]*\},\s*(\{[^}]*\}|%rd\d+),\s*(%rd\d+),")
 _TCGEN05 = re.compile(r"tcgen05\.mma\.[^\s]*\s+\[[^\]]*\],\s*[^,]+,\s*[^,]+,\s*(?P<idesc>[^,;]+)")
-_PTX_TYPES = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "f32": "tf32"}
+_PTX_TYPES = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "f32": "tf32", "i8": "s8"}
 
 
 def ptx_type(element: Any) -> str:
@@ -147,34 +147,71 @@ def _wgmma_derived(op: Op) -> list[tuple[str, list[int], bool, Any]]:
         major = ("MN" if transposed else "K") if name == "A" else ("K" if transposed else "MN")
         if name == "B":
             layout = _swap_modes(layout)
-        kbs = k_block_descriptors(layout, dtype, instr, operand=name)
+        note = ""
+        try:
+            kbs = k_block_descriptors(layout, dtype, instr, operand=name)
+        except LayoutError:
+            # an MN-major operand whose instruction N (a warp group's share) is narrower than its swizzle atom
+            # (N = 32 of f16 in a 128B swizzle): each group's descriptor addresses a part of the atom; derived as
+            # the atom-wide block at the group's start, whose LBO (the stride between MN atoms) is not read
+            sw = int(kl.params.get("swizzlingByteWidth", 0))
+            atom_n = sw * 8 // max(1, int(kl.params.get("elementBitWidth", 16)))
+            if name != "B" or major != "MN" or not sw or n_instr >= atom_n:
+                raise
+            kbs = k_block_descriptors(layout, dtype, f"m64n{atom_n}k{k_instr}", operand=name)
+            note = f"N = {n_instr} within one {sw}B swizzle atom of {atom_n} elements: LBO not compared"
         # warp groups split the tile (warpsPerCTA: M over groups of 4 warps, N over the second entry); a warp
         # group's own offset is added at run time, so the constants are those of the first group's blocks
         wpc = [int(x) for x in mma.params["warpsPerCTA"]]
         groups = max(1, wpc[0] // 4) if name == "A" else max(1, wpc[1])
         per_group = max(1, (max(kb.mn_block for kb in kbs) + 1) // groups)
         kbs = tuple(kb for kb in kbs if kb.mn_block < per_group)
-        ignore = major == "K" and int(kl.params.get("swizzlingByteWidth", 0)) != 0
-        out.append((name, [kb.descriptor.encode() for kb in kbs], ignore, major))
+        ignore = (major == "K" and int(kl.params.get("swizzlingByteWidth", 0)) != 0) or bool(note)
+        out.append((name, [kb.descriptor.encode() for kb in kbs], ignore, major + ("; " + note if note else "")))
     return out
 
 
-def _idesc_derived(op: Op) -> int:
+#: tc_gen5_mma_scaled's operand formats (``lhs = e4m3``) as PTX types, and K of one instruction per kind
+_SCALED_TYPES = {"e4m3": "e4m3", "e5m2": "e5m2", "e2m3": "e2m3", "e3m2": "e3m2", "e2m1": "e2m1"}
+
+
+def _scaled_formats(op: Op) -> tuple[str, str]:
+    m = re.search(r"\blhs\s*=\s*(\w+)\s+rhs\s*=\s*(\w+)", op.text)
+    if m is None or m[1] not in _SCALED_TYPES or m[2] not in _SCALED_TYPES:
+        raise LayoutError(f"ttgir line {op.line}: {op.name} without 'lhs = <format> rhs = <format>' read here "
+                          f"({', '.join(_SCALED_TYPES)})")
+    return _SCALED_TYPES[m[1]], _SCALED_TYPES[m[2]]
+
+
+def _idesc_derived(op: Op) -> list[int]:
+    """The instruction descriptors of one tc_gen5_mma(_scaled): one word; block-scaled, one per k-step of the
+    tile (the scale-factor ids select the byte of each 32-bit scale column: k-step mod 4)."""
     a, b, d = op.operands[0], op.operands[1], op.operands[2]
     acc = d.encoding
     if not isinstance(acc, KernelLayout) or acc.attribute != "ttng.tensor_memory_encoding":
         raise LayoutError(f"ttgir line {op.line}: the accumulator of {op.name} is not in tensor memory")
-    at, bt = ptx_type(a.element), ptx_type(b.element)
-    kind = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "e4m3": "f8f6f4", "e5m2": "f8f6f4"}[at]
-    c = {"f32": "f32", "f16": "f16"}.get(str(d.element))
-    if c is None:
-        raise LayoutError(f"ttgir line {op.line}: accumulator type {d.element} is not f32 or f16")
     a_kl, b_kl = _shared(a), _shared(b)
     a_major = ("MN" if a_kl.params.get("transposed") else "K") if a_kl is not None else "K"
     b_major = ("K" if b_kl.params.get("transposed") else "MN") if b_kl is not None else "K"
     m = int(acc.params["blockM"])
     n = min(int(acc.params["blockN"]), int(d.shape[-1]))
-    return int(make_instr_desc(kind, at, bt, c, m, n, a_major, b_major).word)
+    if op.name == "ttng.tc_gen5_mma_scaled":
+        at, bt = _scaled_formats(op)
+        kind = "mxf4" if at == bt == "e2m1" else "mxf8f6f4"
+        k_instr = 64 if kind == "mxf4" else 32
+        k_tile = int(a.shape[-1]) * (2 if at == "e2m1" else 1)
+        words = set()
+        for step in range(max(1, k_tile // k_instr)):
+            sf_id = (step * k_instr // 32) % 4
+            words.add(int(make_instr_desc(kind, at, bt, "f32", m, n, a_major, b_major, scale_type="ue8m0",
+                                          sfa_id=sf_id, sfb_id=sf_id, sf_vec_size=32).word))
+        return sorted(words)
+    at, bt = ptx_type(a.element), ptx_type(b.element)
+    kind = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "e4m3": "f8f6f4", "e5m2": "f8f6f4", "s8": "i8"}[at]
+    c = {"f32": "f32", "f16": "f16", "i32": "s32"}.get(str(d.element))
+    if c is None:
+        raise LayoutError(f"ttgir line {op.line}: accumulator type {d.element} is not f32 or f16")
+    return [int(make_instr_desc(kind, at, bt, c, m, n, a_major, b_major).word)]
 
 
 def check_ptx(ttgir: str | TtgirModule, ptx: str) -> list[DescriptorCheck]:
@@ -190,20 +227,32 @@ def check_ptx(ttgir: str | TtgirModule, ptx: str) -> list[DescriptorCheck]:
     wg = [op for op in module.ops if op.name == "ttng.warp_group_dot"]
     if wg:
         words = ptx_wgmma_words(ptx)
+        per_op = [(op, d) for op in wg for d in _wgmma_derived(op)]
         seen: set = set()
-        for op in wg:
-            for name, derived, ignore, major in _wgmma_derived(op):
-                key = (name, tuple(derived))
-                if key in seen:
-                    continue
-                seen.add(key)
-                got = [w for w in (pair[0] if name == "A" else pair[1] for pair in words) if w is not None]
-                ok = {_fields(w, ignore) for w in got} == {_fields(w, ignore) for w in derived}
-                notes = [f"{major}-major; LBO not compared (the hardware ignores it)"] if ignore else [f"{major}-major"]
-                checks.append(DescriptorCheck(op, f"wgmma {name}", derived, got, ok, notes))
-    mmas = [op for op in module.ops if op.name == "ttng.tc_gen5_mma"]
+        for op, (name, derived, ignore, major) in per_op:
+            key = (name, tuple(derived))
+            if key in seen:
+                continue
+            seen.add(key)
+            got = [w for w in (pair[0] if name == "A" else pair[1] for pair in words) if w is not None]
+            # several dots (attention: Q K^T, then P V) share the PTX: each op's words must all be there, and
+            # every word there must be some op's
+            others = [(d, ig) for _, (n, d, ig, _m) in per_op if n == name]
+            mine = {_fields(w, ignore) for w in derived}
+            have = {_fields(w, ignore) for w in got}
+            stray = [w for w in got if not any(_fields(w, ig) in {_fields(x, ig) for x in d} for d, ig in others)]
+            ok = mine <= have and not stray
+            kind, _, why = major.partition("; ")
+            notes = [f"{kind}-major; {why}" if why else f"{kind}-major; LBO not compared (the hardware ignores it)"] \
+                if ignore else [f"{kind}-major"]
+            if len(others) > 1:
+                notes.append(f"{len(others)} dots share the PTX's wgmma {name} words")
+            if stray:
+                notes.append("PTX words no dot derives: " + ", ".join(f"0x{w:x}" for w in sorted(set(stray))[:4]))
+            checks.append(DescriptorCheck(op, f"wgmma {name}", derived, got, ok, notes))
+    mmas = [op for op in module.ops if op.name in ("ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")]
     if mmas:
         idescs = ptx_tcgen05_idescs(ptx)
-        want = sorted({_idesc_derived(op) for op in mmas})
+        want = sorted({w for op in mmas for w in _idesc_derived(op)})
         checks.append(DescriptorCheck(mmas[0], "tcgen05 idesc", want, idescs, set(idescs) == set(want)))
     return checks

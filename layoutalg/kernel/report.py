@@ -49,6 +49,8 @@ _SHARED_ACCESS = {
     "ttg.local_store": "store",
     "ttg.local_load": "load",
     "ttg.async_copy_global_to_local": "store",
+    "amdg.buffer_load_to_local": "store",
+    "amdg.local_load_packed_tranposed": "load",
 }
 
 
@@ -131,6 +133,7 @@ class KernelReport:
     layouts: dict[str, KernelLayout]
     ops: list[OpReport]
     functions: list[str]
+    unknown_ops: list[tuple[int, int, str]] = field(default_factory=list)
     module: TtgirModule | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -165,6 +168,7 @@ class KernelReport:
 
         return {"target": self.target, "num_warps": self.num_warps, "threads_per_warp": self.threads_per_warp,
                 "num_ctas": self.num_ctas, "functions": list(self.functions),
+                "unknown_ops": [{"line": ln, "column": col, "op": name} for ln, col, name in self.unknown_ops],
                 "layouts": {k: (v.gluon.source if v.gluon is not None else v.text) for k, v in self.layouts.items()},
                 "ops": [op(o) for o in self.ops]}
 
@@ -175,6 +179,9 @@ class KernelReport:
         out += [f"  {kl}" for kl in self.layouts.values()]
         out += ["", f"data movement ({len(self.ops)} ops):"]
         out += ["  " + o.summary().replace("\n", "\n  ") for o in self.ops]
+        if self.unknown_ops:
+            out += ["", "ops the reader does not know (Triton 3.6's dialects): "
+                    + ", ".join(f"{name} (line {ln})" for ln, _, name in self.unknown_ops[:8])]
         acc = self.accesses
         if acc:
             bad = [o for o in acc if not o.banks.conflict_free]
@@ -206,7 +213,7 @@ def _values(op: Op) -> list[ValueInfo]:
     out = []
     for role, types in (("in", op.operands), ("out", op.result_types)):
         for t in types:
-            if t.kind == "scalar":
+            if t.kind in ("scalar", "ptr"):
                 continue
             if t.kind == "tensordesc" and isinstance(t.element, MlirType):
                 inner = t.element
@@ -227,7 +234,88 @@ def _values(op: Op) -> list[ValueInfo]:
     return out
 
 
-def _shared_access(op: Op, rep: OpReport) -> None:
+def _amd_family(target: str | None) -> str | None:
+    """``cdna3`` / ``cdna4`` / ``rdna3`` ... for a ``hip:gfx...`` target, else None."""
+    if not target or not str(target).startswith("hip:"):
+        return None
+    from ..amd.common import arch_name
+
+    try:
+        return arch_name(str(target)[4:])
+    except LayoutError:
+        return "unknown AMD architecture " + str(target)[4:]
+
+
+def _lds_access(reg: MlirType, mem: MlirType, shape: tuple[int, ...], bits: int, direction: str, family: str,
+                rep: OpReport) -> None:
+    """An AMD register <-> LDS access: the widest vector of consecutive LDS elements each lane moves (up to 16
+    bytes), wave by wave, under :mod:`layoutalg.amd.lds`'s bank model of the target's family."""
+    from ..amd.lds import LDS, analyze_lds
+
+    if family not in LDS:
+        rep.notes.append(f"no LDS bank analysis: no bank model for {family} (modelled: {', '.join(LDS)})")
+        return
+    eb = bits // 8
+    access = reg.encoding.layout(shape)
+    try:
+        smem = mem.encoding.layout(shape)
+    except LayoutError:  # an F2-linear shared layout no CuTe layout spells (amd_rotating_shared): by its offsets
+        _lds_by_offsets(reg, mem, shape, eb, direction, family, rep)
+        return
+    last: LayoutError | None = None
+    for vb in (16, 8, 4, 2, 1):
+        if vb < eb or vb % eb:
+            continue
+        try:
+            kind = "read" if direction == "load" else "write"
+            rep.banks = analyze_lds(smem, access, eb, vb, arch=family, op=kind,
+                                    description=f"{family} LDS ({LDS[family].banks} banks), ds_{kind}_b{8 * vb}")
+            rep.direction = direction
+            rep.notes.append(f"LDS bank model: {family} ({LDS[family].banks} banks, layoutalg.amd.lds)")
+            return
+        except LayoutError as e:
+            last = e
+    rep.notes.append(f"no LDS bank analysis: {last}")
+
+
+def _lds_by_offsets(reg: MlirType, mem: MlirType, shape: tuple[int, ...], eb: int, direction: str, family: str,
+                    rep: OpReport) -> None:
+    """The LDS analysis of an access whose shared layout is given only as offset -> coordinate bases: each
+    element's offset found by walking the bases, each lane's widest contiguous vector (up to 16 bytes)."""
+    from ..amd.lds import LDS, lds_report
+    from ..banks import BankReport
+
+    bases = mem.encoding.bases(shape)["offset"]
+    vecs = [flat_index(v, list(shape)) for v in bases]
+    span = np.zeros(1 << len(vecs), dtype=np.int64)
+    for i, v in enumerate(vecs):
+        span[1 << i: 2 << i] = span[: 1 << i] ^ v
+    where = np.empty(int(np.prod(shape)), dtype=np.int64)
+    where[span] = np.arange(span.size)
+    access = reg.encoding.layout(shape)
+    T, V = int(access[0].size()), int(access[1].size())
+    off = where[np.asarray(access.table(), dtype=np.int64).reshape(V, T).T] * eb
+    kind = "read" if direction == "load" else "write"
+    wave = LDS[family].wave
+    for vb in (16, 8, 4, 2, 1):
+        n = vb // eb
+        if vb < eb or vb % eb or V % n:
+            continue
+        vec = off.reshape(T, V // n, n)
+        if not np.array_equal(vec, vec[:, :, :1] + eb * np.arange(n)):
+            continue
+        starts = vec[:, :, 0]
+        instrs = []
+        for w in range(0, T, wave):
+            for k in range(V // n):
+                instrs += list(lds_report([int(a) for a in starts[w:w + wave, k]], vb, family, kind).instructions)
+        rep.banks = BankReport(tuple(instrs), vb, f"{family} LDS ({LDS[family].banks} banks), ds_{kind}_b{8 * vb}")
+        rep.direction = direction
+        rep.notes.append(f"LDS bank model: {family} ({LDS[family].banks} banks, layoutalg.amd.lds)")
+        return
+
+
+def _shared_access(op: Op, rep: OpReport, family: str | None = None) -> None:
     direction = _SHARED_ACCESS[op.name]
     regs = [t for t in op.types if t.kind == "tensor" and isinstance(t.encoding, KernelLayout)]
     mems = [t for t in op.types if t.kind == "memdesc" and isinstance(t.encoding, KernelLayout)]
@@ -243,6 +331,12 @@ def _shared_access(op: Op, rep: OpReport) -> None:
     shape = tuple(reg.shape)
     if tuple(mem.shape[-len(shape):]) != shape:
         rep.notes.append(f"no bank analysis: registers {list(shape)} and shared memory {list(mem.shape)} differ in shape")
+        return
+    if family is not None:
+        try:
+            _lds_access(reg, mem, shape, bits, direction, family, rep)
+        except LayoutError as e:
+            rep.notes.append(f"no LDS bank analysis: {e}")
         return
     try:
         rep.banks = bank_report(reg.encoding.gluon_for(shape), mem.encoding.gluon_for(shape), shape, bits)
@@ -353,21 +447,23 @@ def _conversion(op: Op, rep: OpReport, threads_per_warp: int) -> None:
 def inspect_module(module: TtgirModule) -> KernelReport:
     """The :class:`KernelReport` of a module already read by :func:`~layoutalg.kernel.ttgir.read_ttgir`."""
     reports = []
+    family = _amd_family(module.target)
     for op in module.ops:
         rep = OpReport(op, DATA_OPS[op.name], _values(op))
         if op.name in _SHARED_ACCESS:
-            _shared_access(op, rep)
+            _shared_access(op, rep, family)
         elif op.name in ("ttng.tmem_load", "ttng.tmem_store"):
             _tmem_access(op, rep, module.num_warps)
         elif op.name == "ttg.convert_layout":
             _conversion(op, rep, module.threads_per_warp)
         reports.append(rep)
     return KernelReport(module.target, module.num_warps, module.threads_per_warp, module.num_ctas, module.layouts,
-                        reports, module.functions, module)
+                        reports, module.functions, unknown_ops=list(module.unknown_ops), module=module)
 
 
-def inspect_ttgir(text: str) -> KernelReport:
+def inspect_ttgir(text: str, strict: bool = False) -> KernelReport:
     """inspect_ttgir(text) -> KernelReport: every data-moving op of a ttgir module with its source line, layouts
     and, for register <-> shared-memory accesses, the predicted wavefronts and bank conflicts. LayoutError
-    (naming the line and column) for text that is not well-formed ttgir."""
-    return inspect_module(read_ttgir(text))
+    (naming the line and column) for text that is not well-formed ttgir (``strict``: also for an op of Triton's
+    dialects the reader does not know)."""
+    return inspect_module(read_ttgir(text, strict))

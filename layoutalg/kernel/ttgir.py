@@ -63,7 +63,67 @@ DATA_OPS: dict[str, str] = {
     "tt.dot_scaled": "block-scaled mma (registers -> registers)",
     "tt.load": "global -> registers",
     "tt.store": "registers -> global",
+    # AMD (Triton's amdg dialect)
+    "amdg.buffer_load": "global -> registers (buffer load)",
+    "amdg.buffer_store": "registers -> global (buffer store)",
+    "amdg.buffer_load_to_local": "global -> LDS (buffer load to LDS)",
+    "amdg.buffer_atomic_rmw": "registers <-> global (buffer atomic)",
+    "amdg.buffer_atomic_cas": "registers <-> global (buffer atomic compare-and-swap)",
+    "amdg.masked_load": "global -> registers (masked load)",
+    "amdg.masked_store": "registers -> global (masked store)",
+    "amdg.in_thread_transpose": "registers -> registers (in-thread transpose before an LDS store)",
+    "amdg.local_load_packed_tranposed": "LDS -> registers (transposing packed load)",
+    "amdg.bypass_lds_load": "global -> registers (LDS bypassed)",
+    "amdg.extract_slice": "registers -> registers (a slice)",
+    "amdg.concat": "registers -> registers (concatenation)",
+    "amdg.async_tdm_copy_global_to_local": "global -> LDS (tensor data mover)",
+    "amdg.async_tdm_copy_local_to_global": "LDS -> global (tensor data mover)",
+    "amdg.upcast_mxfp": "registers -> registers (mx upcast)",
 }
+
+
+#: the names of Triton 3.6's ops (and attributes) in the dialects a ttgir module holds (tt, ttg, ttng, amdg, gluon), read
+#: from its compiled dialects; an op of these dialects not named here is unknown to the reader
+KNOWN_NAMES = frozenset((  # noqa: SIM905 - a word list kept as text
+    "amdg.amdgcn amdg.arrive_barrier amdg.async_copy_mbarrier_arrive amdg.async_tdm_copy_global_to_local "
+    "amdg.async_tdm_copy_local_to_global amdg.async_tdm_wait amdg.async_wait amdg.buffer_atomic_cas "
+    "amdg.buffer_atomic_rmw amdg.buffer_load amdg.buffer_load_to_local amdg.buffer_store amdg.bypass_lds_load "
+    "amdg.concat amdg.cond_barrier amdg.decomposed_dot_scaled_source amdg.extract_slice amdg.in_thread_transpose "
+    "amdg.in_thread_tter_wait amdg.init_barrier amdg.instruction_sched_hint amdg.local_load_amdg "
+    "amdg.local_load_packed_tranposed amdg.masked_load amdg.masked_store amdg.memory_counter_wait "
+    "amdg.scaled_upcast_fp4 amdg.scaled_upcast_fp8 amdg.upcast_mxfp amdg.upcast_mxfpip_fast_fdividefrocdl "
+    "amdg.use_padded_scratch_shmem amdg.wait_barrier gluon.amd gluon.auto_encoding gluon.coalesced_encoding "
+    "gluon.language gluon.nvidia gluon.set_auto_layout gluon.set_auto_ltt tt.addptr tt.advance tt.assert "
+    "tt.atomic_cas tt.atomic_rmw tt.bitcast tt.broadcast tt.c3 tt.call tt.cat tt.clampf tt.constancy tt.contiguity "
+    "tt.d3 tt.descriptor_gase tt.descriptor_gather tt.descriptor_load tt.descriptor_reduce tt.descriptor_scatter "
+    "tt.descriptor_sctt tt.descriptor_st tt.descriptor_store tt.disallow_acc_multi_buffer tt.divisibility tt.dot "
+    "tt.dot_scaled tt.elementwise_inline_asm tt.expand_dims tt.extern_elementwise tt.f3 tt.flatten tt.fp_to_fp "
+    "tt.func tt.gather tt.get_num_programs tt.get_program_id tt.get_program_iescriptor_gather__triton_hip_fabtx "
+    "tt.histogram tt.int_to_ptr tt.j3 tt.join tt.l3 tt.latency tt.load tt.loop_schedule tt.loop_unroll_factor "
+    "tt.make_range tt.make_tensor_descriptor tt.make_tensor_ptr tt.map_elementwise tt.mulhiui tt.num_stages "
+    "tt.nv_tma_desc tt.pointer_range tt.precise_divf tt.precise_sqrt tt.print tt.ptr tt.ptr_to_int tt.reduce "
+    "tt.reshape tt.return tt.s3 tt.scan tt.scheduled_max_stage tt.self_latency tt.splat tt.split tt.store "
+    "tt.tensordesc tt.trans tt.unsplat tt.warp_specialiasync_tma_reducellvm tt.warp_specialize ttg.always ttg.amdg "
+    "ttg.async ttg.async_commit_group ttg.async_commitnvws ttg.async_copy_g_gen5_mma_scalednd_segment_sizesnvws "
+    "ttg.async_copy_global_to_local ttg.async_wait ttg.convert_layout ttg.dot_op ttg.fp4_to_fp "
+    "ttg.global_scratch_alloc ttg.global_scratch_memory_alignment ttg.global_scratch_memory_offset "
+    "ttg.global_scratch_memory_size ttg.global_scratdesc_reinterpret ttg.local_alloc ttg.local_barrier "
+    "ttg.local_dealloc ttg.local_load ttg.local_store ttg.mask ttg.maxnreg ttg.memdesc ttg.memdesc_index "
+    "ttg.memdesc_reintensor_memory_eng ttg.memdesc_reinterpret ttg.memdesc_reshape ttg.memdesc_reshttng "
+    "ttg.memdesc_subslice ttg.memdesc_trans ttg.memdesc_trantensor_memory_scttng ttg.must ttg.num ttg.partition "
+    "ttg.predicate_stage ttg.profile_scratch_memory_alignment ttg.profile_scratch_memory_size ttg.shared "
+    "ttg.shared_memory ttg.target ttg.tensor_memory_size ttg.threads ttg.total ttg.warp_return ttg.warp_special "
+    "ttg.warp_specialize ttg.warp_yield ttng.arrive_barrier ttng.async_copy_mbarrier_arrive "
+    "ttng.async_tma_copy_global_to_local ttng.async_tma_copy_local_to_global ttng.async_tma_gather "
+    "ttng.async_tma_reduce ttng.async_tma_rt ttng.async_tma_scatter ttng.async_tma_store_wait ttng.barrier_expect "
+    "ttng.cluster_arrive ttng.cluster_arrttng ttng.cluster_wait ttng.fence_async_shared ttng.fence_asyncttng "
+    "ttng.init_barrier ttng.inval_barrier ttng.reinterpret_tensor_descriptor ttng.tc_gen5_commit "
+    "ttng.tc_gen5_comon_hip_fast_expfnvvm ttng.tc_gen5_mma ttng.tc_gen5_mma_scaled ttng.tensor_memory "
+    "ttng.tensormap_create ttng.tensormap_fenceproxy_acquire ttng.tmem_alloc ttng.tmem_copy ttng.tmem_load "
+    "ttng.tmem_store ttng.tmem_subslice ttng.two ttng.wait_barrier ttng.warp_group_dot ttng.warp_group_dot_wait "
+).split())
+#: the dialects whose ops the reader knows by name
+KNOWN_DIALECTS = ("tt.", "ttg.", "ttng.", "amdg.", "gluon.")
 
 
 @dataclass
@@ -94,6 +154,8 @@ class TtgirModule:
     layouts: dict[str, KernelLayout]
     ops: list[Op]
     functions: list[str] = field(default_factory=list)
+    #: (line, column, name) of each op of the tt / ttg / ttng / amdg dialects the reader does not know
+    unknown_ops: list[tuple[int, int, str]] = field(default_factory=list)
 
     @property
     def num_warps(self) -> int:
@@ -201,7 +263,9 @@ def _resolve(v: Any, defs: dict[str, Any], stack: tuple[str, ...] = ()) -> Any:
 
 
 class _Reader:
-    def __init__(self, text: str):
+    def __init__(self, text: str, strict: bool = False):
+        self.strict = strict
+        self.unknown: list[tuple[int, int, str]] = []
         self.lines = text.splitlines()
         self.defs: dict[str, tuple[Any, int]] = {}   # alias -> (value, line)
         self.locs: dict[str, Any] = {}
@@ -248,7 +312,7 @@ class _Reader:
             raise LayoutError(f"line 1, column 1: no 'module' in the text (read to line {len(self.lines)}): "
                               "not ttgir, or truncated")
         ops = [op for op in (self._op(n, toks) for n, toks in self.pending) if op is not None]
-        return TtgirModule(self.attributes, self.layouts, ops, self.functions)
+        return TtgirModule(self.attributes, self.layouts, ops, self.functions, self.unknown)
 
     def _definition(self, toks: list[Token], n: int) -> None:
         name = toks[0].text[1:]
@@ -324,6 +388,11 @@ class _Reader:
                     break
             return None
         name = head.text[1:-1] if head.kind == "str" else head.text
+        if name.startswith(KNOWN_DIALECTS) and name not in KNOWN_NAMES and ".".join(name.split(".")[:2]) not in KNOWN_NAMES:
+            if self.strict:
+                raise LayoutError(f"line {n}, column {head.col}: unknown op {name} (not an op of Triton 3.6's "
+                                  f"{name.split('.')[0]} dialect)")
+            self.unknown.append((n, head.col, name))
         if name not in DATA_OPS:
             return None
         op = Op(name, n, self.lines[n - 1].strip(), results)
@@ -356,22 +425,28 @@ class _Reader:
             if c.accept("->"):
                 out = op.result_types
                 continue
-            if c.accept(",") or c.accept("*") or c.accept(")"):
-                continue
+            if c.accept(",") or c.accept("*") or c.accept(")") or c.accept("[") or c.accept("]"):
+                continue  # amdg.buffer_* print their offsets' type in brackets: <f16>[tensor<...>]
             if c.at("(") and not (c.peek(1) is not None and c.peek(1).text == ")"):  # type: ignore[union-attr]
                 c.next()
                 continue
             if c.accept("("):
                 c.expect(")")
                 continue
-            out.append(self._typed(parse_type_at(c)))
+            ty = parse_type_at(c)
+            if ty.kind == "memdesc" and not ty.shape and ty.encoding is None:  # amdg prints a scalar pointer as <f16>
+                ty = replace(ty, kind="ptr")
+            out.append(self._typed(ty))
         return op
 
 
-def read_ttgir(text: str) -> TtgirModule:
+def read_ttgir(text: str, strict: bool = False) -> TtgirModule:
     """Read ttgir (MLIR text as Triton prints it) into a :class:`TtgirModule`. Bad input -- an unclosed
     brace (truncated text), an unknown attribute, a layout missing a field, a malformed type -- is a
-    LayoutError naming the line and column."""
+    LayoutError naming the line and column. An op of Triton's dialects the reader does not know is listed in
+    ``unknown_ops`` (``strict``: a LayoutError naming its line and column)."""
     if not isinstance(text, str):
         raise LayoutError(f"read_ttgir: expected MLIR text, got {type(text).__name__}")
-    return _Reader(text).read()
+    if not isinstance(strict, bool):
+        raise LayoutError(f"read_ttgir: strict is True or False, got {strict!r}")
+    return _Reader(text, strict).read()
