@@ -1135,9 +1135,51 @@ for c in check_ptx(ttgir, (data / "matmul_sm90.ptx").read_text()):
 report.to_dict()["ops"][0]        # the same report as data
 """),
     md("""
+## The MMA path, proven
+
+`prove_ttgir` builds the matmul's data path from the same ttgir -- the operands' shared layouts, the wgmma
+descriptors derived from them and decoded as the hardware reads them, the accumulator's `#mma` layout --
+and proves that every product `A[m,k]*B[k,n]` lands in the accumulator cell of `out[m,n]`
+(`layoutalg inspect matmul_sm90.ttgir --prove` prints the same):
+"""),
+    code("""
+from layoutalg.kernel import read_ttgir
+from layoutalg.kernel.proof_ttgir import prove_ttgir
+
+print(prove_ttgir(read_ttgir(ttgir)))
+"""),
+    md("""
 ## Planted bug
 
-(To be added: a hand-described Hopper pipeline with a planted bug, the proof naming its first wrong element.)
+A hand-described Hopper pipeline: TMA loads A and B (128-byte swizzle) into shared memory, wgmma reads them
+through one descriptor per k-block, the accumulator goes through `stmatrix` to shared memory and a TMA store
+to `out`. The correct pipeline is proven; then the bug of tile-ai/tilelang#813: the author writes the
+descriptor's stride byte offset already encoded (`64`, i.e. 1024 >> 4) where the library encodes it again.
+The proof names the stage, the shared byte read, what lands there and what should:
+"""),
+    code("""
+from layoutalg.kernel import hopper_pipeline, prove
+
+print(prove(hopper_pipeline()).ok)
+bug = prove(hopper_pipeline(sbo_a=64))
+print(bug)
+"""),
+    md("""
+The same knobs built a real TMA -> wgmma -> stmatrix -> store kernel on an H100 (`layoutalg.gpu.pipeline`,
+recorded in `tests/data/hardware/pipeline.json`). The outputs the hardware got wrong are exactly the ones
+the proof names:
+"""),
+    code("""
+import json
+import numpy as np
+from layoutalg.gpu.pipeline import mask_from_hex
+
+rec = json.loads((data.parent / "hardware" / "pipeline.json").read_text())
+hw = rec["configurations"]["bug.units.sbo_a_encoded"]
+print(rec["environment"]["gpu"], rec["environment"]["date"], hw["knobs"])
+hw_mask = mask_from_hex(hw["mask"], tuple(hw["shape"]))
+print("wrong on the H100:", int(hw_mask.sum()), " predicted:", int(bug.wrong_outputs.sum()),
+      " identical:", bool(np.array_equal(hw_mask, bug.wrong_outputs)))
 """),
 )
 
