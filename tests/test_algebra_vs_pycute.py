@@ -18,7 +18,20 @@ import layoutalg as la
 
 pycute = pytest.importorskip("pycute")
 
+#: examples per property: N // 2 in the default run, 4 N in the exhaustive twins (pytest -m exhaustive); the
+#: same operations are checked against their definitions in test_properties and test_algebra_laws
 N = 1500
+
+
+def default_and_exhaustive(n: int, *strategies):
+    """A test body -> (the default test: ``n // 2`` examples of ``strategies``, its ``exhaustive`` twin: ``4 n``)."""
+
+    def deco(body):
+        ci = settings(max_examples=n // 2)(given(*strategies)(body))
+        big = pytest.mark.exhaustive(settings(max_examples=4 * n)(given(*strategies)(body)))
+        return ci, big
+
+    return deco
 
 
 def to_py(L: la.Layout):
@@ -75,21 +88,21 @@ def same_layout_or_function(mine: la.Layout, P) -> bool:
     return same_function(mine, P)
 
 
-@settings(max_examples=N)
-@given(layouts())
-def test_coalesce(L):
+def _coalesce(L):
     assert same_function(la.coalesce(L), pycute.coalesce(to_py(L)))
 
 
-@settings(max_examples=N)
-@given(layouts())
-def test_filter(L):
+test_coalesce, test_coalesce_exhaustive = default_and_exhaustive(N, layouts())(_coalesce)
+
+
+def _filter(L):
     assert same_function(la.filter(L), pycute.filter(to_py(L)))
 
 
-@settings(max_examples=N)
-@given(layouts(), layouts(max_size=256))
-def test_composition(A, B):
+test_filter, test_filter_exhaustive = default_and_exhaustive(N, layouts())(_filter)
+
+
+def _composition(A, B):
     truth = [ref_eval(A.shape, A.stride, ref_eval(B.shape, B.stride, i)) for i in range(B.size())]
     try:
         mine = la.composition(A, B)
@@ -114,12 +127,17 @@ def test_composition(A, B):
     assert same_function(mine, P)
 
 
-@settings(max_examples=N)
-@given(compact_layouts(), st.sampled_from([1, 2, 8, 16, 24, 64, 128, 1000, 4096]))
-def test_complement(A, n):
+test_composition, test_composition_exhaustive = default_and_exhaustive(N, layouts(), layouts(max_size=256))(_composition)
+
+
+def _complement(A, n):
     mine = la.complement(A, n)
     P = pycute.complement(to_py(A), n)
     assert same_function(mine, P)
+
+
+test_complement, test_complement_exhaustive = default_and_exhaustive(
+    N, compact_layouts(), st.sampled_from([1, 2, 8, 16, 24, 64, 128, 1000, 4096]))(_complement)
 
 
 def test_pycute_complement_bug_is_refused():
@@ -136,9 +154,7 @@ def test_pycute_composition_bug_is_refused():
         la.composition(A, la.Layout(3, 1))
 
 
-@settings(max_examples=N)
-@given(layouts())
-def test_right_inverse(L):
+def _right_inverse(L):
     mine = la.right_inverse(L)
     P = pycute.right_inverse(to_py(L))
     # pycute stops at the first stride-0 mode; CuTe (and layoutalg) search past it, so where the two
@@ -149,9 +165,10 @@ def test_right_inverse(L):
     assert all(L(mine(i)) == i for i in range(mine.size()))
 
 
-@settings(max_examples=N)
-@given(compact_layouts())
-def test_left_inverse(L):
+test_right_inverse, test_right_inverse_exhaustive = default_and_exhaustive(N, layouts())(_right_inverse)
+
+
+def _left_inverse(L):
     mine = la.left_inverse(L)
     for i in range(L.size()):
         assert mine(L(i)) == i
@@ -161,9 +178,10 @@ def test_left_inverse(L):
         assert [mine(L(i)) for i in range(L.size())] == [P(L(i)) for i in range(L.size())]
 
 
-@settings(max_examples=N)
-@given(layouts(), compact_layouts(max_size=64))
-def test_logical_divide(A, B):
+test_left_inverse, test_left_inverse_exhaustive = default_and_exhaustive(N, compact_layouts())(_left_inverse)
+
+
+def _logical_divide(A, B):
     try:
         mine = la.logical_divide(A, B)
     except la.LayoutError:
@@ -178,9 +196,10 @@ def test_logical_divide(A, B):
         agree_or_pycute_wrong(ours(A, B), theirs(to_py(A), to_py(B)), truth)
 
 
-@settings(max_examples=N)
-@given(compact_layouts(max_size=64), compact_layouts(max_size=64))
-def test_logical_product(A, B):
+test_logical_divide, test_logical_divide_exhaustive = default_and_exhaustive(N, layouts(), compact_layouts(max_size=64))(_logical_divide)
+
+
+def _logical_product(A, B):
     try:
         mine = la.logical_product(A, B)
     except la.LayoutError:
@@ -192,6 +211,10 @@ def test_logical_product(A, B):
     assert same_layout_or_function(mine, P)
     for ours, theirs in ((la.zipped_product, pycute.zipped_product), (la.tiled_product, pycute.tiled_product)):
         assert same_layout_or_function(ours(A, B), theirs(to_py(A), to_py(B)))
+
+
+test_logical_product, test_logical_product_exhaustive = default_and_exhaustive(
+    N, compact_layouts(max_size=64), compact_layouts(max_size=64))(_logical_product)
 
 
 @settings(max_examples=300)
