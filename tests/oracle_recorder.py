@@ -38,7 +38,7 @@ DATA = HERE / "data"
 MODULES = ("cute_blockscale_cases", "cute_idesc_cases", "cute_tiled_cases", "cute_tmem_accum_cases",
            "cute_tmem_cases", "cute_tmem_frags_cases", "gluon_idesc_oracle", "gluon_tmem_oracle", "print_cases",
            "sm120_oracle", "umma_oracle", "test_cute_conformance", "test_cute_names", "test_cute_nvidia",
-           "test_gluon_interop", "test_nvidia_mma_cute", "test_parse_cpp")
+           "test_gluon_interop", "test_parse_cpp")
 
 #: the tools, what each needs, and how the recordings name them
 TOOLS = {

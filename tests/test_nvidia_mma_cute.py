@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from oracle_recorder import SnippetRecorder
-
 from layoutalg import Layout
 from layoutalg.interop import cutecpp
 
@@ -57,19 +55,11 @@ def header_dir() -> str | None:
     return None if cutecpp.available() is not None else cutecpp.cute_version()
 
 
-def _snippets() -> list[str]:
-    return [f"print({e}{{}});" for e in sorted(_all_requests())]
-
-
-REC = SnippetRecorder("nvidia_mma_cute", lambda: [(_snippets(), {"headers": HEADERS})], script="test_nvidia_mma_cute")
-
-
 @cache
 def _printed() -> dict[str, str]:
-    """Every requested C++ type, printed by CuTe (one batch): replayed from tests/data/cute/nvidia_mma_cute.json,
-    a live sample re-asked of CuTe (one program)."""
+    """Every requested C++ type, printed by CuTe (one batch, cached on disk by cutecpp)."""
     exprs = sorted(_all_requests())
-    out = REC.run_snippets(_snippets(), headers=HEADERS)
+    out = cutecpp.run_snippets([f"print({e}{{}});" for e in exprs], headers=HEADERS)
     return dict(zip(exprs, out))
 
 
@@ -275,7 +265,3 @@ def test_cute_sm80_16x8x32_s4_blayout_is_not_a_bijection():
     f = fragment("m16n8k32", "s4", "B")
     assert sorted(int(x) for x in _ours(f).ravel()) == list(range(256))
     assert f.coords(1, 0) == f.formula.evaluate(1, 0) == (8, 0)  # lane 1: threadID_in_group 1
-
-
-if __name__ == "__main__":  # pragma: no cover - a recording tool
-    raise SystemExit(REC.main())
