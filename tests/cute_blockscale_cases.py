@@ -48,12 +48,12 @@ def snippet(case: tuple) -> str:
 
 def smem_cases(n: int = 24, seed: int = 1) -> list[tuple[str, tuple]]:
     """(block-scaled UMMA atom, CTA tile (M, N, K)) for deduce_smem_layoutSFA/SFB (M per CTA >= 128)."""
-    from layoutalg.nvidia.blackwell.umma import umma_atom, umma_atom_names
+    from layoutalg.nvidia.blackwell.umma import UMMA_FAMILIES, umma_atom, umma_atom_names
 
     rng = random.Random(seed)
-    pool = [x for x in umma_atom_names() if x.split("<")[0] in (
-        "SM100_MMA_MXF8F6F4_SS", "SM100_MMA_MXF8F6F4_2x1SM_SS", "SM100_MMA_MXF4_SS", "SM100_MMA_MXF4_2x1SM_SS")
-        and ",K,K" in x]
+    # the names of umma_atom_names() of these families, in its order (building only these families' atoms)
+    pool = [x for fam in UMMA_FAMILIES if fam in ("MXF8F6F4_SS", "MXF8F6F4_2x1SM_SS", "MXF4_SS", "MXF4_2x1SM_SS")
+            for x in umma_atom_names(fam) if ",K,K" in x]
     out = []
     while len(out) < n:
         a = umma_atom(rng.choice(pool))

@@ -27,14 +27,15 @@ FAMILIES = ["F16BF16_SS", "F16BF16_2x1SM_SS", "F16BF16_TS", "F16BF16_2x1SM_TS", 
 def cases(n: int = 48, seed: int = 0) -> list[tuple[str, tuple, str, bool]]:
     """(atom, tile, load op, CuTe refuses?): random atoms of the families above, legal loads, and a few misfits."""
     from layoutalg.nvidia.blackwell.tmem_copy import SHAPES, ld_name, tmem_copy_op
-    from layoutalg.nvidia.blackwell.umma import umma_atom, umma_atom_names
+    from layoutalg.nvidia.blackwell.umma import UMMA_FAMILIES, umma_atom, umma_atom_names
 
     rng = random.Random(seed)
     by_family: dict = {}
-    for name in umma_atom_names():
-        fam = name.split("<")[0][len("SM100_MMA_"):]
-        if fam in FAMILIES and ",K,K" in name:
-            by_family.setdefault(fam, []).append(name)
+    for fam in UMMA_FAMILIES:  # the atoms of umma_atom_names() of these families only
+        if fam in FAMILIES:
+            for name in umma_atom_names(fam):
+                if ",K,K" in name:
+                    by_family.setdefault(fam, []).append(name)
     out = []
     while len(out) < n:
         fam = FAMILIES[len(out) % len(FAMILIES)]

@@ -39,7 +39,7 @@ MODULES = ("cute_blockscale_cases", "cute_idesc_cases", "cute_tiled_cases", "cut
            "cute_tmem_cases", "cute_tmem_e_cases", "cute_tmem_frags_cases", "gluon_idesc_oracle", "gluon_tmem_oracle",
            "print_cases",
            "sm120_oracle", "umma_oracle", "test_cute_conformance", "test_cute_names", "test_cute_nvidia",
-           "test_gluon_interop")
+           "test_gluon_interop", "test_parse_cpp")
 
 #: the tools, what each needs, and how the recordings name them
 TOOLS = {

@@ -1,7 +1,11 @@
-"""The `layoutalg` command, run as a subprocess (`python -m layoutalg ...`)."""
+"""The `layoutalg` command: as a subprocess (`python -m layoutalg ...`, the entry point and its exit codes) and,
+for the commands' own output, through the same ``cli.main`` in this process (a Python start and the package's
+import cost ~1 s of CPU a call)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -12,14 +16,27 @@ import xml.etree.ElementTree as ET
 from layoutalg import cli
 
 
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_process(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m layoutalg ARGS`` in a new process."""
     return subprocess.run(
         [sys.executable, "-m", "layoutalg", *args], capture_output=True, text=True, timeout=timeout
     )
 
 
+def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``layoutalg ARGS`` through ``cli.main`` (what ``python -m layoutalg`` calls) in this process: the exit
+    code and what it wrote to stdout and stderr, as :func:`run_process` returns them."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(args))
+        except SystemExit as e:  # argparse: --help exits 0, a refused argument exits 2
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    return subprocess.CompletedProcess(["layoutalg", *args], code, out.getvalue(), err.getvalue())
+
+
 def test_help_lists_subcommands():
-    r = run("--help")
+    r = run_process("--help")
     assert r.returncode == 0
     for cmd in ("show", "eval", "desc", "frag", "verify", "banks", "harness", "report"):
         assert cmd in r.stdout
@@ -37,7 +54,7 @@ def test_show_prints_grid_and_writes_picture(tmp_path):
 
 
 def test_show_bad_layout_exit_2():
-    r = run("show", "(4,2:(2,1)")
+    r = run_process("show", "(4,2:(2,1)")
     assert r.returncode == 2
     assert "error" in r.stderr and "(4,2:(2,1)" in r.stderr
     assert "Traceback" not in r.stderr

@@ -12,6 +12,8 @@ import random
 
 import pytest
 
+from oracle_recorder import SnippetRecorder
+
 from layoutalg import ComposedLayout, Layout, LayoutError, Swizzle, equivalent, parse
 from layoutalg.interop import cutecpp
 from layoutalg.nvidia.hopper import wgmma
@@ -92,11 +94,10 @@ def _print_stmt(text: str) -> str:
 
 
 @needs_cute
-def test_cpp_spellings_read_as_cute_prints_them() -> None:
+def test_cpp_spellings_read_as_cute_prints_them(printed) -> None:
     cases = _cases()
-    printed = cutecpp.run_snippets([_print_stmt(t) for t in cases])
     bad = []
-    for text, out in zip(cases, printed):
+    for text, out in zip(cases, [printed[_print_stmt(t)] for t in cases]):
         assert out, f"CuTe refused {text}: {out}"
         ours, cute = parse(text), parse(out)
         if ours != cute or type(ours) is not type(cute):
@@ -109,17 +110,36 @@ _TYPES = {"f16": "half_t", "tf32": "tfloat32_t", "e4m3": "float_e4m3_t"}
 _SW_NAME = {0: "INTER", 32: "SW32", 64: "SW64", 128: "SW128"}
 
 
-@needs_cute
-def test_gmma_atoms_with_smem_ptr_flag_read_as_the_catalog_in_element_units() -> None:
-    """CuTe's GMMA atoms swizzle byte addresses (smem_ptr_flag_bits<E>); parse gives them in element
-    units, as cute::as_position_independent_swizzle_layout does, and that is the catalog's atom."""
+def _atom_stmts() -> tuple[list[tuple[str, int, str]], list[str]]:
     keys = [(m, sw, dt) for m, sw in _ATOMS for dt in _TYPES]
     stmts = []
     for major, sw, dt in keys:
         atom = f"GMMA::Layout_{major}_{_SW_NAME[sw]}_Atom<{_TYPES[dt]}>"
         stmts.append(f"print({atom}{{}}); print(\"|\"); print(as_position_independent_swizzle_layout({atom}{{}}));")
-    printed = cutecpp.run_snippets(stmts)
-    for (major, sw, dt), out in zip(keys, printed):
+    return keys, stmts
+
+
+def _snippets() -> list[str]:
+    """Every snippet this module asks CuTe (one batch: one live program per run)."""
+    return [_print_stmt(t) for t in _cases()] + _atom_stmts()[1]
+
+
+REC = SnippetRecorder("parse_cpp", lambda: [(_snippets(), {})], script="test_parse_cpp")
+
+
+@pytest.fixture(scope="module")
+def printed() -> dict[str, object]:
+    """CuTe's print of each snippet: replayed from tests/data/cute/parse_cpp.json, a live sample re-asked."""
+    snips = _snippets()
+    return dict(zip(snips, REC.run_snippets(snips)))
+
+
+@needs_cute
+def test_gmma_atoms_with_smem_ptr_flag_read_as_the_catalog_in_element_units(printed) -> None:
+    """CuTe's GMMA atoms swizzle byte addresses (smem_ptr_flag_bits<E>); parse gives them in element
+    units, as cute::as_position_independent_swizzle_layout does, and that is the catalog's atom."""
+    keys, stmts = _atom_stmts()
+    for (major, sw, dt), out in zip(keys, [printed[s] for s in stmts]):
         assert out, out
         flagged, independent = out.split("|")
         assert "smem_ptr[" in flagged
@@ -163,3 +183,7 @@ def test_dynamic_extents_have_no_value(text: str) -> None:
 def test_bad_cpp_is_a_layout_error(text: str) -> None:
     with pytest.raises(LayoutError, match="parse"):
         parse(text)
+
+
+if __name__ == "__main__":  # pragma: no cover - a recording tool
+    raise SystemExit(REC.main())

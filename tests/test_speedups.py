@@ -34,6 +34,17 @@ ROOT = Path(__file__).resolve().parents[1]
 built = pytest.mark.skipif(speedups.ext is None, reason="the C fast paths are not built (pure Python)")
 
 
+def default_and_exhaustive(n: int, *strategies: Any) -> Any:
+    """A test body -> (the default test: ``n // 2`` examples of ``strategies``, its ``exhaustive`` twin: ``4 n``)."""
+
+    def deco(body: Any) -> tuple[Any, Any]:
+        ci = settings(max_examples=n // 2)(given(*strategies)(body))
+        big = pytest.mark.exhaustive(settings(max_examples=4 * n)(given(*strategies)(body)))
+        return built(ci), built(big)
+
+    return deco
+
+
 def test_built_where_a_compiler_is() -> None:
     """setup.py builds the extension (optional=True): with a C compiler present it must be there."""
     if os.environ.get("LAYOUTALG_PURE_PYTHON"):
@@ -112,13 +123,14 @@ def pairs(draw: Any) -> tuple[Any, Any]:
     return shape, stride
 
 
-@built
-@settings(max_examples=2000)
-@given(pairs())
-def test_construction_matches_pure_python(p: tuple[Any, Any]) -> None:
+def _construction_matches_pure_python(p: tuple[Any, Any]) -> None:
     shape, stride = p
     assert _fast(shape, stride) == _pure(shape, stride)
     assert _fast(shape) == _pure(shape)
+
+
+test_construction_matches_pure_python, test_construction_matches_pure_python_exhaustive = \
+    default_and_exhaustive(2000, pairs())(_construction_matches_pure_python)
 
 
 @built
@@ -191,24 +203,27 @@ def _outcome(f: Any, L: Layout) -> tuple:
     return ("layout", repr(r.shape), repr(r.stride), repr(r.flat))
 
 
-@built
-@settings(max_examples=1500)
-@given(st.one_of(wide_layouts()))
-def test_kernels_match_the_reference(L: Layout) -> None:
+def _kernels_match_the_reference(L: Layout) -> None:
     for f in (la.coalesce, la.right_inverse, la.filter):
         fast = _outcome(f, L)
         with speedups.reference_only():
             assert fast == _outcome(f, L)
 
 
-@built
-@settings(max_examples=1000)
-@given(wide_layouts(), st.sampled_from([1, 2, 7, 64, 1000, 1 << 40, 1 << 62, (1 << 63) + 5]))
-def test_complement_kernel_matches_the_reference(L: Layout, m: int) -> None:
+test_kernels_match_the_reference, test_kernels_match_the_reference_exhaustive = \
+    default_and_exhaustive(1500, st.one_of(wide_layouts()))(_kernels_match_the_reference)
+
+
+def _complement_kernel_matches_the_reference(L: Layout, m: int) -> None:
     for f in (lambda x: la.complement(x, m), la.complement):
         fast = _outcome(f, L)
         with speedups.reference_only():
             assert fast == _outcome(f, L)
+
+
+test_complement_kernel_matches_the_reference, test_complement_kernel_matches_the_reference_exhaustive = \
+    default_and_exhaustive(1000, wide_layouts(), st.sampled_from([1, 2, 7, 64, 1000, 1 << 40, 1 << 62, (1 << 63) + 5]))(
+        _complement_kernel_matches_the_reference)
 
 
 def _outcome2(f: Any, A: Layout, B: Layout) -> tuple:

@@ -16,8 +16,11 @@ translation units, compiles them in parallel, runs them and hands back one strin
     ...     run_snippets(["print(coalesce(make_layout(make_shape(_2{}, _4{}))));"])
     ['_8:_1']
 
-Results are cached by the hash of the program text, the compiler and the headers' version
-(``LAYOUTALG_CACHE``, default ``~/.cache/layoutalg``), so a second run costs no compilation.
+Results are cached by the hash of the program text, the compiler's version, the CuTe version and the
+flags (``LAYOUTALG_CACHE``, default ``~/.cache/layoutalg``; written atomically), so a second run costs no
+compilation. The headers are precompiled once per header set when a call builds four programs or more
+(``LAYOUTALG_CUTE_PCH=1``: for any build, worth it where many calls share the headers), and every later
+build with those headers uses the precompiled ones.
 """
 
 from __future__ import annotations
@@ -138,12 +141,37 @@ def _cache_root() -> pathlib.Path:
     return pathlib.Path(os.environ.get("LAYOUTALG_CACHE", pathlib.Path.home() / ".cache" / "layoutalg")) / "cutecpp"
 
 
+_TOOLCHAIN: dict[tuple[str, str], str] = {}
+
+
 def _toolchain_key() -> str:
+    """What a cached answer depends on besides the program: the compiler's version line, the CuTe version and
+    the flags (and ``LAYOUTALG_CUTE_INCLUDE`` when set). Not the wheels' folder: a new virtual environment with
+    the same CUTLASS release and compiler reuses the answers."""
+    custom = os.environ.get("LAYOUTALG_CUTE_INCLUDE", "")
+    cxx = compiler()
+    if (cxx, custom) not in _TOOLCHAIN:
+        try:
+            ver = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False).stdout
+        except OSError:
+            ver = ""
+        _TOOLCHAIN[(cxx, custom)] = ver + "|" + cute_version() + "|" + custom + "|" + " ".join(_FLAGS)
+    return _TOOLCHAIN[(cxx, custom)]
+
+
+def _write_atomic(path: pathlib.Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed over it: a reader (another pytest-xdist
+    worker, say) sees the old file or the whole new one, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        ver = subprocess.run([compiler(), "--version"], capture_output=True, text=True, check=False).stdout
-    except OSError:
-        ver = ""
-    return ver + "|" + cute_version() + "|" + "|".join(include_dirs()) + "|" + " ".join(_FLAGS)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _program(snippets: Sequence[str], headers: Sequence[str], prelude: str) -> tuple[str, list[tuple[int, int]]]:
@@ -192,21 +220,41 @@ def _failing_snippets(stderr: str, src_name: str, spans: list[tuple[int, int]]) 
     return failing
 
 
-def _precompiled_header(headers: Sequence[str], key: str) -> pathlib.Path | None:
-    """A precompiled header of ``headers`` in the cache (built once; ~2 s saved per program), or None."""
-    root = _cache_root() / ("pch-" + hashlib.sha256((key + "|".join(headers)).encode()).hexdigest()[:16])
+def _pch_dir(headers: Sequence[str], key: str) -> pathlib.Path:
+    # the header folders are part of this key: a precompiled header records the paths it was built from
+    return _cache_root() / ("pch-" + hashlib.sha256((key + "|".join(include_dirs()) + "|" + "|".join(headers)).encode()).hexdigest()[:16])
+
+
+def _precompiled_header(headers: Sequence[str], key: str, *, build: bool = True) -> pathlib.Path | None:
+    """A precompiled header of ``headers`` in the cache (built once, ~9 s; then ~2 s saved per program), or None.
+
+    ``build=False``: only one already built. Concurrent callers (pytest-xdist workers) build it once: the
+    others wait on a lock file for it rather than building it again.
+    """
+    root = _pch_dir(headers, key)
     hdr = root / "cute_all.hpp"
     gch = root / "cute_all.hpp.gch"
     if gch.exists():
         return hdr
+    if not build:
+        return None
     try:
         root.mkdir(parents=True, exist_ok=True)
-        hdr.write_text("".join(f"#include <{h}>\n" for h in headers))
-        tmp = root / f"cute_all.hpp.gch.{os.getpid()}"
-        cmd = [compiler(), *_FLAGS, *(f"-I{d}" for d in include_dirs()), "-x", "c++-header", str(hdr), "-o", str(tmp)]
-        if subprocess.run(cmd, capture_output=True, check=False).returncode != 0:
-            return None
-        os.replace(tmp, gch)
+        with open(root / "lock", "w") as lock:
+            try:
+                import fcntl
+
+                fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            except ImportError:  # not POSIX: at worst two processes build it
+                pass
+            if gch.exists():
+                return hdr
+            _write_atomic(hdr, "".join(f"#include <{h}>\n" for h in headers))
+            tmp = root / f"cute_all.hpp.gch.{os.getpid()}"
+            cmd = [compiler(), *_FLAGS, *(f"-I{d}" for d in include_dirs()), "-x", "c++-header", str(hdr), "-o", str(tmp)]
+            if subprocess.run(cmd, capture_output=True, check=False).returncode != 0:
+                return None
+            os.replace(tmp, gch)
     except OSError:
         return None
     return hdr
@@ -303,8 +351,10 @@ def run_snippets(
     key = toolchain + "|" + "|".join(headers) + "|" + prelude
     paths = [_cache_root() / f"{hashlib.sha256((key + chr(0) + chr(0).join(g)).encode()).hexdigest()[:32]}.json" for g in groups]
     todo = [g for g in range(len(groups)) if not (cache and paths[g].exists())]
-    # one precompiled header serves every program built in this call (worth it from two programs on)
-    pch = _precompiled_header(headers, toolchain) if len(todo) > 1 else None
+    # one precompiled header serves every program built in this call: built (~9 s) when four programs or more
+    # are to be built (it saves ~2 s a program), or always under LAYOUTALG_CUTE_PCH=1; used whenever it is there
+    build = len(todo) >= 4 or os.environ.get("LAYOUTALG_CUTE_PCH") == "1"
+    pch = _precompiled_header(headers, toolchain, build=build) if todo else None
 
     def one(g: int) -> list[str | CompileFailure]:
         path = paths[g]
@@ -318,9 +368,8 @@ def run_snippets(
             res = _run_chunk(groups[g], headers, prelude, pathlib.Path(tmp), f"chunk{g}", pch)
         if cache:
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
                 payload = [{"index": r.index, "message": r.message} if isinstance(r, CompileFailure) else r for r in res]
-                path.write_text(json.dumps(payload))
+                _write_atomic(path, json.dumps(payload))
             except OSError:
                 pass
         return res

@@ -1,0 +1,40 @@
+"""The CuTe C++ oracle's answer cache (layoutalg.interop.cutecpp): keyed on what the answer depends on.
+
+A new clone or virtual environment with the same CUTLASS release and compiler reuses the answers (the key
+holds the compiler's version, the CuTe version and the flags, not the folder the wheels sit in), and a
+cache file is written whole (a temporary file renamed over it) so that pytest-xdist's workers never read
+half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+from layoutalg.interop import cutecpp
+
+pytestmark = pytest.mark.skipif(cutecpp.available() is not None, reason=f"CuTe C++: {cutecpp.available()}")
+
+SNIPPET = "print(coalesce(make_layout(make_shape(_2{}, _4{}))));"
+
+
+def test_answers_are_reused_from_another_header_folder(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAYOUTALG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("LAYOUTALG_CUTE_INCLUDE", raising=False)
+    assert cutecpp.run_snippets([SNIPPET]) == ["_8:_1"]
+    files = sorted((tmp_path / "cache" / "cutecpp").glob("*.json"))
+    assert len(files) == 1
+    # the same headers seen through other folders (another venv of the same wheels): the same cache entry
+    real = cutecpp.include_dirs()
+    links = []
+    for k, d in enumerate(real):
+        link = tmp_path / f"venv2-{k}"
+        os.symlink(d, link)
+        links.append(str(link))
+    monkeypatch.setattr(cutecpp, "include_dirs", lambda: links)
+    assert cutecpp.run_snippets([SNIPPET]) == ["_8:_1"]
+    assert sorted((tmp_path / "cache" / "cutecpp").glob("*.json")) == files
+    # nothing but whole files in the cache: no temporary file left behind
+    assert [p.name for p in (tmp_path / "cache" / "cutecpp").iterdir() if p.name.startswith(".")] == []
