@@ -43,7 +43,10 @@ __all__ = ["pipelines_from_ttgir", "prove_ttgir", "MMA_OPS"]
 
 #: the MMA ops whose path is built
 MMA_OPS = ("ttng.warp_group_dot", "ttng.tc_gen5_mma", "tt.dot")
-_PTX = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "f32": "tf32"}
+_PTX = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "f32": "tf32", "i8": "s8"}
+#: the mma.sync instruction (and its accumulator type) of each operand type, as Triton's MMAv2 lowering picks it
+_MMA_V2 = {"f16": ("m16n8k16", "f32"), "bf16": ("m16n8k16", "f32"), "tf32": ("m16n8k8", "f32"),
+           "s8": ("m16n8k32", "s32")}
 
 
 def _dtype(element: Any, op: Op) -> str:
@@ -191,7 +194,7 @@ def _trace_descriptors(p: Pipeline, arch: str) -> Trace:
     kn = p.knobs
     op: Op = kn["op"]
     M, N, K, dtype = p.M, p.N, p.K, p.dtype
-    nb = 1 if dtype in ("e4m3", "e5m2") else (4 if dtype == "tf32" else 2)
+    nb = _nb(dtype)
     ki = 32 // nb
     notes: list = []
     checks: list = []
@@ -297,9 +300,12 @@ def _trace_mma_v2(p: Pipeline) -> Trace:
     c = op.result_types[0] if op.result_types else op.operands[2]
     checks: list = []
     wc, lc = _owner_of(c.encoding, (M, N), op, "accumulator")
-    fa, fb, fc = (mma_fragment("m16n8k16", dtype if o != "C" else "f32", o) for o in ("A", "B", "C"))
-    la, _ = fa.grid()   # (16, 16) row x k
-    lb, _ = fb.grid()   # (16, 8) k x n
+    shape, ctype = _MMA_V2[dtype]
+    ki = int(shape.split("k")[1])
+    fa, fb = (mma_fragment(shape, dtype, o) for o in ("A", "B"))
+    fc = mma_fragment(shape, dtype, "C", ctype=ctype)
+    la, _ = fa.grid()   # (16, ki) row x k
+    lb, _ = fb.grid()   # (ki, 8) k x n
     lcc, _ = fc.grid()  # (16, 8)
     m, n = np.meshgrid(np.arange(M), np.arange(N), indexing="ij")
     okc = lc == lcc[m % 16, n % 8]
@@ -307,7 +313,7 @@ def _trace_mma_v2(p: Pipeline) -> Trace:
     if not okc.all():
         i, j = (int(v) for v in np.argwhere(~okc)[0])
         first = {"stage": "accumulator", "location": f"C[{i}, {j}]", "lands": f"lane {int(lc[i, j])} (the layout)",
-                 "should": f"lane {int(lcc[i % 16, j % 8])} (the m16n8k16 C fragment)"}
+                 "should": f"lane {int(lcc[i % 16, j % 8])} (the {shape} C fragment)"}
     acc_check = StageCheck("accumulator", f"{c.encoding.name}: each element's lane against the C fragment", M * N,
                            int((~okc).sum()), first)
     ha = _holds(a.encoding, (M, K))  # [m, k, warp, lane]
@@ -315,15 +321,15 @@ def _trace_mma_v2(p: Pipeline) -> Trace:
     k = np.arange(K)
     # the warp of output (m, n) needs A[m, k] in lane la[m%16, k%16] and B[k, n] in lane lb[k%16, n%8]
     wa_ = wc[:, :, None]
-    ok_a = ha[m[:, :, None], k[None, None, :], wa_, la[(m % 16)[:, :, None], (k % 16)[None, None, :]]]
-    ok_b = hb[k[None, None, :], n[:, :, None], wa_, lb[(k % 16)[None, None, :], (n % 8)[:, :, None]]]
+    ok_a = ha[m[:, :, None], k[None, None, :], wa_, la[(m % 16)[:, :, None], (k % ki)[None, None, :]]]
+    ok_b = hb[k[None, None, :], n[:, :, None], wa_, lb[(k % ki)[None, None, :], (n % 8)[:, :, None]]]
     prod_a = np.where(ok_a, owner(TAG_A, m[:, :, None] * K + k), -1).reshape(M * N, K)
     prod_b = np.where(ok_b, owner(TAG_B, n[:, :, None] * K + k), -1).reshape(M * N, K)
     for X, okx, lay in (("A", ok_a, a.encoding), ("B", ok_b, b.encoding)):
         first = None
         if not okx.all():
             i, j, kk = (int(v) for v in np.argwhere(~okx)[0])
-            lanex = la[i % 16, kk % 16] if X == "A" else lb[kk % 16, j % 8]
+            lanex = la[i % 16, kk % ki] if X == "A" else lb[kk % ki, j % 8]
             el = f"A[{i}, {kk}]" if X == "A" else f"B[{kk}, {j}]"
             first = {"stage": f"dot_operand_{X.lower()}", "location": f"warp {int(wc[i, j])} lane {int(lanex)}, for C[{i}, {j}]",
                      "lands": f"not {el} (the layout puts it elsewhere)", "should": el}
@@ -376,17 +382,17 @@ def _pipeline(module: TtgirModule, op: Op) -> Pipeline:
     if not (isinstance(c.encoding, KernelLayout) and c.encoding.attribute == "ttg.nvidia_mma"
             and int(c.encoding.params.get("versionMajor", 0)) == 2):
         raise LayoutError(f"{where}: only tt.dot on #ttg.nvidia_mma version 2 (mma.sync) is proven here")
-    if dtype not in ("f16", "bf16"):
-        raise LayoutError(f"{where}: mma.sync m16n8k16 operands of type {dtype} are not proven here")
+    if dtype not in _MMA_V2:
+        raise LayoutError(f"{where}: mma.sync operands of type {dtype} are not proven here ({', '.join(_MMA_V2)})")
     kn = {"op": op, "where": where}
     stages = (Stage("dot_operand_a", "operand", f"A {M}x{K} in {a.encoding.name}"),
               Stage("dot_operand_b", "operand", f"B {K}x{N} in {b.encoding.name}"),
-              Stage("accumulator", "accumulator", f"mma.sync.m16n8k16, C in {c.encoding.name}"))
+              Stage("accumulator", "accumulator", f"mma.sync.{_MMA_V2[dtype][0]}, C in {c.encoding.name}"))
     return Pipeline("sm_80", M, N, K, dtype, kn, stages, _trace_mma_v2)
 
 
 def _nb(dtype: str) -> int:
-    return 1 if dtype in ("e4m3", "e5m2") else (4 if dtype == "tf32" else 2)
+    return 1 if dtype in ("e4m3", "e5m2", "s8") else (4 if dtype == "tf32" else 2)
 
 
 def pipelines_from_ttgir(ttgir: str | TtgirModule) -> list[Pipeline]:
