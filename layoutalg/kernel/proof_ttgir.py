@@ -130,11 +130,36 @@ class _KB:
         self.mn_block, self.k_block, self.descriptor = mn_block, k_block, descriptor
 
 
+def _wgmma_blocks(op: Op, kl: KernelLayout, layout: Any, dtype: str, mnb: int, ki: int, which: str,
+                  major: str) -> list:
+    """The sm_90 descriptors of every (MN block, k-block) of one shared operand. An MN-major B whose instruction
+    N (a warp group's share) is narrower than its swizzle atom (N = 32 of f16 in a 128B swizzle: the case
+    :func:`~layoutalg.kernel.ptx.check_ptx` accepts) is derived as the atom-wide block, and each narrower block
+    starts inside it (its start address advanced by the block's bytes; the hardware applies the swizzle to the
+    absolute address, and reads no second MN atom, so the LBO is not used)."""
+    from ..nvidia.hopper.wgmma import k_block_descriptors
+
+    try:
+        return [_KB(kb.mn_block, kb.k_block, kb.descriptor)
+                for kb in k_block_descriptors(layout, dtype, f"m64n{mnb}k{ki}", operand="B", major=major)]
+    except LayoutError:
+        sw = int(kl.params.get("swizzlingByteWidth", 0))
+        atom = sw // _nb(dtype)  # elements of one swizzle row
+        if which != "B" or major != "MN" or not sw or mnb >= atom or atom % mnb:
+            raise
+    sub = atom // mnb
+    out = []
+    for kb in k_block_descriptors(layout, dtype, f"m64n{atom}k{ki}", operand="B", major=major):
+        d = kb.descriptor
+        out.extend(_KB(kb.mn_block * sub + s, kb.k_block, d.with_start(d.start_address + s * mnb * _nb(dtype)))
+                   for s in range(sub))
+    return out
+
+
 def _operand_reads(op: Op, which: str, t: Any, dtype: str, mnb: int, ki: int, base: int, smem: np.ndarray,
                    K: int, sm100: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, list, str]:
     """(got, want, addresses [blocks, kblocks, mnb, ki], words, major) of one shared operand."""
     from ..nvidia.hopper.tma import descriptor_reads
-    from ..nvidia.hopper.wgmma import k_block_descriptors
 
     kl = _shared_of(t)
     if kl is None or kl.attribute != "ttg.nvmma_shared":
@@ -155,8 +180,7 @@ def _operand_reads(op: Op, which: str, t: Any, dtype: str, mnb: int, ki: int, ba
         kbs = [_KB(kb.mn_block, kb.k_block, sm90_view(int(kb.descriptor.encode())))
                for kb in umma_k_blocks(layout, dtype, K=ki, mn_block=None, major=major)]
     else:
-        kbs = [_KB(kb.mn_block, kb.k_block, kb.descriptor)
-               for kb in k_block_descriptors(layout, dtype, f"m64n{mnb}k{ki}", operand="B", major=major)]
+        kbs = _wgmma_blocks(op, kl, layout, dtype, mnb, ki, which, major)
     nblk, nk = MN // mnb, K // ki
     got = np.empty((nblk, nk, mnb, ki), np.int64)
     want = np.empty_like(got)
