@@ -226,29 +226,41 @@ def _trace_descriptors(p: Pipeline, arch: str) -> Trace:
     a, b = op.operands[0], op.operands[1]
     base_b = -(-(M * K * nb) // 1024) * 1024
     sa, sb = _shared_of(a), _shared_of(b)
-    if sa is None or sb is None:
-        raise LayoutError(f"ttgir line {op.line}: {op.name} has an operand outside shared memory")
-    _shared_image(sa, tuple(a.shape[-2:]), nb, 0, TAG_A, smem, K, False, notes)
+    source = "SS" if sa is not None else _a_source(a, arch)
+    if sb is None or source is None:
+        raise LayoutError(f"ttgir line {op.line}: {op.name} has an operand outside shared memory (modelled: A and B in "
+                          "shared memory, A in registers for warp_group_dot, A in tensor memory for tc_gen5_mma)")
+    if sa is not None:
+        _shared_image(sa, tuple(a.shape[-2:]), nb, 0, TAG_A, smem, K, False, notes)
+        checks.append(StageCheck("shared_a", f"{M * K} elements of A placed by {sa.name}", M * K))
     _shared_image(sb, tuple(b.shape[-2:]), nb, base_b, TAG_B, smem, K, True, notes)
-    checks.append(StageCheck("shared_a", f"{M * K} elements of A placed by {sa.name}", M * K))
     checks.append(StageCheck("shared_b", f"{N * K} elements of B placed by {sb.name}", N * K))
     mb, nbk = kn["mblock"], kn["nblock"]
     sm100 = arch == "sm_100a"
-    ga, wa, aa, words_a, maj_a = _operand_reads(op, "A", a, dtype, mb, ki, 0, smem, K, sm100)
-    gb, wb, ab, words_b, maj_b = _operand_reads(op, "B", b, dtype, nbk, ki, base_b, smem, K, sm100)
-    nk = K // ki
-    checks.append(_operand_check(f"{kn['prefix']}_read_a", "A", ga, wa, aa, words_a, nk, K))
-    checks.append(_operand_check(f"{kn['prefix']}_read_b", "B", gb, wb, ab, words_b, nk, K))
     m, n = np.meshgrid(np.arange(M), np.arange(N), indexing="ij")
+    nk = K // ki
+    if arch == "sm_90a":
+        acc = kn["acc"]
+        warp, lane = _owner_of(acc.encoding, (M, N), op, "accumulator")
+    if source == "SS":
+        ga, wa, aa, words_a, maj_a = _operand_reads(op, "A", a, dtype, mb, ki, 0, smem, K, sm100)
+        checks.append(_operand_check(f"{kn['prefix']}_read_a", "A", ga, wa, aa, words_a, nk, K))
+        prod_a = ga[m // mb, :, m % mb, :].reshape(M * N, K)
+    elif source == "RS":
+        prod_a, rs_check = _rs_operand(op, a, dtype, M, N, K, nbk, ki, warp)
+        checks.append(rs_check)
+    else:
+        ts_checks, ga = _ts_operand(kn["module"], op, a, dtype, M, K, mb, nbk, ki)
+        checks.extend(ts_checks)
+        prod_a = ga[m // mb, :, m % mb, :].reshape(M * N, K)
+    gb, wb, ab, words_b, maj_b = _operand_reads(op, "B", b, dtype, nbk, ki, base_b, smem, K, sm100)
+    checks.append(_operand_check(f"{kn['prefix']}_read_b", "B", gb, wb, ab, words_b, nk, K))
     # products of cell (m, n): A block m // mb row m % mb, B block n // nbk row n % nbk, over (k-block, k)
-    prod_a = ga[m // mb, :, m % mb, :].reshape(M * N, K)
     prod_b = gb[n // nbk, :, n % nbk, :].reshape(M * N, K)
     cell_target = np.stack([m.ravel(), n.ravel()], axis=1)
     ok = np.ones((M, N), bool)
     first = None
     if arch == "sm_90a":
-        acc = kn["acc"]
-        warp, lane = _owner_of(acc.encoding, (M, N), op, "accumulator")
         f = wgmma_fragment(f"m64n{nbk}k{ki}", "f32", "D")
         fl, _ = f.grid()  # (64, nbk) -> lane in the warpgroup (0..127)
         hw_lane = fl[m % 64, n % nbk]
@@ -311,6 +323,123 @@ def _trace_descriptors(p: Pipeline, arch: str) -> Trace:
     out_cell = np.where(ok, m * N + n, -1)
     return Trace(M, N, K, prod_a, prod_b, cell_target, out_cell, lambda cc: f"D[{cc // N}, {cc % N}]", checks, [],
                  notes)
+
+
+def _a_source(a: Any, arch: str) -> str | None:
+    """'RS' (A a register tensor in a #ttg.dot_op layout, for wgmma), 'TS' (A in tensor memory, for tcgen05.mma),
+    or None."""
+    enc = a.encoding
+    if not isinstance(enc, KernelLayout):
+        return None
+    if arch == "sm_90a" and a.kind == "tensor" and enc.attribute == "ttg.dot_op":
+        return "RS"
+    if arch == "sm_100a" and a.kind == "memdesc" and enc.attribute == "ttng.tensor_memory_encoding":
+        return "TS"
+    return None
+
+
+def _rs_operand(op: Op, a: Any, dtype: str, M: int, N: int, K: int, nbk: int, ki: int,
+                warp: np.ndarray) -> tuple[np.ndarray, StageCheck]:
+    """wgmma RS: the warp group computing output (m, n) (its accumulator's warps) supplies A[m, k] from the
+    thread the catalog's m64nNk A register fragment names, which must hold it in the #ttg.dot_op layout."""
+    from ..nvidia.hopper.wgmma_fragments import fragment as wgmma_fragment
+
+    tl, _ = wgmma_fragment(f"m64n{nbk}k{ki}", dtype, "A").grid()  # (64, ki) -> thread of the warp group
+    ha = _holds(a.encoding, (M, K))  # [m, k, warp, lane]
+    m, n, k = np.meshgrid(np.arange(M), np.arange(N), np.arange(K), indexing="ij")
+    t = tl[m % 64, k % ki]
+    w = 4 * (warp // 4)[:, :, None] + t // 32
+    ok = ha[m, k, w, t % 32]
+    first = None
+    if not ok.all():
+        i, j, kk = (int(v) for v in np.argwhere(~ok)[0])
+        first = {"stage": "wgmma_regs_a", "location": (f"warp {int(w[i, j, kk])} lane {int(t[i, j, kk]) % 32} "
+                                                       f"(thread {int(t[i, j, kk])} of the A fragment), for D[{i}, {j}]"),
+                 "lands": f"not A[{i}, {kk}] (the layout puts it elsewhere)", "should": f"A[{i}, {kk}]"}
+    prod = np.where(ok, owner(TAG_A, m * K + k), -1).reshape(M * N, K)
+    check = StageCheck("wgmma_regs_a", f"{a.encoding.name}: the thread of every A element the m64n{nbk}k{ki} A "
+                       "fragment of its warp group needs", ok.size, int((~ok).sum()), first, operand=True)
+    return prod, check
+
+
+#: tcgen05.mma families and CuTe type spellings of the proven operand types
+_UMMA_FAMILY = {"f16": "F16BF16", "bf16": "F16BF16", "tf32": "TF32", "s8": "S8", "e4m3": "F8F6F4", "e5m2": "F8F6F4"}
+
+
+def _cells(kl: KernelLayout, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) of each element of a tensor-memory layout: the lowest (row, col) index holding it; -1 if none."""
+    M, N = shape
+    tb = kl.bases(shape)
+    rows = _span(tb.get("row", []), 2)
+    cols = _span(tb.get("col", []), 2)
+    c = (rows[:, None, :] ^ cols[None, :, :]).reshape(-1, 2)
+    best = np.full(M * N, len(c), np.int64)
+    np.minimum.at(best, c[:, 0] * N + c[:, 1], np.arange(len(c)))
+    tl = np.full(M * N, -1, np.int64)
+    tc = np.full(M * N, -1, np.int64)
+    held = best < len(c)
+    tl[held], tc[held] = np.divmod(best[held], len(cols))
+    return tl.reshape(M, N), tc.reshape(M, N)
+
+
+def _ts_operand(module: TtgirModule, op: Op, a: Any, dtype: str, M: int, K: int, mb: int, nbk: int,
+                ki: int) -> tuple[list, np.ndarray]:
+    """tcgen05.mma TS: A placed in tensor memory by its #ttng.tensor_memory_encoding (row = TMEM lane, col = the
+    element slot of the width of A's type: packed two 16-bit per 32-bit column), read by the catalog's TS data path
+    (``umma_tmem_a``, CuTe's make_fragment_A of the _TS atom) from the allocation's start, k-block after k-block;
+    each ``tmem_store`` of A must come from warps that reach the TMEM lanes of the elements they hold."""
+    from ..nvidia.blackwell.tmem_accum import dp, umma_tmem_a
+
+    enc = a.encoding
+    if mb != 128:
+        raise LayoutError(f"ttgir line {op.line}: A in tensor memory with M = {mb} is not proven here (M = 128)")
+    bits = 8 * _nb(dtype)
+    tl, tc = _cells(enc, (M, K))
+    if (tl < 0).any():
+        raise LayoutError(f"ttgir line {op.line}: the tensor-memory layout {enc.name} of A does not cover {M}x{K}")
+    slots = int(tc.max()) + 1
+    image = np.full((128, max(slots, 1)), -1, np.int64)
+    mm, kk = np.meshgrid(np.arange(M), np.arange(K), indexing="ij")
+    image[tl, tc] = owner(TAG_A, mm * K + kk)
+    checks = [StageCheck("tmem_a", f"{M * K} elements of A placed in tensor memory by {enc.name}", M * K)]
+    fam = _UMMA_FAMILY[dtype]
+    lay = umma_tmem_a(f"SM100_MMA_{fam}_TS<{dtype},{dtype},{'int32_t' if dtype == 's8' else 'float'},{mb},{nbk},K,K>",
+                      (mb, K))
+    J = K // ki
+    r, c, j = np.meshgrid(np.arange(mb), np.arange(ki), np.arange(J), indexing="ij")
+    addr = np.asarray(lay.table(), np.int64)[r + mb * c + mb * ki * j]  # colexicographic over ((mb, ki), 1, J)
+    lane, slot = addr // dp(bits), addr % dp(bits)
+    inside = slot < image.shape[1]
+    got = np.where(inside, image[lane, np.minimum(slot, image.shape[1] - 1)], -1).transpose(2, 0, 1)  # [J, mb, ki]
+    want = owner(TAG_A, r.transpose(2, 0, 1) * K + ki * j.transpose(2, 0, 1) + c.transpose(2, 0, 1))
+    bad = got != want
+    first = None
+    if bad.any():
+        jj, i, k = (int(v) for v in np.argwhere(bad)[0])
+        ln, sl = int(lane[i, k, jj]), int(slot[i, k, jj])
+        first = {"stage": "umma_tmem_read_a", "location": (f"k-block {jj}, operand element ({i}, {k}) read from TMEM "
+                                                           f"lane {ln} column {sl * bits // 32} ({bits}-bit slot {sl})"),
+                 "lands": element_name(int(got[jj, i, k]), K), "should": element_name(int(want[jj, i, k]), K)}
+    checks.append(StageCheck("umma_tmem_read_a", f"{got.size} A elements read from tensor memory by the TS data path",
+                             got.size, int(bad.sum()), first, operand=True))
+    for st in (o for o in module.ops if o.name == "ttng.tmem_store" and len(o.operands) > 1
+               and o.operands[1].text == a.text):
+        src = st.operands[0].encoding
+        if not isinstance(src, KernelLayout) or src.memory != "registers":
+            continue
+        warp, _ = _owner_of(src, (M, K), st, "tmem_store")
+        reach = (tl // 32) == (warp % 4)
+        first2 = None
+        if not reach.all():
+            i, k = (int(v) for v in np.argwhere(~reach)[0])
+            first2 = {"stage": "tmem_store_a", "location": f"A[{i}, {k}] (ttgir line {st.line})",
+                      "lands": f"warp {int(warp[i, k])}, which reaches TMEM lanes {32 * (int(warp[i, k]) % 4)}.."
+                               f"{32 * (int(warp[i, k]) % 4) + 31}",
+                      "should": f"a warp of lane quarter {int(tl[i, k]) // 32} (TMEM lane {int(tl[i, k])})"}
+            got[:, :, :] = np.where(reach[r.transpose(2, 0, 1), (ki * j + c).transpose(2, 0, 1)], got, -1)
+        checks.append(StageCheck("tmem_store_a", f"tcgen05.st of line {st.line}: every warp writes its lane quarter",
+                                 M * K, int((~reach).sum()), first2))
+    return checks, got[None]
 
 
 def _trace_mma_v2(p: Pipeline) -> Trace:
@@ -394,7 +523,7 @@ def _pipeline(module: TtgirModule, op: Op) -> Pipeline:
             raise LayoutError(f"{where}: a {M}-row tile with blockM = {bm} is not proven here")
         loads = [o for o in module.ops if o.name == "ttng.tmem_load" and o.operands
                  and tuple(o.operands[0].shape[-2:]) == (M, N)]
-        kn = {"op": op, "mblock": bm, "nblock": bn, "prefix": "umma", "where": where,
+        kn = {"op": op, "mblock": bm, "nblock": bn, "prefix": "umma", "where": where, "module": module,
               "tmem_load": loads[0] if loads else None}
         stages = (Stage("shared_a", "smem", f"A {M}x{K} {dtype}"), Stage("shared_b", "smem", f"B {K}x{N} {dtype}"),
                   Stage("umma", "mma", f"tcgen05.mma M={bm} N={bn}"),
