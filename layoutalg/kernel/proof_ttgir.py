@@ -42,8 +42,10 @@ from .ttgir import Op, TtgirModule, read_ttgir
 __all__ = ["pipelines_from_ttgir", "prove_ttgir", "MMA_OPS"]
 
 #: the MMA ops whose path is built
-MMA_OPS = ("ttng.warp_group_dot", "ttng.tc_gen5_mma", "tt.dot")
+MMA_OPS = ("ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled", "tt.dot")
 _PTX = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "f32": "tf32", "i8": "s8"}
+#: packed fp4 (two e2m1 per byte, tc_gen5_mma_scaled's lhs/rhs = e2m1): its shared-memory data path is that of bytes
+_BYTES = {"e2m1x2": "e4m3"}
 #: the mma.sync instruction (and its accumulator type) of each operand type, as Triton's MMAv2 lowering picks it
 _MMA_V2 = {"f16": ("m16n8k16", "f32"), "bf16": ("m16n8k16", "f32"), "tf32": ("m16n8k8", "f32"),
            "s8": ("m16n8k32", "s32")}
@@ -161,6 +163,7 @@ def _operand_reads(op: Op, which: str, t: Any, dtype: str, mnb: int, ki: int, ba
     """(got, want, addresses [blocks, kblocks, mnb, ki], words, major) of one shared operand."""
     from ..nvidia.hopper.tma import descriptor_reads
 
+    dtype = _BYTES.get(dtype, dtype)
     kl = _shared_of(t)
     if kl is None or kl.attribute != "ttg.nvmma_shared":
         raise LayoutError(f"ttgir line {op.line}: operand {which} of {op.name} is not in an #ttg.nvmma_shared layout")
@@ -257,6 +260,18 @@ def _trace_descriptors(p: Pipeline, arch: str) -> Trace:
     checks.append(_operand_check(f"{kn['prefix']}_read_b", "B", gb, wb, ab, words_b, nk, K))
     # products of cell (m, n): A block m // mb row m % mb, B block n // nbk row n % nbk, over (k-block, k)
     prod_b = gb[n // nbk, :, n % nbk, :].reshape(M * N, K)
+    if op.name == "ttng.tc_gen5_mma_scaled":  # a product scaled by another block's factor is wrong
+        from .proof_ttgir_scaled import scale_checks
+
+        per = 2 if dtype == "e2m1x2" else 1  # K elements per byte
+        sc, ok_a, ok_b = scale_checks(kn["module"], op, M, N, K * per)
+        checks.extend(sc)
+        ok_a, ok_b = ok_a.reshape(M, K, per).all(axis=2), ok_b.reshape(N, K, per).all(axis=2)
+        prod_a = np.where(ok_a[m.ravel()], prod_a, -1)
+        prod_b = np.where(ok_b[n.ravel()], prod_b, -1)
+        if per == 2:
+            notes.append("e2m1 operands: each byte (two fp4 along K, in the same nibble order in A and B) "
+                         "is proven as one element; K counts bytes")
     cell_target = np.stack([m.ravel(), n.ravel()], axis=1)
     ok = np.ones((M, N), bool)
     first = None
@@ -513,7 +528,14 @@ def _pipeline(module: TtgirModule, op: Op) -> Pipeline:
                   Stage("wgmma", "mma", f"wgmma.mma_async.m64n{n_instr}k{32 // _nb(dtype)} ({mma.name})"),
                   Stage("accumulator", "accumulator", f"registers, {mma.name}"))
         return Pipeline("sm_90a", M, N, K, dtype, kn, stages, lambda p: _trace_descriptors(p, "sm_90a"))
-    if op.name == "ttng.tc_gen5_mma":
+    if op.name in ("ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"):
+        if op.name == "ttng.tc_gen5_mma_scaled":
+            from .proof_ttgir_scaled import scaled_formats
+
+            fa, fb = scaled_formats(op)
+            if (fa == "e2m1") != (fb == "e2m1"):
+                raise LayoutError(f"{where}: mixed packed and unpacked formats ({fa} x {fb}) are not proven here")
+            dtype = "e2m1x2" if fa == "e2m1" else fa
         d = op.operands[2]
         enc = d.encoding
         if not isinstance(enc, KernelLayout) or enc.attribute != "ttng.tensor_memory_encoding":
@@ -526,7 +548,7 @@ def _pipeline(module: TtgirModule, op: Op) -> Pipeline:
         kn = {"op": op, "mblock": bm, "nblock": bn, "prefix": "umma", "where": where, "module": module,
               "tmem_load": loads[0] if loads else None}
         stages = (Stage("shared_a", "smem", f"A {M}x{K} {dtype}"), Stage("shared_b", "smem", f"B {K}x{N} {dtype}"),
-                  Stage("umma", "mma", f"tcgen05.mma M={bm} N={bn}"),
+                  Stage("umma", "mma", f"tcgen05.mma{' block-scaled' if op.name.endswith('scaled') else ''} M={bm} N={bn}"),
                   Stage("accumulator", "accumulator", f"TMEM {enc.name}"),
                   Stage("epilogue_tmem_load", "epilogue", "tcgen05.ld" + (f" (line {loads[0].line})" if loads else "")))
         return Pipeline("sm_100a", M, N, K, dtype, kn, stages, lambda p: _trace_descriptors(p, "sm_100a"))
@@ -545,7 +567,7 @@ def _pipeline(module: TtgirModule, op: Op) -> Pipeline:
 
 
 def _nb(dtype: str) -> int:
-    return 1 if dtype in ("e4m3", "e5m2", "s8") else (4 if dtype == "tf32" else 2)
+    return 1 if dtype in ("e4m3", "e5m2", "s8", "e2m1x2") else (4 if dtype == "tf32" else 2)
 
 
 def pipelines_from_ttgir(ttgir: str | TtgirModule) -> list[Pipeline]:
