@@ -437,9 +437,12 @@ def _ts_operand(module: TtgirModule, op: Op, a: Any, dtype: str, M: int, K: int,
                  "lands": element_name(int(got[jj, i, k]), K), "should": element_name(int(want[jj, i, k]), K)}
     checks.append(StageCheck("umma_tmem_read_a", f"{got.size} A elements read from tensor memory by the TS data path",
                              got.size, int(bad.sum()), first, operand=True))
-    for st in (o for o in module.ops if o.name == "ttng.tmem_store" and len(o.operands) > 1
-               and o.operands[1].text == a.text):
-        src = st.operands[0].encoding
+    stores = [o for o in module.ops if o.name == "ttng.tmem_store" and len(o.types) > 1 and o.types[-1].text == a.text]
+    if not stores:
+        checks.append(StageCheck("tmem_store_a", "no tmem_store of A found: how A reached tensor memory is not checked",
+                                 0))
+    for st in stores:
+        src = st.types[0].encoding
         if not isinstance(src, KernelLayout) or src.memory != "registers":
             continue
         warp, _ = _owner_of(src, (M, K), st, "tmem_store")

@@ -24,7 +24,7 @@ from the proof's products.
     ('e4m3', 'e4m3')
     >>> checks, ok_a, ok_b = scale_checks(mod, op, 128, 128, 128)
     >>> [(c.stage, c.mismatches) for c in checks]
-    [('scales_a', 0), ('scales_b', 0), ('tmem_store_scales_a', 0), ('tmem_store_scales_b', 0)]
+    [('tmem_store_scales_a', 0), ('tmem_store_scales_b', 0), ('scales_a', 0), ('scales_b', 0)]
     >>> bool(ok_a.all() and ok_b.all())
     True
 """
@@ -178,5 +178,4 @@ def scale_checks(module: TtgirModule, op: Op, M: int, N: int, K: int) -> tuple[l
                                  f"products, read by the {kind} data path in every lane quarter", int(got.size),
                                  int(bad.sum()), first))
         oks.append(~bad.any(axis=2))
-    checks.extend(stores)
-    return checks, oks[0], oks[1]
+    return stores + checks, oks[0], oks[1]
