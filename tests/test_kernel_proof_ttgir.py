@@ -200,7 +200,7 @@ def brute_wgmma_rs(text: str, line_no: int) -> np.ndarray:
         for i in range(8):
             need.setdefault(_isa_a("m16n8k16", ln, i), []).append(ln)
     wrong = np.zeros((M, N), bool)
-    for (w, ln), cells in hC.items():
+    for (w, _ln), cells in hC.items():
         for m, n in cells:
             g = w // 4
             wa = 4 * g + (m % 64) // 16

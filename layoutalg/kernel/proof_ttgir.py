@@ -150,7 +150,7 @@ def _wgmma_blocks(op: Op, kl: KernelLayout, layout: Any, dtype: str, mnb: int, k
         if which != "B" or major != "MN" or not sw or mnb >= atom or atom % mnb:
             raise
     sub = atom // mnb
-    out = []
+    out: list = []
     for kb in k_block_descriptors(layout, dtype, f"m64n{atom}k{ki}", operand="B", major=major):
         d = kb.descriptor
         out.extend(_KB(kb.mn_block * sub + s, kb.k_block, d.with_start(d.start_address + s * mnb * _nb(dtype)))
@@ -266,9 +266,10 @@ def _trace_descriptors(p: Pipeline, arch: str) -> Trace:
         per = 2 if dtype == "e2m1x2" else 1  # K elements per byte
         sc, ok_a, ok_b = scale_checks(kn["module"], op, M, N, K * per)
         checks.extend(sc)
-        ok_a, ok_b = ok_a.reshape(M, K, per).all(axis=2), ok_b.reshape(N, K, per).all(axis=2)
-        prod_a = np.where(ok_a[m.ravel()], prod_a, -1)
-        prod_b = np.where(ok_b[n.ravel()], prod_b, -1)
+        ka = np.asarray(np.asarray(ok_a).reshape(M, K, per).all(axis=2))
+        kb_ = np.asarray(np.asarray(ok_b).reshape(N, K, per).all(axis=2))
+        prod_a = np.where(ka[m.ravel()], prod_a, -1)
+        prod_b = np.where(kb_[n.ravel()], prod_b, -1)
         if per == 2:
             notes.append("e2m1 operands: each byte (two fp4 along K, in the same nibble order in A and B) "
                          "is proven as one element; K counts bytes")

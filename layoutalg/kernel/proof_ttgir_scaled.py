@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LayoutError
+from ..errors import LayoutError, guarded
 from .layouts import KernelLayout
 from .pipeline import StageCheck
 from .ttgir import Op, TtgirModule
@@ -48,6 +48,7 @@ SCALED_FORMATS = ("e4m3", "e5m2", "e2m1")
 SF_VECTOR = 32
 
 
+@guarded
 def scaled_formats(op: Op) -> tuple[str, str]:
     """``(lhs, rhs)`` operand formats of a ``ttng.tc_gen5_mma_scaled`` op, read from its text."""
     words = op.text.replace(",", " ").split()
@@ -138,6 +139,7 @@ def _store_check(module: TtgirModule, t: Any, img: np.ndarray, shape: tuple, X: 
                       len(L), int((~ok).sum()), first), out
 
 
+@guarded
 def scale_checks(module: TtgirModule, op: Op, M: int, N: int, K: int) -> tuple[list, np.ndarray, np.ndarray]:
     """``(checks, ok_a [M, K], ok_b [N, K])`` for a tc_gen5_mma_scaled of an ``M x N`` tile over ``K`` elements
     (fp4 elements for e2m1): which products get the factors of their own blocks."""
