@@ -286,6 +286,28 @@ def test_mn_major_b_narrower_than_its_atom():
         assert rb.mismatches == 0 and rb.checked == 64 * 32
 
 
+def test_mn_major_block_inside_the_atom_by_hand():
+    # the rule behind the narrow block, by hand with test_kernel_pipeline's descriptor decoder (PTX canonical
+    # layouts, swizzle on absolute address bits): B of 32 k x 64 n f16, MN-major, 128B swizzle: one atom row is
+    # 64 n (128 B), 8 k rows make 1024 B (SBO), a k-block of 16 is 2048 B. Warp group g's m64n32k16 descriptor
+    # starting 64 * g bytes into the atom reads B[16 j + k, 32 g + n]; started at the atom (0) group 1 would read
+    # group 0's columns.
+    from test_kernel_pipeline import swz, tile_offset, wgmma_address
+
+    placed = {swz(tile_offset("MN", 128, n, k, 64), 128): (k, n) for n in range(64) for k in range(32)}
+
+    def word(start):
+        return (start >> 4) | ((1024 >> 4) << 32) | (1 << 62)  # SBO 1024 B, 128B swizzle, LBO unused
+
+    for g in range(2):
+        for j in range(2):
+            got = {(k, n): placed[wgmma_address(word(64 * g + 2048 * j), "MN", n, k)]
+                   for n in range(32) for k in range(16)}
+            assert all(v == (16 * j + k, 32 * g + n) for (k, n), v in got.items())
+    wrong = placed[wgmma_address(word(0), "MN", 0, 0)]
+    assert wrong == (0, 0) != (0, 32)
+
+
 def test_scaled_factor_lanes_edit_caught():
     # dot_scaled e4m3 on sm_100a: the scale factors go to tensor memory by a tmem_alloc from registers in #linear1,
     # which must be Triton's own tcgen05.st layout of the scales. Swap a lane basis with a register basis: lane 1
