@@ -6,15 +6,21 @@ From a ttgir module read by :func:`~layoutalg.kernel.ttgir.read_ttgir`, each MMA
   element at the offset the layout gives, which is what ``local_alloc`` / async copies / TMA write); the
   ``wgmma`` descriptors Triton issues are derived from those layouts
   (:func:`~layoutalg.nvidia.hopper.wgmma.k_block_descriptors`, the derivation :func:`~layoutalg.kernel.ptx.check_ptx`
-  compares with the PTX) and decoded as the hardware reads them (``descriptor_reads``); the hardware's
+  compares with the PTX; an MN-major B narrower than its swizzle atom as the atom-wide block, each warp group's
+  block starting inside it) and decoded as the hardware reads them (``descriptor_reads``); the hardware's
   ``m64nNk`` D fragment puts each product in a thread, which must be the thread ``#ttg.nvidia_mma`` says holds
-  that element;
+  that element. RS (A in registers, a ``#ttg.dot_op`` of the accumulator: attention's P): the thread of the
+  catalog's ``wgmma`` A register fragment, in the warp group holding the output, must hold each A element;
 * ``ttng.tc_gen5_mma`` (sm_100): the same for the operands (sm_100 descriptors of the same canonical layouts),
   D in tensor memory by the PTX data path, which must be where ``#ttng.tensor_memory_encoding`` says, and each
-  ``tmem_load`` warp must reach the TMEM lanes of the elements it receives (warp ``w``: lanes ``32*(w%4) ..``);
-* ``tt.dot`` with ``#ttg.nvidia_mma`` version 2 (sm_80): the ``#ttg.dot_op`` layouts must hand each
-  ``mma.sync.m16n8k16`` the fragment elements the PTX says each lane supplies (in the warp whose C fragment
-  holds the output), and the C fragment's lanes must be the accumulator layout's.
+  ``tmem_load`` warp must reach the TMEM lanes of the elements it receives (warp ``w``: lanes ``32*(w%4) ..``).
+  TS (A in tensor memory): A placed by its encoding is read by the catalog's TS data path (``umma_tmem_a``), and
+  each ``tmem_store`` of A comes from warps that reach its lanes; ``ttng.tc_gen5_mma_scaled`` (``tl.dot_scaled``)
+  the same, with its scale factors proven by :mod:`~layoutalg.kernel.proof_ttgir_scaled`;
+* ``tt.dot`` with ``#ttg.nvidia_mma`` version 2 (mma.sync, also Triton's int8 on sm_100): the ``#ttg.dot_op``
+  layouts must hand each ``mma.sync`` (``m16n8k16`` f16 / bf16, ``m16n8k8`` tf32, ``m16n8k32`` s8) the fragment
+  elements the PTX says each lane supplies (in the warp whose C fragment holds the output), and the C fragment's
+  lanes must be the accumulator layout's.
 
 What happens after the accumulator (``convert_layout``, stores) is Triton's logical data movement and is
 taken as such. :func:`prove_ttgir` proves every MMA op of a kernel.
