@@ -1,0 +1,242 @@
+"""The CuTe DSL's GEMM-tile helpers as the oracle of :func:`layoutalg.kernel.plan.plan_gemm` (tests only).
+
+For every case of :func:`cases` (arch x dtypes x tile x majors x cta_group x C type and major) the DSL
+(``nvidia-cutlass-dsl``, traced on the CPU, no GPU) is asked what its helpers choose, as its GEMM
+examples call them (``examples/python/CuTeDSL/{hopper,blackwell}/dense_gemm.py``):
+
+* sm_90: ``sm90_utils.make_trivial_tiled_mma(a, b, a_major, b_major, acc, atom_layout_mnk, (64, N))``
+  (``atom_layout_mnk`` = (2,1,1) when M > 64 and N > 128), ``make_smem_layout_a/b``,
+  ``compute_tile_shape_or_override``, ``make_smem_layout_epi``, ``get_smem_store_op``;
+* sm_100: ``sm100_utils.make_trivial_tiled_mma(a, b, a_major, b_major, acc, cta_group, (M, N))``,
+  ``make_smem_layout_a/b(tiled_mma, (M, N, K), dtype, stages)``, ``compute_epilogue_tile_shape``,
+  ``get_tmem_load_op``, ``make_smem_layout_epi``, ``cutlass.memory.get_num_tmem_alloc_cols`` of
+  ``tiled_mma.make_fragment_C``, and ``tcgen05.make_tmem_copy`` of the load atom over the epilogue
+  subtile of that accumulator.
+
+Each answer is the DSL's own text (layouts as it prints them, ops by ``repr``), or the refusal (the
+exception's type and its message's ``error:`` line). Both archs cannot be traced in one process (the DSL
+fixes the target from ``CUTE_DSL_ARCH``), so the recorder runs one worker process per arch.
+
+    python tests/cute_dsl_plan_cases.py --record     # (re)writes tests/data/cute-dsl/plans.json (~1 min)
+
+tests/test_kernel_plan.py replays the recording and re-asks a live sample where the DSL is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from oracle_recorder import OracleRecorder, sha  # noqa: E402
+
+#: (a, b, acc) per arch; refusals included on purpose (tf32 on sm_90, an int accumulator for floats)
+DTYPES = {
+    "sm_90": [("f16", "f16", "f32"), ("f16", "f16", "f16"), ("bf16", "bf16", "f32"), ("e4m3", "e4m3", "f32"),
+              ("e4m3", "e5m2", "f32"), ("e5m2", "e5m2", "f16"), ("s8", "s8", "s32"), ("u8", "s8", "s32"),
+              ("tf32", "tf32", "f32"), ("s8", "s8", "f32")],
+    "sm_100": [("f16", "f16", "f32"), ("f16", "f16", "f16"), ("bf16", "bf16", "f32"), ("tf32", "tf32", "f32"),
+               ("e4m3", "e4m3", "f32"), ("e5m2", "e4m3", "f32"), ("e4m3", "e4m3", "f16"), ("s8", "s8", "s32"),
+               ("u8", "u8", "s32"), ("f16", "bf16", "f32")],
+}
+INST_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32}
+#: (C type, C major) cycled over the cases
+C_CHOICES = [("f16", "N"), ("f32", "N"), ("bf16", "M"), ("f32", "M"), ("e4m3", "N"), ("bf16", "N"), ("e5m2", "M")]
+
+
+def _tiles(arch: str, cta_group: int) -> list[tuple[int, int]]:
+    if arch == "sm_90":
+        return [(64, 64), (64, 128), (64, 256), (128, 64), (128, 128), (128, 256), (128, 96), (64, 24)]
+    if cta_group == 1:
+        return [(64, 64), (64, 128), (64, 256), (128, 64), (128, 128), (128, 256), (128, 96), (128, 16)]
+    return [(128, 64), (128, 128), (128, 256), (256, 64), (256, 128), (256, 256), (256, 96)]
+
+
+def case_key(c: dict) -> str:
+    """A case's name: ``sm_100 f16,f16,f32 128x256x64 K,MN cta1 st4 c=f16:N``."""
+    return (f"{c['arch']} {c['a']},{c['b']},{c['acc']} {'x'.join(map(str, c['tile']))} {c['a_major']},{c['b_major']} "
+            f"cta{c['cta_group']} st{c['stages']} c={c['c']}:{c['c_major']}")
+
+
+def cases() -> list[dict]:
+    """Every case the recording answers."""
+    out: list[dict] = []
+    n = 0
+    for arch in ("sm_90", "sm_100"):
+        for a, b, acc in DTYPES[arch]:
+            for cta in ((1,) if arch == "sm_90" else (1, 2)):
+                for M, N in _tiles(arch, cta):
+                    for am, bm in (("K", "K"), ("MN", "K"), ("K", "MN"), ("MN", "MN")):
+                        if (am, bm) != ("K", "K") and (M, N) not in ((128, 128), (64, 64), (256, 128), (128, 256)):
+                            continue
+                        cdt, cmaj = C_CHOICES[n % len(C_CHOICES)]
+                        K = 4 * INST_K[a]
+                        out.append(dict(arch=arch, a=a, b=b, acc=acc, tile=(M, N, K), a_major=am, b_major=bm,
+                                        cta_group=cta, stages=2 + n % 4, c=cdt, c_major=cmaj, epi_stages=2))
+                        n += 1
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- the DSL side
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def refusal(e: BaseException) -> dict:
+    """The DSL's refusal: the exception's type and its first ``error:`` line (or first line)."""
+    text = _ANSI.sub("", str(e))
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    err = next((x for x in lines if x.startswith("error:")), lines[0] if lines else "")
+    return {"refused": type(e).__name__, "message": err[:300]}
+
+
+def _dsl_type(name: str) -> Any:
+    import cutlass
+
+    return {"f16": cutlass.Float16, "bf16": cutlass.BFloat16, "tf32": cutlass.TFloat32, "f32": cutlass.Float32,
+            "e4m3": cutlass.Float8E4M3FN, "e5m2": cutlass.Float8E5M2, "s8": cutlass.Int8, "u8": cutlass.Uint8,
+            "s32": cutlass.Int32}[name]
+
+
+def _ask_sm90(c: dict) -> dict:
+    from cutlass.cute.nvgpu import OperandMajorMode
+    from cutlass.tensor_utils import LayoutEnum
+    from cutlass.utils import hopper_helpers as hp
+
+    t = _dsl_type
+    M, N, K = c["tile"]
+    mm = {"K": OperandMajorMode.K, "MN": OperandMajorMode.MN}
+    atom_layout = (2, 1, 1) if M > 64 and N > 128 else (1, 1, 1)
+    ans: dict[str, Any] = {}
+    tm = hp.make_trivial_tiled_mma(t(c["a"]), t(c["b"]), mm[c["a_major"]], mm[c["b_major"]], t(c["acc"]),
+                                   atom_layout, (64, N))
+    ans["op"] = repr(tm.op)
+    ans["tiled_mma"] = str(tm)
+    ans["tv_C_tiled"] = str(tm.tv_layout_C_tiled)
+    # LayoutEnum (of the (M,K) A, (N,K) B, (M,N) C tensors): ROW_MAJOR = the last mode contiguous
+    la = LayoutEnum.ROW_MAJOR if c["a_major"] == "K" else LayoutEnum.COL_MAJOR
+    lb = LayoutEnum.ROW_MAJOR if c["b_major"] == "K" else LayoutEnum.COL_MAJOR
+    lc = LayoutEnum.ROW_MAJOR if c["c_major"] == "N" else LayoutEnum.COL_MAJOR
+    ans["smem_a"] = str(hp.make_smem_layout_a(la, (M, N, K), t(c["a"]), c["stages"]))
+    ans["smem_b"] = str(hp.make_smem_layout_b(lb, (M, N, K), t(c["b"]), c["stages"]))
+    epi = hp.compute_tile_shape_or_override((M, N, K), t(c["c"]), is_cooperative=atom_layout == (2, 1, 1))
+    ans["epi_tile"] = str(epi)
+    ans["smem_epi"] = str(hp.make_smem_layout_epi(t(c["c"]), lc, epi, c["epi_stages"]))
+    st = hp.get_smem_store_op(lc, t(c["c"]), t(c["acc"]))
+    ans["store_op"] = repr(st.op)
+    return ans
+
+
+def _ask_sm100(c: dict) -> dict:
+    import cutlass.cute as cute
+    import cutlass.memory as mem
+    from cutlass.cute.nvgpu import OperandMajorMode, tcgen05
+    from cutlass.tensor_utils import LayoutEnum
+    from cutlass.utils import blackwell_helpers as bw
+
+    t = _dsl_type
+    M, N, K = c["tile"]
+    mm = {"K": OperandMajorMode.K, "MN": OperandMajorMode.MN}
+    two = c["cta_group"] == 2
+    ans: dict[str, Any] = {}
+    tm = bw.make_trivial_tiled_mma(t(c["a"]), t(c["b"]), mm[c["a_major"]], mm[c["b_major"]], t(c["acc"]),
+                                   tcgen05.CtaGroup.TWO if two else tcgen05.CtaGroup.ONE, (M, N))
+    ans["op"] = repr(tm.op)
+    ans["tiled_mma"] = str(tm)
+    ans["smem_a"] = str(bw.make_smem_layout_a(tm, (M, N, K), t(c["a"]), c["stages"]))
+    ans["smem_b"] = str(bw.make_smem_layout_b(tm, (M, N, K), t(c["b"]), c["stages"]))
+    acc_shape = tm.partition_shape_C((M, N))
+    fake = tm.make_fragment_C(cute.append(acc_shape, 1))
+    ans["acc"] = str(fake.layout)
+    ans["tmem_cols"] = int(mem.get_num_tmem_alloc_cols(fake))
+    lc = LayoutEnum.ROW_MAJOR if c["c_major"] == "N" else LayoutEnum.COL_MAJOR
+    cta_tile = (M // c["cta_group"], N, K)
+    epi = bw.compute_epilogue_tile_shape(cta_tile, two, lc, t(c["c"]))
+    ans["epi_tile"] = str(epi)
+    ld = bw.get_tmem_load_op(cta_tile, lc, t(c["c"]), t(c["acc"]), epi, two)
+    ans["tmem_load"] = repr(ld.op)
+    tacc = fake[((None, None), 0, 0, 0)]
+    sub = cute.flat_divide(tacc, epi)[(None, None, 0, 0)]
+    ans["epi_acc"] = str(sub.layout)
+    tc = tcgen05.make_tmem_copy(ld, sub)
+    ans["t2r_tv"] = str(tc.layout_tv_tiled)
+    ans["t2r_tiler"] = str(tc.tiler_mn)
+    ans["smem_epi"] = str(bw.make_smem_layout_epi(t(c["c"]), lc, epi, c["epi_stages"]))
+    return ans
+
+
+def ask(c: dict) -> dict:
+    """The DSL's answer to one case (call inside a ``@cute.jit`` function of the case's arch)."""
+    try:
+        return _ask_sm90(c) if c["arch"] == "sm_90" else _ask_sm100(c)
+    except Exception as e:  # noqa: BLE001 - the refusal is the answer
+        return refusal(e)
+
+
+def ask_all(todo: list[dict]) -> list[dict]:
+    """Trace one ``@cute.jit`` function that asks every case of one arch."""
+    import cutlass.cute as cute
+
+    out: list[dict] = []
+
+    @cute.jit
+    def run() -> None:
+        for c in todo:
+            out.append(ask(c))
+
+    run()
+    return out
+
+
+def worker(arch: str, in_path: str, out_path: str) -> None:
+    todo = json.loads(pathlib.Path(in_path).read_text())
+    res = ask_all([c for c in todo if c["arch"] == arch])
+    pathlib.Path(out_path).write_text(json.dumps(res))
+
+
+def ask_processes(todo: list[dict]) -> list[dict]:
+    """The DSL's answers to ``todo`` (any archs): one worker process per arch (``CUTE_DSL_ARCH``)."""
+    answers: dict[int, dict] = {}
+    with tempfile.TemporaryDirectory() as d:
+        src = pathlib.Path(d) / "cases.json"
+        src.write_text(json.dumps(todo))
+        for arch, dsl_arch in (("sm_90", "sm_90a"), ("sm_100", "sm_100a")):
+            idx = [i for i, c in enumerate(todo) if c["arch"] == arch]
+            if not idx:
+                continue
+            dst = pathlib.Path(d) / f"{arch}.json"
+            env = dict(os.environ, CUTE_DSL_ARCH=dsl_arch)
+            r = subprocess.run([sys.executable, __file__, "--worker", arch, str(src), str(dst)], env=env,
+                               capture_output=True, text=True, timeout=900)
+            if r.returncode:
+                raise RuntimeError(f"the CuTe DSL worker for {arch} failed:\n{r.stderr[-3000:]}")
+            for i, a in zip(idx, json.loads(dst.read_text())):
+                answers[i] = a
+    return [answers[i] for i in range(len(todo))]
+
+
+def snippet(c: dict) -> str:
+    """What a case asks, as text (its fingerprint tells a stale recording)."""
+    return json.dumps(c, sort_keys=True)
+
+
+def record(rec: OracleRecorder) -> dict:
+    todo = cases()
+    got = ask_processes(todo)
+    return {**rec.provenance(f"{rec.command} (the CuTe DSL's helpers traced on the CPU, one process per arch)"),
+            "cases": {case_key(c): {"case": c, "sha1": sha(snippet(c)), "answer": a} for c, a in zip(todo, got)}}
+
+
+REC = OracleRecorder("cute-dsl", "plans", record, script="cute_dsl_plan_cases")
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(*sys.argv[2:5])
+        sys.exit(0)
+    sys.exit(REC.main())
