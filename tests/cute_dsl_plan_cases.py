@@ -18,6 +18,7 @@ exception's type and its message's ``error:`` line). Both archs cannot be traced
 fixes the target from ``CUTE_DSL_ARCH``), so the recorder runs one worker process per arch.
 
     python tests/cute_dsl_plan_cases.py --record     # (re)writes tests/data/cute-dsl/plans.json (~1 min)
+    python tests/cute_dsl_plan_cases.py --record-descriptors   # tests/data/cute/plan_descriptors.json (g++)
 
 tests/test_kernel_plan.py replays the recording and re-asks a live sample where the DSL is installed.
 """
@@ -35,7 +36,7 @@ from typing import Any
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from oracle_recorder import OracleRecorder, sha  # noqa: E402
+from oracle_recorder import OracleRecorder, SnippetRecorder, sha  # noqa: E402
 
 #: (a, b, acc) per arch; refusals included on purpose (tf32 on sm_90, an int accumulator for floats)
 DTYPES = {
@@ -201,21 +202,25 @@ def worker(arch: str, in_path: str, out_path: str) -> None:
 
 
 def ask_processes(todo: list[dict]) -> list[dict]:
-    """The DSL's answers to ``todo`` (any archs): one worker process per arch (``CUTE_DSL_ARCH``)."""
+    """The DSL's answers to ``todo`` (any archs): one worker process per arch (``CUTE_DSL_ARCH``), run side by side."""
     answers: dict[int, dict] = {}
     with tempfile.TemporaryDirectory() as d:
         src = pathlib.Path(d) / "cases.json"
         src.write_text(json.dumps(todo))
+        running = []
         for arch, dsl_arch in (("sm_90", "sm_90a"), ("sm_100", "sm_100a")):
             idx = [i for i, c in enumerate(todo) if c["arch"] == arch]
             if not idx:
                 continue
             dst = pathlib.Path(d) / f"{arch}.json"
             env = dict(os.environ, CUTE_DSL_ARCH=dsl_arch)
-            r = subprocess.run([sys.executable, __file__, "--worker", arch, str(src), str(dst)], env=env,
-                               capture_output=True, text=True, timeout=900)
-            if r.returncode:
-                raise RuntimeError(f"the CuTe DSL worker for {arch} failed:\n{r.stderr[-3000:]}")
+            proc = subprocess.Popen([sys.executable, __file__, "--worker", arch, str(src), str(dst)], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            running.append((arch, idx, dst, proc))
+        for arch, idx, dst, proc in running:
+            _, err = proc.communicate(timeout=900)
+            if proc.returncode:
+                raise RuntimeError(f"the CuTe DSL worker for {arch} failed:\n{err[-3000:]}")
             for i, a in zip(idx, json.loads(dst.read_text())):
                 answers[i] = a
     return [answers[i] for i in range(len(todo))]
@@ -233,10 +238,90 @@ def record(rec: OracleRecorder) -> dict:
             "cases": {case_key(c): {"case": c, "sha1": sha(snippet(c)), "answer": a} for c, a in zip(todo, got)}}
 
 
-REC = OracleRecorder("cute-dsl", "plans", record, script="cute_dsl_plan_cases")
+REC = OracleRecorder("cute-dsl", "plans", record, script="cute_dsl_plan_cases",
+                     json_options={"indent": 0, "sort_keys": True})
+
+
+# ----------------------------------------------------------------------------------------------- CuTe C++: descriptors
+# The DSL makes its descriptors at run time (from the shared-memory pointer), so CuTe C++ on the host answers
+# for them: the same atom and smem tile (tile_to_shape of CuTe's GMMA:: / UMMA:: atom, K first for an MN-major
+# operand, as the DSL orders it), a TiledMMA's make_fragment_A/B of it, and every descriptor word of the
+# fragment (start field 0 on the host; CuTe's DescriptorIterator adds each k-block's offset); for sm_100 also
+# the atom's idesc_.
+CPP_HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_traits_sm90_gmma.hpp",
+               "cute/atom/mma_traits_sm100.hpp")
+
+
+def descriptor_cases() -> list[dict]:
+    """The grid's cases the descriptor oracle asks: every 7th case layoutalg plans (strict), both archs."""
+    from layoutalg.kernel.plan import PlanError, plan_gemm
+
+    out = []
+    for c in cases()[::7]:
+        try:
+            plan_gemm(c["arch"], c["a"], c["b"], c["acc"], tuple(c["tile"]), c["a_major"], c["b_major"],
+                      cta_group=c["cta_group"], stages=c["stages"], c_dtype=c["c"], c_major=c["c_major"])
+        except PlanError:
+            continue
+        out.append(c)
+    return out
+
+
+def descriptor_snippet(c: dict, op: str) -> str:
+    """CuTe C++ printing ``idesc|words of thread 0|words of thread 128`` of operand ``op`` of the plan of ``c``."""
+    from layoutalg.interop.cute import CUTE_TYPES
+    from layoutalg.kernel.plan import plan_gemm
+
+    p = plan_gemm(c["arch"], c["a"], c["b"], c["acc"], tuple(c["tile"]), c["a_major"], c["b_major"],
+                  cta_group=c["cta_group"], stages=c["stages"], c_dtype=c["c"], c_major=c["c_major"])
+    o = p.a if op == "A" else p.b
+    M, N, K = p.tile
+    mn = M if op == "A" else N
+    step = ", Step<_2,_1>{}" if o.major == "MN" else ""
+    if c["arch"] == "sm_90":
+        T = CUTE_TYPES[o.dtype]
+        name = p.mma_atom.name
+        if name.endswith("_SS"):
+            name += f"<GMMA::Major::{p.a.major}, GMMA::Major::{p.b.major}>"
+        al = "x".join(map(str, p.atom_layout_mnk))
+        mma = f"make_tiled_mma({name}{{}}, Layout<Shape<{', '.join(f'_{x}' for x in p.atom_layout_mnk)}>>{{}})"
+        ns, idesc = "GMMA", 'printf("-|");'
+        threads = (0, 128) if p.tiled_mma.num_threads > 128 else (0,)
+        del al
+    else:
+        from layoutalg.nvidia.blackwell.umma import cute_cpp_type
+
+        at = p.mma_atom
+        T = cute_cpp_type(o.dtype, at.kind)
+        mma = f"make_tiled_mma(MMA_Atom<MMA_Traits<{at.cute_cpp}>>{{}})"
+        ns = "UMMA"
+        idesc = 'printf("%08x|", uint32_t(MMA_Traits<' + at.cute_cpp + '>{}.idesc_));'
+        threads = (0,)
+    kind = o.atom_kind if o.atom_kind != "MN_SW128_32B" else "MN_SW128_32B"
+    size = mn * K * {"half_t": 2, "bfloat16_t": 2, "tfloat32_t": 4}.get(T, 1) + 1024
+    body = [f"using T = {T};", f"auto mma = {mma};", idesc,
+            f"auto sL = tile_to_shape({ns}::Layout_{kind}_Atom<T>{{}}, Shape<Int<{mn}>,Int<{K}>>{{}}{step});",
+            f"alignas(1024) static uint8_t buf[{size}];",
+            "auto sT = make_tensor(make_smem_ptr<T>(static_cast<void*>(buf)), sL);"]
+    for t in threads:
+        body += [f"{{ auto thr = mma.get_slice({t}); auto f = thr.make_fragment_{op}(thr.partition_{op}(sT));",
+                 "  for (int i = 0; i < size<1>(f); ++i) for (int j = 0; j < size<2>(f); ++j)",
+                 '    printf("%016llx ", (unsigned long long)uint64_t(f(0, i, j))); printf("|"); }']
+    return "\n".join(body)
+
+
+def descriptor_snippets() -> list[tuple[str, str, str]]:
+    """(case key, operand, snippet) of the descriptor oracle."""
+    return [(case_key(c), op, descriptor_snippet(c, op)) for c in descriptor_cases() for op in "AB"]
+
+
+DESC = SnippetRecorder("plan_descriptors", lambda: [([s for _, _, s in descriptor_snippets()],
+                                                     {"headers": CPP_HEADERS, "chunk": 60})],
+                       script="cute_dsl_plan_cases", live=0)
+DESC.flag = "--record-descriptors"
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(*sys.argv[2:5])
         sys.exit(0)
-    sys.exit(REC.main())
+    sys.exit(REC.main(others=[DESC]))

@@ -18,6 +18,7 @@ import pytest
 
 import cute_dsl_plan_cases as cases_mod
 from layoutalg import inttuple as it
+from layoutalg.errors import LayoutError
 from layoutalg.layout import Layout, make_layout
 from layoutalg.parse import parse
 from layoutalg.kernel.plan import RULES, PlanError, TilePlan, plan_gemm
@@ -31,10 +32,10 @@ def norm(text: str) -> str:
     return re.sub(r"(?<![\w>])_(\d)", r"\1", str(text)).replace("Sw<", "S<").replace(" ", "")
 
 
-def _plan(c: dict) -> TilePlan:
+def _plan(c: dict, strict: bool = True) -> TilePlan:
     return plan_gemm(c["arch"], c["a"], c["b"], c["acc"], tuple(c["tile"]), c["a_major"], c["b_major"],
                      cta_group=c["cta_group"], stages=c["stages"], c_dtype=c["c"], c_major=c["c_major"],
-                     epi_stages=c["epi_stages"])
+                     epi_stages=c["epi_stages"], strict=strict)
 
 
 #: the DSL's refusal (type, a phrase of its message) -> the plan's rule
@@ -65,22 +66,27 @@ def _field(text: str, name: str) -> str:
     return m.group(1).strip()
 
 
-def compare(c: dict, ans: dict) -> list[str]:
-    """The differences between layoutalg's plan of ``c`` and the DSL's answer (empty: identical)."""
+def compare(c: dict, ans: dict, strict: bool = True) -> list[str]:
+    """The differences between layoutalg's plan of ``c`` and the DSL's answer (empty: identical).
+
+    layoutalg's one stricter rule (RULES['wgmma-transpose']: the DSL's helpers plan an 8-bit MN-major wgmma
+    operand, which the instruction cannot read): the strict plan must refuse exactly those cases, and the
+    ``strict=False`` plan must equal the DSL's."""
     if "refused" in ans:
         try:
             _plan(c)
         except PlanError as e:
             return [] if e.rule == expected_rule(ans) else [f"rule {e.rule}, the DSL's refusal says {expected_rule(ans)}"]
         return [f"the DSL refuses ({ans['refused']}: {ans['message']}), layoutalg plans it"]
+    transposed8 = c["arch"] == "sm_90" and c["a"] not in ("f16", "bf16") and "MN" in (c["a_major"], c["b_major"])
     try:
-        p = _plan(c)
+        p = _plan(c, strict)
     except PlanError as e:
-        # layoutalg's one stricter rule (RULES['wgmma-transpose']): the DSL's helpers accept the op
-        if e.rule == "wgmma-transpose" and c["arch"] == "sm_90" and "MN" in (c["a_major"], c["b_major"]) \
-                and c["a"] not in ("f16", "bf16"):
-            return []
+        if strict and transposed8 and e.rule == "wgmma-transpose":
+            return compare(c, ans, strict=False)
         return [f"layoutalg refuses ({e}), the DSL plans it"]
+    if strict and transposed8:
+        return ["layoutalg plans an 8-bit MN-major wgmma operand (RULES['wgmma-transpose'])"]
     bad = []
 
     def eq(what: str, ours: object, theirs: object) -> None:
@@ -151,3 +157,121 @@ def test_live_sample_answers_as_recorded():
     for (key, c, ans), live in zip(sample, got):
         assert live == ans, f"{key}: the DSL now answers {live}, recorded {ans} ({REC.command})"
         assert not compare(c, live), key
+
+
+# ------------------------------------------------------------------------------------------------ descriptors
+DESC = cases_mod.DESC
+
+
+def _words(text: str) -> tuple[str, list[list[int]]]:
+    """CuTe's ``idesc|words of thread 0|words of thread 128|`` print: (idesc, [[words], ...]) (CuTe's host-side
+    note that a shared-memory address is 0 there left out)."""
+    text = re.sub(r"ERROR: cast_smem_ptr_to_uint not supported but used\.\s*", "", text)
+    parts = text.strip().split("|")
+    return parts[0], [[int(w, 16) for w in p.split()] for p in parts[1:] if p.strip()]
+
+
+@DESC.needs
+def test_descriptors_and_idesc_equal_cute():
+    """Every k-block descriptor of stage 0 (A and B) and the sm_100 idesc equal CuTe C++'s, for 110 operands
+    of 55 plans: the words of a TiledMMA's make_fragment_A/B of the same smem tile (start field 0 on the host,
+    as the plan's offsets from the tile's start)."""
+    snips = cases_mod.descriptor_snippets()
+    out = DESC.run_snippets([s for _, _, s in snips], headers=cases_mod.CPP_HEADERS)
+    by_key = {cases_mod.case_key(c): c for c in cases_mod.cases()}
+    n = 0
+    for (key, op, _), text in zip(snips, out):
+        p = _plan(by_key[key])
+        if not isinstance(text, str):  # CuTe 4.2 names no SM90 fp8 wgmma of N = 24 (the PTX ISA has m64n24k32)
+            assert p.arch == "sm_90" and p.tile[1] == 24 and "was not declared" in text.message, (key, text.message)
+            continue
+        idesc, threads = _words(text)
+        if p.arch == "sm_100":
+            assert int(idesc, 16) == p.idesc.word, (key, idesc, hex(p.idesc.word))
+        o = p.a if op == "A" else p.b
+        theirs = [w for t in threads for w in t] if op == "A" else threads[0]
+        ours = [int(kb.descriptor.encode()) for kb in o.k_blocks]
+        if len(threads) > 1 and op == "A":
+            # on the host CuTe cannot read a shared-memory pointer (its start field is 0): the second warpgroup's
+            # partition offset (its MN block's start) is lost, the iterator's offsets within it are kept
+            per = len(ours) // len(threads)
+            ours = [w - ((o.k_blocks[(i // per) * per].offset_bytes >> 4) if i >= per else 0) for i, w in enumerate(ours)]
+        assert ours == theirs, (key, op, [hex(w) for w in ours], [hex(w) for w in theirs])
+        n += len(ours)
+    assert n >= 400
+
+
+def test_descriptors_describe_the_planned_tile():
+    """The plan's one-stage tile is stage 0 of the staged layout (every element), and each k-block's
+    descriptor starts at the tile's offset of the block's first element."""
+    n = 0
+    for key, c, ans in _replayed()[::20]:
+        if "refused" in ans or "MN" in (c["a_major"], c["b_major"]) and c["a"] not in ("f16", "bf16", "tf32"):
+            continue
+        p = _plan(c)
+        for o in (p.a, p.b):
+            tile, staged = o.tile.inner, o.smem_layout.inner
+            mn, k = int(tile[0].size()), int(tile[1].size())
+            ik = p.mma_atom.shape_mnk[2]
+            for i in range(0, mn, 7):
+                for j in range(0, k, 3):
+                    at = (i, j, 0) if p.arch == "sm_90" else ((i, j % ik), 0, j // ik, 0)
+                    assert staged(*at) == tile(i, j), (key, o.name, i, j)
+            nb = {"f16": 2, "bf16": 2, "tf32": 4}.get(o.dtype, 1)
+            mnb = mn // len({b.mn_block for b in o.k_blocks})
+            kk = k // len({b.k_block for b in o.k_blocks})
+            for kb in o.k_blocks:
+                assert kb.offset_bytes == tile(kb.mn_block * mnb, kb.k_block * kk) * nb, (key, o.name)
+                n += 1
+    assert n > 50
+
+
+def test_compare_catches_a_wrong_answer():
+    """The comparison is not vacuous: an answer with another case's layouts, ops or refusal differs."""
+    items = [(k, c, a) for k, c, a in _replayed() if "refused" not in a and c["arch"] == "sm_100"]
+    (_, c1, a1), (_, _, a2) = items[0], next(x for x in items if x[2]["smem_a"] != items[0][2]["smem_a"]
+                                                 and x[2]["tmem_load"] != items[0][2]["tmem_load"])
+    assert not compare(c1, a1)
+    assert any(d.startswith("smem A") for d in compare(c1, dict(a1, smem_a=a2["smem_a"])))
+    assert any(d.startswith("tcgen05.ld") for d in compare(c1, dict(a1, tmem_load=a2["tmem_load"])))
+    assert any(d.startswith("tmem cols") for d in compare(c1, dict(a1, tmem_cols=a1["tmem_cols"] * 2)))
+    assert compare(c1, {"refused": "TypeError", "message": "unsupported"})
+
+
+def test_plan_errors_name_their_rule():
+    with pytest.raises(PlanError) as e:
+        plan_gemm("sm_90", "tf32", tile=(128, 128, 32))
+    assert e.value.rule == "dtype" and isinstance(e.value, LayoutError) and e.value.rule in RULES
+    with pytest.raises(PlanError) as e:
+        plan_gemm("sm_90", "f16", cta_group=2)
+    assert e.value.rule == "cta-group"
+    with pytest.raises(PlanError) as e:
+        plan_gemm("sm_80", "f16")
+    assert e.value.rule == "arch"
+    with pytest.raises(PlanError) as e:
+        plan_gemm("sm_100", "f16", "f16", "f16", c_dtype="f32")
+    assert e.value.rule == "tmem-load"
+    for bad in [dict(tile=(128, 128)), dict(tile="128x128x64"), dict(stages=0), dict(a_major="X"), dict(c_major="Q")]:
+        with pytest.raises(PlanError):
+            plan_gemm("sm_100", "f16", **bad)
+    p = plan_gemm("sm_90", "s8", acc_dtype="s32", tile=(128, 128, 128), a_major="MN", strict=False)
+    assert p.a.k_blocks == () and p.notes and p.b.k_blocks
+
+
+def test_str_json_and_cli(capsys):
+    import json
+
+    from layoutalg.cli import main
+
+    p = plan_gemm("sm_100", "bf16", tile=(256, 256, 64), cta_group=2, c_dtype="bf16")
+    text = str(p)
+    for want in ("SM100_MMA_F16BF16_2x1SM_SS", "K_SW128", "LBO 1 (>>4), SBO 64 (>>4)", "0x10400490", "256 columns",
+                 "SM100_TMEM_LOAD_32dp32b32x"):
+        assert want in text, want
+    d = json.loads(p.to_json())
+    assert d["idesc"] == "0x10400490" and d["tmem_cols"] == 256 and len(d["a"]["descriptors"]) == 4
+    assert main(["plan", "sm_100", "bf16", "--tile", "256x256x64", "--cta-group", "2", "--c", "bf16", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == d
+    assert main(["plan", "sm_90", "tf32"]) == 2
+    assert "[dtype]" in capsys.readouterr().err
+    assert main(["plan", "sm_100", "f16", "--tile", "12x"]) == 2

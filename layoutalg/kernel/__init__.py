@@ -8,17 +8,21 @@
 * :mod:`~layoutalg.kernel.report`: :func:`inspect_ttgir` -> :class:`KernelReport` (source lines, layouts,
   shared-memory wavefronts and bank conflicts);
 * :mod:`~layoutalg.kernel.ptx`: :func:`check_ptx`, the wgmma descriptors and tcgen05 instruction
-  descriptors in the kernel's PTX against their derivation from the ttgir.
+  descriptors in the kernel's PTX against their derivation from the ttgir;
+* :mod:`~layoutalg.kernel.plan`: :func:`plan_gemm` -> :class:`TilePlan`, a GEMM tile's data path planned as
+  CuTe's and the CuTe DSL's helpers plan it (``layoutalg plan``).
 
 ``layoutalg inspect FILE [--ptx PTX]`` prints the report (and the descriptor checks).
 """
 
 from .layouts import LAYOUT_ATTRIBUTES, KernelLayout, read_layout
 from .mlir import parse_attribute, parse_type
+from .plan import OperandPlan, PlanError, TilePlan, plan_gemm
 from .ptx import DescriptorCheck, check_ptx, ptx_tcgen05_idescs, ptx_wgmma_words
 from .report import KernelReport, OpReport, ValueInfo, element_bits, inspect_module, inspect_ttgir
 from .ttgir import DATA_OPS, Op, TtgirModule, read_ttgir
 
 __all__ = ["inspect_ttgir", "inspect_module", "KernelReport", "OpReport", "ValueInfo", "read_ttgir", "TtgirModule",
            "Op", "DATA_OPS", "KernelLayout", "read_layout", "LAYOUT_ATTRIBUTES", "parse_attribute", "parse_type",
-           "element_bits", "check_ptx", "DescriptorCheck", "ptx_wgmma_words", "ptx_tcgen05_idescs"]
+           "element_bits", "check_ptx", "DescriptorCheck", "ptx_wgmma_words", "ptx_tcgen05_idescs",
+           "plan_gemm", "TilePlan", "OperandPlan", "PlanError"]

@@ -32,7 +32,7 @@ naming the rule; layoutalg is stricter in one place, said in :data:`RULES`.
 >>> print(p.a.smem_layout)
 Sw<3,4,3> o _0 o ((128,16),1,4,4):((64,1),0,16,8192)
 >>> hex(p.idesc.word), [hex(kb.descriptor.encode()) for kb in p.a.k_blocks][:2]
-('0x4400490', '0x4000404000010000', '0x4000404000010002')
+('0x8400490', ['0x4000404000010000', '0x4000404000010002'])
 """
 
 from __future__ import annotations
@@ -354,16 +354,19 @@ def _sm90_mma(a: str, b: str, acc: str, N: int) -> tuple[str, int, str]:
 
 
 def _plan_sm90(a: str, b: str, acc: str, c: str, tile: tuple, am: str, bm: str, cm: str, stages: int,
-               epi_stages: int, atom_layout: tuple | None) -> TilePlan:
+               epi_stages: int, atom_layout: tuple | None, strict: bool) -> TilePlan:
     from ..nvidia.hopper.atoms import wgmma_atom
     from ..tiled import make_tiled_mma
 
     M, N, K = tile
     cls, inst_k, name = _sm90_mma(a, b, acc, N)
+    notes: list[str] = []
     for op, t, mj in (("A", a, am), ("B", b, bm)):
         if mj == "MN" and _BITS[t] != 16:
-            raise PlanError("wgmma-transpose", f"operand {op} ({t}) is MN-major; wgmma transposes only 16-bit "
-                                               "operands read from shared memory")
+            why = f"operand {op} ({t}) is MN-major; wgmma transposes only 16-bit operands read from shared memory"
+            if strict:
+                raise PlanError("wgmma-transpose", why + " (strict=False plans it as the DSL's helpers do)")
+            notes.append(why + ": no descriptors (the DSL's helpers plan it; the instruction does not exist)")
     if atom_layout is None:
         atom_layout = (2, 1, 1) if M > 64 and N > 128 else (1, 1, 1)
     if M % 64 or K % inst_k:
@@ -377,7 +380,7 @@ def _plan_sm90(a: str, b: str, acc: str, c: str, tile: tuple, am: str, bm: str, 
         order = (0, 1, 2) if mj == "K" else (1, 0, 2)
         staged = _tile(at, (mn, K, stages), order, f"smem {op}")
         one = _tile(at, (mn, K), order[:2], f"smem {op}")
-        kbs = _wgmma_k_blocks(one, t, f"m64n{N}k{inst_k}", op)
+        kbs = () if (mj == "MN" and _BITS[t] != 16) else _wgmma_k_blocks(one, t, f"m64n{N}k{inst_k}", op)
         ops.append(OperandPlan(op, t, mj, kind, at, one, staged, kbs))
     coop = tuple(atom_layout) == (2, 1, 1)
     if coop:
@@ -386,7 +389,6 @@ def _plan_sm90(a: str, b: str, acc: str, c: str, tile: tuple, am: str, bm: str, 
         epi = (min(64, M), min(64 if _BITS[c] == 8 else 32, N))
     ekind = atom_kind("K" if cm == "N" else "MN", _BITS[c], epi[1] if cm == "N" else epi[0], arch="sm_90")
     eat = _atom(ekind, c, "sm_90")
-    notes: list[str] = []
     esm = _tile(eat, (epi[0], epi[1], epi_stages), (1, 0, 2) if cm == "M" else (0, 1, 2), "smem epilogue", notes)
     if _BITS[c] == 16:
         store, dsl_store = ("SM90_U16x8_STSM_T", "StMatrix8x8x16bOp(transpose=True, num_matrices=4)") if cm == "M" else \
@@ -622,7 +624,7 @@ def _prod(x: Any) -> int:
 # ------------------------------------------------------------------------------------------------ the call
 def plan_gemm(arch: Any, a_dtype: Any, b_dtype: Any = None, acc_dtype: Any = "f32", tile: Any = (128, 128, 64),
               a_major: Any = "K", b_major: Any = "K", cta_group: int = 1, stages: int = 4, c_dtype: Any = None,
-              c_major: Any = "N", epi_stages: int = 2, atom_layout_mnk: Any = None) -> TilePlan:
+              c_major: Any = "N", epi_stages: int = 2, atom_layout_mnk: Any = None, strict: bool = True) -> TilePlan:
     """Plan a GEMM tile's data path as CuTe's and the CuTe DSL's helpers do (see the module text).
 
     ``arch``: ``sm_90`` (``90``, ``sm_90a``, ``hopper``) or ``sm_100`` (``100``, ``sm_100a``, ``blackwell``).
@@ -630,14 +632,16 @@ def plan_gemm(arch: Any, a_dtype: Any, b_dtype: Any = None, acc_dtype: Any = "f3
     ``a_major`` / ``b_major``: ``"K"`` or ``"MN"``; ``c_major``: ``"N"`` (row-major C) or ``"M"``.
     ``b_dtype`` defaults to ``a_dtype``, ``c_dtype`` to ``acc_dtype``. ``atom_layout_mnk`` (sm_90):
     warpgroups along M, N, K (default as the DSL's Hopper GEMM: (2,1,1) when M > 64 and N > 128).
+    ``strict=False`` plans what the DSL's helpers plan but the hardware lacks (RULES['wgmma-transpose']),
+    without descriptors for the operand, and says so in ``notes``.
 
     >>> p = plan_gemm("sm_90", "f16", tile=(128, 256, 64), c_dtype="f16")
     >>> p.mma_atom.name, p.atom_layout_mnk, p.a.atom_kind, p.epi_tile, p.smem_store
     ('SM90_64x256x16_F32F16F16_SS', (2, 1, 1), 'K_SW128', (128, 32), 'SM90_U32x4_STSM_N')
-    >>> plan_gemm("sm_90", "tf32", tile=(128, 128, 32))
+    >>> plan_gemm("sm_90", "tf32", tile=(128, 128, 32))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    layoutalg.kernel.plan.PlanError: plan_gemm: [dtype] the DSL's sm90 make_trivial_tiled_mma has no wgmma for A tf32, B tf32 (f16/bf16, e4m3/e5m2 or s8/u8)
+    layoutalg.kernel.plan.PlanError: plan_gemm: [dtype] the DSL's sm90 make_trivial_tiled_mma has no wgmma for A tf32, ...
     """
     s = str(arch).strip().lower().replace("sm_", "").replace("sm", "").rstrip("a")
     arch_ = {"90": "sm_90", "hopper": "sm_90", "100": "sm_100", "blackwell": "sm_100"}.get(s)
@@ -666,7 +670,7 @@ def plan_gemm(arch: Any, a_dtype: Any, b_dtype: Any = None, acc_dtype: Any = "f3
                     and all(type(x) is int and x > 0 for x in atom_layout_mnk)):
                 raise PlanError("tile", f"atom_layout_mnk={atom_layout_mnk!r} is not three positive ints")
             al = tuple(atom_layout_mnk)
-        return _plan_sm90(a, b, acc, c, tuple(tile), am, bm, cm, stages, epi_stages, al)
+        return _plan_sm90(a, b, acc, c, tuple(tile), am, bm, cm, stages, epi_stages, al, bool(strict))
     if atom_layout_mnk is not None:
         raise PlanError("tile", "atom_layout_mnk is for sm_90 (one tcgen05.mma covers the sm_100 tile)")
     return _plan_sm100(a, b, acc, c, tuple(tile), am, bm, cm, cta_group, stages, epi_stages)
