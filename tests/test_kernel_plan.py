@@ -275,3 +275,37 @@ def test_str_json_and_cli(capsys):
     assert main(["plan", "sm_90", "tf32"]) == 2
     assert "[dtype]" in capsys.readouterr().err
     assert main(["plan", "sm_100", "f16", "--tile", "12x"]) == 2
+
+
+# ------------------------------------------------------------------------------------------------ plan -> pipeline -> proof
+PIPELINE_PLANS = [
+    dict(arch="sm_90", a_dtype="f16", tile=(64, 128, 64)),
+    dict(arch="sm_90", a_dtype="bf16", tile=(128, 256, 64)),
+    dict(arch="sm_90", a_dtype="f16", tile=(64, 64, 64), a_major="MN", b_major="MN"),
+    dict(arch="sm_100", a_dtype="bf16", tile=(128, 128, 64)),
+    dict(arch="sm_100", a_dtype="f16", tile=(256, 128, 64), cta_group=2),
+    dict(arch="sm_100", a_dtype="f16", tile=(128, 64, 32), b_major="MN"),
+]
+
+
+@pytest.mark.parametrize("kw", PIPELINE_PLANS, ids=lambda kw: " ".join(str(v) for v in kw.values()))
+def test_plan_pipeline_proves(kw):
+    """A plan's data path (kernel.pipeline's builders with the plan's knobs; the join checked: the pipeline's
+    descriptor words are the plan's) proves; the same plan with one planted bug does not."""
+    pytest.importorskip("layoutalg.kernel.pipeline")
+    p = plan_gemm(**kw)
+    assert p.prove().ok
+    sw = p.pipeline_knobs()["swizzle_b"]
+    bad = p.prove(desc_swizzle_b=64 if sw != 64 else 128)  # the descriptor's swizzle changed on one side
+    assert not bad.ok and bad.first_wrong is not None
+
+
+def test_plan_pipeline_refuses_what_it_does_not_model():
+    pytest.importorskip("layoutalg.kernel.pipeline")
+    for kw in (dict(arch="sm_90", a_dtype="e4m3", tile=(64, 64, 128)),  # 8-bit operands
+               dict(arch="sm_90", a_dtype="f16", tile=(128, 128, 64)),  # one warpgroup over 128 rows
+               dict(arch="sm_100", a_dtype="f16", tile=(64, 64, 64)),  # a 16-lane tcgen05.ld epilogue
+               dict(arch="sm_100", a_dtype="f16", tile=(128, 128, 64), a_major="MN")):  # the model's MN-first tile
+        with pytest.raises(PlanError) as e:
+            plan_gemm(**kw).pipeline()
+        assert e.value.rule == "pipeline", kw

@@ -67,6 +67,8 @@ RULES: dict[str, str] = {
     "tmem-load": "get_tmem_load_op has no tcgen05.ld for this accumulator / D type pair or epilogue tile "
                  "(ValueError)",
     "cta-group": "cta_group is 1 or 2 (2: sm_100 only)",
+    "pipeline": "TilePlan.pipeline(): the data-path model (kernel.pipeline) does not cover this plan, or lays a "
+                "tile out otherwise (not a DSL refusal)",
 }
 
 
@@ -247,19 +249,82 @@ class TilePlan:
         return json.dumps(self.to_dict(), **kw)
 
     # ------------------------------------------------------------------------------------------ the data path
+    def pipeline_knobs(self) -> dict:
+        """The knobs with which :mod:`layoutalg.kernel.pipeline`'s builder (``hopper_pipeline`` for sm_90,
+        ``blackwell_pipeline`` for sm_100) builds this plan's data path; a :class:`PlanError` (rule
+        ``pipeline``) lists what the data-path model does not cover (it models f16/bf16 tiles with an f32
+        accumulator, one warpgroup per 64 rows on sm_90 and a row-major C, and the ``tcgen05.ld.32x32b``
+        epilogue on sm_100).
+
+        >>> plan_gemm("sm_100", "bf16", tile=(256, 128, 64), cta_group=2).pipeline_knobs()["swizzle_a"]
+        128
+        """
+        M, N, K = self.tile
+        why = []
+        if self.a_dtype != self.b_dtype or self.a_dtype not in _F16:
+            why.append(f"A and B of one 16-bit type (f16 or bf16), not {self.a_dtype} x {self.b_dtype}")
+        if self.acc_dtype != "f32":
+            why.append(f"an f32 accumulator, not {self.acc_dtype}")
+        sw = {"none": 0, "32B": 32, "64B": 64, "128B": 128}
+        for op in (self.a, self.b):
+            if op.swizzle not in sw:
+                why.append(f"operand {op.name}'s {op.swizzle} swizzle")
+        kn: dict[str, Any] = dict(M=M, N=N, K=K, dtype=self.a_dtype, a_major=self.a.major, b_major=self.b.major,
+                                  swizzle_a=sw.get(self.a.swizzle), swizzle_b=sw.get(self.b.swizzle))
+        if self.arch == "sm_90":
+            W = self.atom_layout_mnk[0]
+            if M != 64 * W or tuple(self.atom_layout_mnk[1:]) != (1, 1):
+                why.append(f"one warpgroup per 64 rows (the plan: M = {M} over atom layout {self.atom_layout_mnk})")
+            if self.c_major != "N":
+                why.append("a row-major (N-major) C written by stmatrix")
+            kn["warpgroups"] = W
+        else:
+            if not (self.tmem_load or "").startswith("SM100_TMEM_LOAD_32dp32b"):
+                why.append(f"the tcgen05.ld.32x32b epilogue (the plan: {self.tmem_load})")
+            kn["cta_group"] = self.cta_group
+        if why:
+            raise PlanError("pipeline", "the data-path model (kernel.pipeline) does not cover this plan; it needs "
+                            + "; ".join(why))
+        return kn
+
     def pipeline(self, **knobs: Any) -> Any:
-        """The kernel data path of this plan (:mod:`layoutalg.kernel.pipeline`), ready for ``prove``.
+        """The kernel data path of this plan (:mod:`layoutalg.kernel.pipeline`, issue 27 item 1), ready for
+        :func:`layoutalg.kernel.proof.prove`. ``knobs`` override :meth:`pipeline_knobs` (a planted bug, say).
 
-        ``knobs`` override what the plan passes to ``hopper_pipeline`` / ``blackwell_pipeline``."""
-        from . import pipeline as _pl  # the data-path object (issue 27, item 1)
+        The join is checked: without overrides, the pipeline's descriptor words of A and B (at their shared
+        bases) must be the plan's; a model that lays a tile out otherwise than the plan is a PlanError."""
+        if self.arch == "sm_90":
+            from .pipeline import hopper_pipeline as build  # type: ignore[import-not-found]
+        else:
+            from .pipeline_sm100 import blackwell_pipeline as build  # type: ignore[import-not-found]
+        kn = self.pipeline_knobs()
+        p = build(**{**kn, **knobs})
+        if not knobs:
+            self._check_join(p)
+        return p
 
-        return _pl.from_plan(self, **knobs)
+    def _check_join(self, p: Any) -> None:
+        read = "wgmma_read_" if self.arch == "sm_90" else "umma_read_"
+        for op in (self.a, self.b):
+            x = op.name.lower()
+            base = int(p.stage(f"tma_load_{x}").details["base"])
+            words = p.stage(read + x).details["words"]
+            flat = [int(w) for row in words for w in (row if isinstance(row, tuple) else (row,))]
+            if self.arch == "sm_90" and x == "b":
+                flat = [int(w) for w in words[0]]
+            got = [w - (base >> 4) for w in flat]
+            want = [int(kb.descriptor.encode()) for kb in op.k_blocks]
+            if got != want:
+                raise PlanError("pipeline", f"the data-path model lays operand {op.name} out otherwise than the plan "
+                                f"({op.major}-major {op.atom_kind}: {op.tile}): its descriptor words "
+                                f"{[hex(w) for w in got[:4]]} are not the plan's {[hex(w) for w in want[:4]]}")
 
     def prove(self, **knobs: Any) -> Any:
-        """``prove(self.pipeline(**knobs))``: every product lands in the accumulator cell the epilogue writes."""
-        from . import pipeline as _pl
+        """``prove(self.pipeline(**knobs))``: every product ``A[m,k]*B[k,n]`` lands in the accumulator cell the
+        epilogue writes to ``out[m,n]`` (or the first wrong element, named)."""
+        from .proof import prove  # type: ignore[import-not-found]
 
-        return _pl.prove(self.pipeline(**knobs))
+        return prove(self.pipeline(**knobs))
 
 
 def _lbo_sbo(d: Any) -> tuple[int, int]:
