@@ -14,6 +14,8 @@ __all__ = ["add_plan_parser", "cmd_plan"]
 
 def add_plan_parser(sub: Any) -> None:
     """Add the ``plan`` verb to the subparsers ``sub``."""
+    if not callable(getattr(sub, "add_parser", None)):
+        raise LayoutError(f"add_plan_parser: {sub!r} is not argparse subparsers")
     s = sub.add_parser(
         "plan",
         help="plan a GEMM tile (sm_90 wgmma / sm_100 tcgen05) as the CuTe DSL's helpers do",
@@ -54,6 +56,8 @@ def _tile(text: str) -> tuple[int, int, int]:
 def cmd_plan(args: argparse.Namespace) -> int:
     from ..kernel.plan import plan_gemm
 
+    if not isinstance(args, argparse.Namespace) or not hasattr(args, "dtype"):
+        raise LayoutError(f"plan: {args!r} is not the parsed arguments of 'layoutalg plan'")
     if args.acc == "f32" and args.dtype.strip().lower() in ("s8", "u8", "int8", "uint8") and \
             (args.b_dtype or args.dtype).strip().lower() in ("s8", "u8", "int8", "uint8"):
         args.acc = "s32"  # integers accumulate in s32
