@@ -61,9 +61,12 @@ def _tiles(arch: str, cta_group: int) -> list[tuple[int, int]]:
 
 
 def case_key(c: dict) -> str:
-    """A case's name: ``sm_100 f16,f16,f32 128x256x64 K,MN cta1 st4 c=f16:N``."""
+    """A case's name: ``sm_100 f16,f16,f32 128x256x64 K,MN cta1 st4 c=f16:N`` (`` e3 acc2`` when the epilogue
+    stages are not 2 or the accumulator has two stages)."""
+    tail = (f" e{c['epi_stages']}" if c["epi_stages"] != 2 else "") + (
+        f" acc{c['acc_stages']}" if c.get("acc_stages", 1) != 1 else "")
     return (f"{c['arch']} {c['a']},{c['b']},{c['acc']} {'x'.join(map(str, c['tile']))} {c['a_major']},{c['b_major']} "
-            f"cta{c['cta_group']} st{c['stages']} c={c['c']}:{c['c_major']}")
+            f"cta{c['cta_group']} st{c['stages']} c={c['c']}:{c['c_major']}" + tail)
 
 
 def cases() -> list[dict]:
@@ -82,6 +85,41 @@ def cases() -> list[dict]:
                         out.append(dict(arch=arch, a=a, b=b, acc=acc, tile=(M, N, K), a_major=am, b_major=bm,
                                         cta_group=cta, stages=2 + n % 4, c=cdt, c_major=cmaj, epi_stages=2))
                         n += 1
+    return out + random_cases()
+
+
+#: the random extension's C types (any width the epilogue handles; integers for the integer GEMMs)
+_RANDOM_C = ["f16", "bf16", "f32", "e4m3", "e5m2", "s32", "s8", "u8"]
+
+
+def random_cases(n: int = 300, seed: int = 27) -> list[dict]:
+    """Seeded random cases beyond the grid: any legal-looking M, N multiple of 8 (16 on sm_100) up to 256, K of
+    1 to 8 instructions' K (whole 16-byte rows), C types of every width, 1 to 7 stages, 1 to 4 epilogue stages,
+    one or two accumulator stages (sm_100)."""
+    import random
+
+    r = random.Random(seed)
+    out: list[dict] = []
+    seen: set[str] = set()
+    while len(out) < n:
+        arch = r.choice(("sm_90", "sm_100"))
+        a, b, acc = r.choice(DTYPES[arch])
+        cta = 1 if arch == "sm_90" else r.choice((1, 2))
+        if arch == "sm_90":
+            M = r.choice((64, 128, 192, 256))
+        else:
+            M = r.choice((64, 128) if cta == 1 else (128, 256))
+        N = r.choice(range(8 if arch == "sm_90" else 16 * cta, 257, 8 if arch == "sm_90" else 16 * cta))
+        K = INST_K[a] * r.choice((2, 4, 4, 8) if INST_K[a] < 32 else (1, 2, 4, 8))
+        c = dict(arch=arch, a=a, b=b, acc=acc, tile=(M, N, K), a_major=r.choice(("K", "K", "MN")),
+                 b_major=r.choice(("K", "K", "MN")), cta_group=cta, stages=r.randint(1, 7), c=r.choice(_RANDOM_C),
+                 c_major=r.choice(("N", "N", "M")), epi_stages=r.randint(1, 4))
+        if arch == "sm_100":
+            c["acc_stages"] = r.choice((1, 1, 2))
+        k = case_key(c)
+        if k not in seen:
+            seen.add(k)
+            out.append(c)
     return out
 
 
@@ -153,7 +191,7 @@ def _ask_sm100(c: dict) -> dict:
     ans["smem_a"] = str(bw.make_smem_layout_a(tm, (M, N, K), t(c["a"]), c["stages"]))
     ans["smem_b"] = str(bw.make_smem_layout_b(tm, (M, N, K), t(c["b"]), c["stages"]))
     acc_shape = tm.partition_shape_C((M, N))
-    fake = tm.make_fragment_C(cute.append(acc_shape, 1))
+    fake = tm.make_fragment_C(cute.append(acc_shape, c.get("acc_stages", 1)))
     ans["acc"] = str(fake.layout)
     ans["tmem_cols"] = int(mem.get_num_tmem_alloc_cols(fake))
     lc = LayoutEnum.ROW_MAJOR if c["c_major"] == "N" else LayoutEnum.COL_MAJOR
@@ -244,23 +282,28 @@ REC = OracleRecorder("cute-dsl", "plans", record, script="cute_dsl_plan_cases",
 
 # ----------------------------------------------------------------------------------------------- CuTe C++: descriptors
 # The DSL makes its descriptors at run time (from the shared-memory pointer), so CuTe C++ on the host answers
-# for them: the same atom and smem tile (tile_to_shape of CuTe's GMMA:: / UMMA:: atom, K first for an MN-major
-# operand, as the DSL orders it), a TiledMMA's make_fragment_A/B of it, and every descriptor word of the
-# fragment (start field 0 on the host; CuTe's DescriptorIterator adds each k-block's offset); for sm_100 also
-# the atom's idesc_.
+# for them: the same atom and smem tile (sm_90: tile_to_shape of CuTe's GMMA:: atom over (MN, K), K first for an
+# MN-major operand, as the DSL orders it, and each warpgroup's partition; sm_100: UMMA::tile_to_mma_shape over one
+# CTA's ((MN, MMA_K), 1, K tiles), as CUTLASS's kernels make it), a TiledMMA's make_fragment_A/B of it, and every
+# descriptor word of the fragment (start field 0 on the host; CuTe's DescriptorIterator adds each k-block's
+# offset); for sm_100 also the atom's idesc_. GMMA atoms by their SM90::GMMA::MMA_* names (every N: the _ext
+# header's too).
 CPP_HEADERS = ("cute/tensor.hpp", "cute/atom/mma_atom.hpp", "cute/atom/mma_traits_sm90_gmma.hpp",
+               "cute/arch/mma_sm90_gmma_ext.hpp", "cute/atom/mma_traits_sm90_gmma_ext.hpp",
                "cute/atom/mma_traits_sm100.hpp")
 
 
 def descriptor_cases() -> list[dict]:
-    """The grid's cases the descriptor oracle asks: every 7th case layoutalg plans (strict), both archs."""
+    """The cases the descriptor oracle asks: every 7th case of the grid and its random extension that layoutalg
+    plans (strict), both archs."""
     from layoutalg.kernel.plan import PlanError, plan_gemm
 
     out = []
     for c in cases()[::7]:
         try:
             plan_gemm(c["arch"], c["a"], c["b"], c["acc"], tuple(c["tile"]), c["a_major"], c["b_major"],
-                      cta_group=c["cta_group"], stages=c["stages"], c_dtype=c["c"], c_major=c["c_major"])
+                      cta_group=c["cta_group"], stages=c["stages"], c_dtype=c["c"], c_major=c["c_major"],
+                      epi_stages=c["epi_stages"], acc_stages=c.get("acc_stages", 1))
         except PlanError:
             continue
         out.append(c)
@@ -273,38 +316,49 @@ def descriptor_snippet(c: dict, op: str) -> str:
     from layoutalg.kernel.plan import plan_gemm
 
     p = plan_gemm(c["arch"], c["a"], c["b"], c["acc"], tuple(c["tile"]), c["a_major"], c["b_major"],
-                  cta_group=c["cta_group"], stages=c["stages"], c_dtype=c["c"], c_major=c["c_major"])
+                  cta_group=c["cta_group"], stages=c["stages"], c_dtype=c["c"], c_major=c["c_major"],
+                  epi_stages=c["epi_stages"], acc_stages=c.get("acc_stages", 1))
     o = p.a if op == "A" else p.b
     M, N, K = p.tile
     mn = M if op == "A" else N
     step = ", Step<_2,_1>{}" if o.major == "MN" else ""
     if c["arch"] == "sm_90":
         T = CUTE_TYPES[o.dtype]
-        name = p.mma_atom.name
+        name = p.mma_atom.name.replace("SM90_", "SM90::GMMA::MMA_")  # every N (the _ext header's too)
         if name.endswith("_SS"):
             name += f"<GMMA::Major::{p.a.major}, GMMA::Major::{p.b.major}>"
-        al = "x".join(map(str, p.atom_layout_mnk))
         mma = f"make_tiled_mma({name}{{}}, Layout<Shape<{', '.join(f'_{x}' for x in p.atom_layout_mnk)}>>{{}})"
-        ns, idesc = "GMMA", 'printf("-|");'
+        idesc = 'printf("-|");'
         threads = (0, 128) if p.tiled_mma.num_threads > 128 else (0,)
-        del al
     else:
         from layoutalg.nvidia.blackwell.umma import cute_cpp_type
 
         at = p.mma_atom
         T = cute_cpp_type(o.dtype, at.kind)
         mma = f"make_tiled_mma(MMA_Atom<MMA_Traits<{at.cute_cpp}>>{{}})"
-        ns = "UMMA"
         idesc = 'printf("%08x|", uint32_t(MMA_Traits<' + at.cute_cpp + '>{}.idesc_));'
-        threads = (0,)
-    kind = o.atom_kind if o.atom_kind != "MN_SW128_32B" else "MN_SW128_32B"
+        threads = ()
+    kind = o.atom_kind
     size = mn * K * {"half_t": 2, "bfloat16_t": 2, "tfloat32_t": 4}.get(T, 1) + 1024
-    body = [f"using T = {T};", f"auto mma = {mma};", idesc,
-            f"auto sL = tile_to_shape({ns}::Layout_{kind}_Atom<T>{{}}, Shape<Int<{mn}>,Int<{K}>>{{}}{step});",
-            f"alignas(1024) static uint8_t buf[{size}];",
-            "auto sT = make_tensor(make_smem_ptr<T>(static_cast<void*>(buf)), sL);"]
-    for t in threads:
-        body += [f"{{ auto thr = mma.get_slice({t}); auto f = thr.make_fragment_{op}(thr.partition_{op}(sT));",
+    body = [f"using T = {T};", f"auto mma = {mma};", idesc]
+    if c["arch"] == "sm_90":
+        body += [f"auto sL = tile_to_shape(GMMA::Layout_{kind}_Atom<T>{{}}, Shape<Int<{mn}>,Int<{K}>>{{}}{step});",
+                 f"alignas(1024) static uint8_t buf[{size}];",
+                 "auto sT = make_tensor(make_smem_ptr<T>(static_cast<void*>(buf)), sL);"]
+        for t in threads:
+            body += [f"{{ auto thr = mma.get_slice({t}); auto f = thr.make_fragment_{op}(thr.partition_{op}(sT));",
+                     "  for (int i = 0; i < size<1>(f); ++i) for (int j = 0; j < size<2>(f); ++j)",
+                     '    printf("%016llx ", (unsigned long long)uint64_t(f(0, i, j))); printf("|"); }']
+    else:
+        # one CTA's operand, as CUTLASS's sm100 kernels make it: tile_to_mma_shape of the atom over
+        # ((MMA_MN per CTA, MMA_K), 1, K tiles), and the TiledMMA's make_fragment of that smem tensor
+        ik = p.mma_atom.shape_mnk[2]
+        order = ", Step<_2,_1>{}" if o.major == "MN" else ""
+        body += [f"auto sL = UMMA::tile_to_mma_shape(UMMA::Layout_{kind}_Atom<T>{{}}, make_shape(make_shape("
+                 f"Int<{mn // p.cta_group}>{{}}, Int<{ik}>{{}}), _1{{}}, Int<{K // ik}>{{}}){order});",
+                 f"alignas(1024) static uint8_t buf[{size}];",
+                 "auto sT = make_tensor(make_smem_ptr<T>(static_cast<void*>(buf)), sL);",
+                 f"{{ auto f = mma.make_fragment_{op}(sT);",
                  "  for (int i = 0; i < size<1>(f); ++i) for (int j = 0; j < size<2>(f); ++j)",
                  '    printf("%016llx ", (unsigned long long)uint64_t(f(0, i, j))); printf("|"); }']
     return "\n".join(body)

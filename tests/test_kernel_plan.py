@@ -35,7 +35,7 @@ def norm(text: str) -> str:
 def _plan(c: dict, strict: bool = True) -> TilePlan:
     return plan_gemm(c["arch"], c["a"], c["b"], c["acc"], tuple(c["tile"]), c["a_major"], c["b_major"],
                      cta_group=c["cta_group"], stages=c["stages"], c_dtype=c["c"], c_major=c["c_major"],
-                     epi_stages=c["epi_stages"], strict=strict)
+                     epi_stages=c["epi_stages"], strict=strict, acc_stages=c.get("acc_stages", 1))
 
 
 #: the DSL's refusal (type, a phrase of its message) -> the plan's rule
@@ -52,12 +52,17 @@ def expected_rule(ans: dict) -> str:
 
 
 def same_function(ours: Layout, text: str) -> bool:
-    """The same shape and strides, a stride of a size-1 mode aside (the DSL writes a one-thread atom's
-    thread mode 1:128, CuTe C++ and layoutalg 1:0)."""
+    """The same top-level modes, each the same shape and strides once its size-1 modes are left out (the DSL
+    writes a one-thread atom's thread mode 1:128 where CuTe C++ and layoutalg write 1:0, and drops a trailing
+    size-1 value mode of an N = 8 wgmma accumulator)."""
     theirs = parse(text)
-    if it.flatten(ours.shape) != it.flatten(theirs.shape):
+    if len(ours) != len(theirs):
         return False
-    return all(s == 1 or a == b for s, a, b in zip(it.flatten(ours.shape), it.flatten(ours.stride), it.flatten(theirs.stride)))
+
+    def modes(L: Layout) -> list:
+        return [(s, d) for s, d in zip(it.flatten(L.shape), it.flatten(L.stride)) if s != 1]
+
+    return all(modes(ours[i]) == modes(theirs[i]) for i in range(len(ours)))
 
 
 def _field(text: str, name: str) -> str:
@@ -84,6 +89,9 @@ def compare(c: dict, ans: dict, strict: bool = True) -> list[str]:
     except PlanError as e:
         if strict and transposed8 and e.rule == "wgmma-transpose":
             return compare(c, ans, strict=False)
+        if e.rule == "mma-shape" and c["arch"] == "sm_90" and c["a"] in ("s8", "u8") and c["tile"][1] % 16 \
+                and c["tile"][1] > 32:
+            return []  # RULES['mma-shape']: the DSL's helper plans a K-major s8/u8 wgmma N no instruction has
         return [f"layoutalg refuses ({e}), the DSL plans it"]
     if strict and transposed8:
         return ["layoutalg plans an 8-bit MN-major wgmma operand (RULES['wgmma-transpose'])"]
@@ -104,8 +112,9 @@ def compare(c: dict, ans: dict, strict: bool = True) -> list[str]:
     atom = p.mma_atom
     eq("ThrID", norm(atom.thr_id), norm(_field(tm, "ThrID")))
     for x in "ABC":
-        if not same_function(getattr(atom, f"layout_{x.lower()}_tv"), _field(tm, f"TV Layout {x}")):
-            bad.append(f"TV {x}: layoutalg {getattr(atom, f'layout_{x.lower()}_tv')}, DSL {_field(tm, f'TV Layout {x}')}")
+        ours_tv, theirs_tv = getattr(atom, f"layout_{x.lower()}_tv"), _field(tm, f"TV Layout {x}")
+        if norm(ours_tv) != norm(theirs_tv) and not same_function(ours_tv, theirs_tv):
+            bad.append(f"TV {x}: layoutalg {ours_tv}, DSL {theirs_tv}")
     eq("Thr Layout VMNK", norm(p.tiled_mma.thr_layout_vmnk), norm(_field(tm, "Thr Layout VMNK")))
     eq("smem A", norm(p.a.smem_layout), norm(ans["smem_a"]))
     eq("smem B", norm(p.b.smem_layout), norm(ans["smem_b"]))
@@ -113,9 +122,12 @@ def compare(c: dict, ans: dict, strict: bool = True) -> list[str]:
     eq("smem epi", norm(p.epi_smem_layout), norm(ans["smem_epi"]))
     if c["arch"] == "sm_90":
         eq("smem store", p.dsl["smem_store"], re.sub(r"unpack_bits=None", "", ans["store_op"]).replace(", )", ")"))
-        eq("registers (tiled MMA C)", norm(p.register_layout), norm(ans["tv_C_tiled"]))
+        if not same_function(p.register_layout, ans["tv_C_tiled"]):
+            bad.append(f"registers (tiled MMA C): layoutalg {p.register_layout}, DSL {ans['tv_C_tiled']}")
     else:
-        eq("accumulator", norm(make_layout(p.accumulator, *[Layout(1, 0)] * 3)), norm(ans["acc"]))
+        eq("accumulator", norm(p.accumulator_staged), norm(ans["acc"]))
+        eq("accumulator stage 0", norm(make_layout(p.accumulator, Layout(1, 0), Layout(1, 0), Layout(1, 0))),
+           norm(make_layout(p.accumulator_staged[0], Layout(1, 0), Layout(1, 0), Layout(1, 0))))
         eq("tmem cols", p.tmem_cols, ans["tmem_cols"])
         m = re.match(r"(\w+)\(repeat=<Repetition\.x(\d+)>, pack=<Pack\.(\w+)>\)", ans["tmem_load"])
         eq("tcgen05.ld", p.dsl["tmem_load"], f"{m.group(1)}(repeat=Repetition.x{m.group(2)}, pack=Pack.{m.group(3)})")
@@ -173,8 +185,8 @@ def _words(text: str) -> tuple[str, list[list[int]]]:
 
 @DESC.needs
 def test_descriptors_and_idesc_equal_cute():
-    """Every k-block descriptor of stage 0 (A and B) and the sm_100 idesc equal CuTe C++'s, for 110 operands
-    of 55 plans: the words of a TiledMMA's make_fragment_A/B of the same smem tile (start field 0 on the host,
+    """Every k-block descriptor of stage 0 (A and B) and the sm_100 idesc equal CuTe C++'s, for 178 operands
+    of 89 plans: the words of a TiledMMA's make_fragment_A/B of the same smem tile (start field 0 on the host,
     as the plan's offsets from the tile's start)."""
     snips = cases_mod.descriptor_snippets()
     out = DESC.run_snippets([s for _, _, s in snips], headers=cases_mod.CPP_HEADERS)
@@ -182,23 +194,30 @@ def test_descriptors_and_idesc_equal_cute():
     n = 0
     for (key, op, _), text in zip(snips, out):
         p = _plan(by_key[key])
-        if not isinstance(text, str):  # CuTe 4.2 names no SM90 fp8 wgmma of N = 24 (the PTX ISA has m64n24k32)
-            assert p.arch == "sm_90" and p.tile[1] == 24 and "was not declared" in text.message, (key, text.message)
-            continue
+        assert isinstance(text, str), (key, op, text.message)
         idesc, threads = _words(text)
         if p.arch == "sm_100":
             assert int(idesc, 16) == p.idesc.word, (key, idesc, hex(p.idesc.word))
         o = p.a if op == "A" else p.b
-        theirs = [w for t in threads for w in t] if op == "A" else threads[0]
-        ours = [int(kb.descriptor.encode()) for kb in o.k_blocks]
-        if len(threads) > 1 and op == "A":
-            # on the host CuTe cannot read a shared-memory pointer (its start field is 0): the second warpgroup's
-            # partition offset (its MN block's start) is lost, the iterator's offsets within it are kept
-            per = len(ours) // len(threads)
-            ours = [w - ((o.k_blocks[(i // per) * per].offset_bytes >> 4) if i >= per else 0) for i, w in enumerate(ours)]
+        words = {(kb.mn_block, kb.k_block): int(kb.descriptor.encode()) for kb in o.k_blocks}
+        start = {(kb.mn_block, kb.k_block): kb.offset_bytes >> 4 for kb in o.k_blocks}
+        nk = 1 + max(j for _, j in words)
+        if op == "A" and len(threads) > 1:
+            # warpgroup t's i-th MMA_M block is MN block i*W + t; on the host CuTe cannot read a shared-memory
+            # pointer (start field 0), so the warpgroup's partition offset (its first block's start) is lost and
+            # the iterator's offsets within the partition are kept
+            # (with M not a multiple of 64 W, CuTe's partition runs past the tile: those words are left out)
+            W = len(threads)
+            pos = [(t, i, j) for t in range(W) for i in range(len(threads[t]) // nk) for j in range(nk)]
+            theirs = [threads[t][i * nk + j] for t, i, j in pos if (i * W + t, j) in words]
+            ours = [words[(i * W + t, j)] - start[(t, 0)] for t, i, j in pos if (i * W + t, j) in words]
+            assert len(ours) == len(words), key
+        else:
+            theirs = threads[0]
+            ours = [words[k] for k in sorted(words)]
         assert ours == theirs, (key, op, [hex(w) for w in ours], [hex(w) for w in theirs])
         n += len(ours)
-    assert n >= 400
+    assert n >= 850, n  # 878 words
 
 
 def test_descriptors_describe_the_planned_tile():

@@ -28,7 +28,7 @@ def add_plan_parser(sub: Any) -> None:
     s.add_argument("arch", help="sm_90 or sm_100")
     s.add_argument("dtype", help="the A element type (f16, bf16, tf32, e4m3, e5m2, s8, u8)")
     s.add_argument("--b", dest="b_dtype", help="the B element type (default: A's)")
-    s.add_argument("--acc", default="f32", help="the accumulator type (default f32; s32 for integers)")
+    s.add_argument("--acc", help="the accumulator type (default f32; s32 for s8/u8)")
     s.add_argument("--c", dest="c_dtype", help="C's element type (default: the accumulator's)")
     s.add_argument("--tile", default="128x128x64", help="MxNxK of the MMA tile (default 128x128x64); with "
                    "--cta-group 2, M spans the CTA pair")
@@ -58,9 +58,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     if not isinstance(args, argparse.Namespace) or not hasattr(args, "dtype"):
         raise LayoutError(f"plan: {args!r} is not the parsed arguments of 'layoutalg plan'")
-    if args.acc == "f32" and args.dtype.strip().lower() in ("s8", "u8", "int8", "uint8") and \
-            (args.b_dtype or args.dtype).strip().lower() in ("s8", "u8", "int8", "uint8"):
-        args.acc = "s32"  # integers accumulate in s32
     p = plan_gemm(args.arch, args.dtype, args.b_dtype, args.acc, _tile(args.tile), args.a_major, args.b_major,
                   cta_group=args.cta_group, stages=args.stages, c_dtype=args.c_dtype, c_major=args.c_major,
                   epi_stages=args.epi_stages, strict=not args.loose)

@@ -38,7 +38,7 @@ Sw<3,4,3> o _0 o ((128,16),1,4,4):((64,1),0,16,8192)
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cached_property, lru_cache, partial
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +56,10 @@ RULES: dict[str, str] = {
     "arch": "plan_gemm plans sm_90 (wgmma) and sm_100 (tcgen05) tiles",
     "dtype": "the DSL's make_trivial_tiled_mma has no MMA for these A/B types (TypeError)",
     "accumulator": "the MMA op refuses this accumulator type for these A/B types",
-    "mma-shape": "the MMA atom's M / N is not legal (wgmma: M = 64 per warpgroup, 8 <= N <= 256, N % 8 == 0; "
-                 "tcgen05: the ISA's M and N rules)",
+    "mma-shape": "the MMA atom's M / N is not legal (wgmma: M = 64 per warpgroup, 8 <= N <= 256, N % 8 == 0, "
+                 "s8/u8 N in 8, 16, 24, 32 or a multiple of 16; tcgen05: the ISA's M and N rules). layoutalg is "
+                 "stricter in one place: the DSL's sm90 helper plans a K-major s8/u8 operand with such an N (88, "
+                 "232), which no wgmma instruction has (it refuses it MN-major)",
     "tile": "the tile is not a whole number of MMA instructions / smem atoms",
     "wgmma-transpose": "wgmma reads a transposed (MN-major) operand from shared memory only for 16-bit types "
                        "(PTX ISA, wgmma.mma_async: .trans is f16/bf16 only). layoutalg refuses here; the DSL's "
@@ -93,6 +95,8 @@ _I8 = {"s8", "u8"}
 def _type(x: Any, what: str) -> str:
     from ..nvidia.common.dtypes import dtype_name
 
+    if isinstance(x, type):  # a CuTe DSL type (cutlass.Float16) or another class named as its type
+        x = x.__name__
     try:
         t = dtype_name(x)
     except LayoutError as e:
@@ -124,7 +128,14 @@ class OperandPlan:
     atom: ComposedLayout        # (mn, k) -> element offset, swizzle in CuTe's spelling (byte addresses)
     tile: ComposedLayout        # one stage, (MN per CTA, K)
     smem_layout: ComposedLayout  # all stages, as the DSL's make_smem_layout_a/b prints it
-    k_blocks: tuple = field(repr=False)  # the k-block descriptors of stage 0
+    derive: Any = field(repr=False, compare=False)  # () -> the k-block descriptors (see k_blocks)
+
+    @cached_property
+    def k_blocks(self) -> tuple:
+        """The k-block descriptors of stage 0 (MN-block-major), derived on first use (a plan's layouts cost
+        little, its descriptors more): :func:`layoutalg.nvidia.hopper.wgmma.k_block_descriptors` /
+        :func:`layoutalg.nvidia.blackwell.umma_smem.k_block_descriptors` of :attr:`tile`."""
+        return tuple(self.derive())
 
     @property
     def swizzle(self) -> str:
@@ -134,9 +145,9 @@ class OperandPlan:
 
     @property
     def cute_atom(self) -> str:
-        """CuTe C++'s name of the atom (``GMMA::`` / ``UMMA::Layout_K_SW128_Atom<T>``)."""
-        k = self.atom_kind.replace("_SW128_32B", "_SW128_32B")
-        return f"Layout_{k}_Atom"
+        """CuTe C++'s name of the atom, without its namespace (``GMMA::`` on sm_90, ``UMMA::`` on sm_100) and
+        type: ``Layout_K_SW128_Atom``."""
+        return f"Layout_{self.atom_kind}_Atom"
 
 
 @dataclass(frozen=True)
@@ -171,6 +182,9 @@ class TilePlan:
     smem_store: str | None = None       # sm_90: CuTe's name of the register -> shared store atom
     dsl: dict = field(default_factory=dict, repr=False)  # the CuTe DSL's spelling of each choice
     notes: tuple = ()                   # what the plan had to round or could not say
+    acc_stages: int = 1                 # sm_100: accumulator stages in TMEM (a persistent kernel's 2)
+    acc_stage_cols: int | None = None   # sm_100: TMEM columns one accumulator stage spans
+    accumulator_staged: Layout | None = None  # sm_100: ((M, N), 1, 1, acc_stages) -> TMEM address, as the DSL's
 
     # ------------------------------------------------------------------------------------------ views
     @property
@@ -207,7 +221,8 @@ class TilePlan:
         if self.idesc is not None:
             out.append(("idesc", f"{self.idesc.word:#010x}"))
         if self.tmem_cols is not None:
-            out.append(("tmem", f"{self.tmem_cols} columns; accumulator {self.accumulator}"))
+            st = f"; {self.acc_stages} stages: {self.accumulator_staged}" if self.acc_stages > 1 else ""
+            out.append(("tmem", f"{self.tmem_cols} columns; accumulator {self.accumulator}{st}"))
         out.append(("epilogue tile", f"{self.epi_tile[0]}x{self.epi_tile[1]} "
                                      f"(tiler {', '.join(str(t) for t in self.epi_tiler)})"))
         out.append(("smem epi", f"{self.epi_atom_kind}: {self.epi_smem_layout}"))
@@ -242,7 +257,7 @@ class TilePlan:
                 "epi_smem_layout": str(self.epi_smem_layout), "register_layout": str(self.register_layout),
                 "idesc": None if self.idesc is None else f"{self.idesc.word:#010x}",
                 "accumulator": None if self.accumulator is None else str(self.accumulator),
-                "tmem_cols": self.tmem_cols, "tmem_load": self.tmem_load, "smem_store": self.smem_store,
+                "tmem_cols": self.tmem_cols, "acc_stages": self.acc_stages, "tmem_load": self.tmem_load, "smem_store": self.smem_store,
                 "dsl": dict(self.dsl), "notes": list(self.notes)}
 
     def to_json(self, **kw: Any) -> str:
@@ -329,9 +344,7 @@ class TilePlan:
 
 def _lbo_sbo(d: Any) -> tuple[int, int]:
     """The descriptor's LBO and SBO fields as encoded (bytes >> 4)."""
-    lbo = getattr(d, "leading_byte_offset", None)
-    sbo = getattr(d, "stride_byte_offset", None)
-    return (int(lbo) >> 4 if lbo is not None else -1, int(sbo) >> 4 if sbo is not None else -1)
+    return int(d.leading_byte_offset) >> 4, int(d.stride_byte_offset) >> 4
 
 
 # ------------------------------------------------------------------------------------------------ selectors
@@ -389,9 +402,21 @@ def _tile(atom: ComposedLayout, shape: tuple, order: tuple, what: str, notes: li
             raise PlanError("tile", f"{what}: the atom {atom} does not divide {shape}")
         notes.append(f"{what}: the atom {atom} does not divide {shape}; the DSL's tile_to_shape covers {target}")
     try:
-        return tile_to_shape(atom, target, order)
+        return _tile_to_shape(atom, target, tuple(order))
     except LayoutError as e:
         raise PlanError("tile", f"{what}: the atom {atom} does not tile {shape}: {e}") from None
+
+
+@lru_cache(maxsize=1024)
+def _tile_to_shape(atom: Any, target: tuple, order: tuple) -> Any:
+    return tile_to_shape(atom, target, order)
+
+
+@lru_cache(maxsize=1024)
+def _tile_to_mma_shape(atom: Any, shape: tuple, order: tuple) -> Any:
+    from ..nvidia.blackwell.umma_smem import tile_to_mma_shape
+
+    return _flat_stage(tile_to_mma_shape(atom, shape, order))
 
 
 # ------------------------------------------------------------------------------------------------ sm_90
@@ -415,6 +440,13 @@ def _sm90_mma(a: str, b: str, acc: str, N: int) -> tuple[str, int, str]:
     if not (8 <= N <= 256 and N % 8 == 0):
         raise PlanError("mma-shape", f"wgmma N = {N}: expects 8 <= N <= 256 and N % 8 == 0")
     name = f"SM90_64x{N}x{K}_{PTX_TO_NAME[acc]}{PTX_TO_NAME[a]}{PTX_TO_NAME[b]}_SS" + ("" if a in _F16 else "_TN")
+    from ..nvidia.hopper.atoms import wgmma_atom
+
+    try:
+        wgmma_atom(name)
+    except LayoutError as e:
+        raise PlanError("mma-shape", f"{e} (the PTX ISA's wgmma shapes; the DSL's helper accepts a K-major "
+                                     "s8/u8 N that is not one)") from None
     return cls, K, name
 
 
@@ -443,9 +475,10 @@ def _plan_sm90(a: str, b: str, acc: str, c: str, tile: tuple, am: str, bm: str, 
         kind = atom_kind(mj, _BITS[t], K if mj == "K" else mn, arch="sm_90")
         at = _atom(kind, t, "sm_90")
         order = (0, 1, 2) if mj == "K" else (1, 0, 2)
-        staged = _tile(at, (mn, K, stages), order, f"smem {op}")
-        one = _tile(at, (mn, K), order[:2], f"smem {op}")
-        kbs = () if (mj == "MN" and _BITS[t] != 16) else _wgmma_k_blocks(one, t, f"m64n{N}k{inst_k}", op)
+        loose = notes if (mj == "MN" and _BITS[t] != 16) else None  # only where strict=False got this far
+        staged = _tile(at, (mn, K, stages), order, f"smem {op}", loose)
+        one = _tile(at, (mn, K), order[:2], f"smem {op}", [] if loose is not None else None)
+        kbs = tuple if (mj == "MN" and _BITS[t] != 16) else partial(_wgmma_k_blocks, one, t, f"m64n{N}k{inst_k}", op)
         ops.append(OperandPlan(op, t, mj, kind, at, one, staged, kbs))
     coop = tuple(atom_layout) == (2, 1, 1)
     if coop:
@@ -568,12 +601,11 @@ def tmem_load_choice(epi_tile: tuple, warps: tuple, acc_bits: int, d_bits: int, 
 
 
 def _plan_sm100(a: str, b: str, acc: str, c: str, tile: tuple, am: str, bm: str, cm: str, cta: int, stages: int,
-                epi_stages: int) -> TilePlan:
+                epi_stages: int, acc_stages: int) -> TilePlan:
     from ..algebra.casting import recast_layout
     from ..nvidia.blackwell.tmem_accum import accumulator_layout
     from ..nvidia.blackwell.tmem_copy import ld_name
     from ..nvidia.blackwell.umma import umma_atom
-    from ..nvidia.blackwell.umma_smem import tile_to_mma_shape
     from ..tiled import make_tiled_mma
 
     M, N, K = tile
@@ -595,20 +627,25 @@ def _plan_sm100(a: str, b: str, acc: str, c: str, tile: tuple, am: str, bm: str,
         at = _atom(kind_, t, "sm_100")
         order3 = (1, 2, 3) if mj == "K" else (2, 1, 3)
         try:
-            staged = _flat_stage(tile_to_mma_shape(at, ((mn_cta, inst_k), 1, K // inst_k, stages), order3))
+            staged = _tile_to_mma_shape(at, ((mn_cta, inst_k), 1, K // inst_k, stages), order3)
         except LayoutError as e:
             raise PlanError("tile", f"smem {op}: {e}") from None
         one = _tile(at, (mn_cta, K), order3[:2], f"smem {op}")
-        kbs = _umma_k_blocks(one, t, mma, op)
+        kbs = partial(_umma_k_blocks, one, t, mma, op)
         ops.append(OperandPlan(op, t, mj, kind_, at, one, staged, kbs))
     cta_m = M // cta
     acc_bits = _BITS[acc]
     accum = accumulator_layout(cta_m, N, cta_group=cta, value_bits=acc_bits)
-    cols32 = recast_layout(accum, acc_bits, 32) if acc_bits != 32 else accum
-    used = int(cols32.cosize()) & 0xFFFF
-    tmem_cols = max(32, 1 << (used - 1).bit_length())
+    # the DSL's make_fragment_C((acc shape, 1, 1, stages)): CuTe's tmem_frg lays the stages out (a 64-row
+    # accumulator's second stage in the lanes the first leaves free)
+    staged_acc = accumulator_layout(cta_m, N, cta_group=cta, value_bits=acc_bits, rest=(1, 1, acc_stages))
+    cols32 = recast_layout(staged_acc, acc_bits, 32) if acc_bits != 32 else staged_acc
+    total = int(cols32.cosize()) & 0xFFFF
+    one = recast_layout(accum, acc_bits, 32) if acc_bits != 32 else accum
+    used = int(one.cosize()) & 0xFFFF
+    tmem_cols = max(32, 1 << (total - 1).bit_length())
     if tmem_cols > 512:
-        raise PlanError("tile", f"the accumulator needs {used} TMEM columns; a CTA has 512")
+        raise PlanError("tile", f"{acc_stages} accumulator stage(s) need {total} TMEM columns; a CTA has 512")
     d_m_major = cm == "M"
     em, en, warps = epilogue_tile_size(cta_m, N, cta == 2, _BITS[c], None, d_m_major)
     ln = coalesce(Layout((en // warps[1], warps[1]), (1, N // warps[1])))
@@ -632,7 +669,8 @@ def _plan_sm100(a: str, b: str, acc: str, c: str, tile: tuple, am: str, bm: str,
            "tmem_load": f"{_LD_DSL[shape]}(repeat=Repetition.x{rep}, pack=Pack.{pk})"}
     return TilePlan("sm_100", a, b, acc, c, cm, (M, N, K), cta, stages, epi_stages, mma, (1, 1, 1), tiled,
                     ops[0], ops[1], (em, en), tiler, ekind, esm, t2r.layout_tv, idesc=mma.idesc(), accumulator=accum,
-                    tmem_cols=tmem_cols, tmem_load=ld, tmem_copy=t2r, dsl=dsl, notes=tuple(notes))
+                    tmem_cols=tmem_cols, tmem_load=ld, tmem_copy=t2r, dsl=dsl, notes=tuple(notes), acc_stages=acc_stages,
+                    acc_stage_cols=used, accumulator_staged=staged_acc)
 
 
 # the derivations below are pure functions of their (hashable) arguments, and a sweep of plans asks the
@@ -687,16 +725,20 @@ def _prod(x: Any) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ the call
-def plan_gemm(arch: Any, a_dtype: Any, b_dtype: Any = None, acc_dtype: Any = "f32", tile: Any = (128, 128, 64),
+def plan_gemm(arch: Any, a_dtype: Any, b_dtype: Any = None, acc_dtype: Any = None, tile: Any = (128, 128, 64),
               a_major: Any = "K", b_major: Any = "K", cta_group: int = 1, stages: int = 4, c_dtype: Any = None,
-              c_major: Any = "N", epi_stages: int = 2, atom_layout_mnk: Any = None, strict: bool = True) -> TilePlan:
+              c_major: Any = "N", epi_stages: int = 2, atom_layout_mnk: Any = None, strict: bool = True,
+              acc_stages: int = 1) -> TilePlan:
     """Plan a GEMM tile's data path as CuTe's and the CuTe DSL's helpers do (see the module text).
 
     ``arch``: ``sm_90`` (``90``, ``sm_90a``, ``hopper``) or ``sm_100`` (``100``, ``sm_100a``, ``blackwell``).
     ``tile`` (M, N, K): the MMA tile; with ``cta_group=2`` (sm_100) M spans the CTA pair (M per CTA = M/2).
     ``a_major`` / ``b_major``: ``"K"`` or ``"MN"``; ``c_major``: ``"N"`` (row-major C) or ``"M"``.
-    ``b_dtype`` defaults to ``a_dtype``, ``c_dtype`` to ``acc_dtype``. ``atom_layout_mnk`` (sm_90):
+    ``b_dtype`` defaults to ``a_dtype``, ``acc_dtype`` to f32 (s32 for s8/u8 operands), ``c_dtype`` to
+    ``acc_dtype``. Types are read by :func:`layoutalg.nvidia.common.dtypes.dtype_name` (``bf16``,
+    ``bfloat16_t``, ``BFloat16``, ``cutlass.BFloat16`` ...). ``atom_layout_mnk`` (sm_90):
     warpgroups along M, N, K (default as the DSL's Hopper GEMM: (2,1,1) when M > 64 and N > 128).
+    ``acc_stages`` (sm_100): accumulator stages in TMEM (2 in the DSL's persistent GEMMs), one after another.
     ``strict=False`` plans what the DSL's helpers plan but the hardware lacks (RULES['wgmma-transpose']),
     without descriptors for the operand, and says so in ``notes``.
 
@@ -714,11 +756,11 @@ def plan_gemm(arch: Any, a_dtype: Any, b_dtype: Any = None, acc_dtype: Any = "f3
         raise PlanError("arch", f"arch {arch!r} is not sm_90 or sm_100")
     a = _type(a_dtype, "a_dtype")
     b = a if b_dtype is None else _type(b_dtype, "b_dtype")
-    acc = _type(acc_dtype, "acc_dtype")
+    acc = ("s32" if a in _I8 and b in _I8 else "f32") if acc_dtype is None else _type(acc_dtype, "acc_dtype")
     c = acc if c_dtype is None else _type(c_dtype, "c_dtype")
     if not (isinstance(tile, (tuple, list)) and len(tile) == 3 and all(type(x) is int and x > 0 for x in tile)):
         raise PlanError("tile", f"tile {tile!r} is not (M, N, K) of positive ints")
-    for name, v in (("stages", stages), ("epi_stages", epi_stages)):
+    for name, v in (("stages", stages), ("epi_stages", epi_stages), ("acc_stages", acc_stages)):
         if type(v) is not int or not 1 <= v <= 64:
             raise PlanError("tile", f"{name}={v!r} is not an int in 1..64")
     am, bm = _major(a_major, "a_major", "M"), _major(b_major, "b_major", "N")
@@ -735,7 +777,9 @@ def plan_gemm(arch: Any, a_dtype: Any, b_dtype: Any = None, acc_dtype: Any = "f3
                     and all(type(x) is int and x > 0 for x in atom_layout_mnk)):
                 raise PlanError("tile", f"atom_layout_mnk={atom_layout_mnk!r} is not three positive ints")
             al = tuple(atom_layout_mnk)
+        if acc_stages != 1:
+            raise PlanError("tile", "acc_stages is for sm_100 (TMEM); sm_90 accumulates in registers")
         return _plan_sm90(a, b, acc, c, tuple(tile), am, bm, cm, stages, epi_stages, al, bool(strict))
     if atom_layout_mnk is not None:
         raise PlanError("tile", "atom_layout_mnk is for sm_90 (one tcgen05.mma covers the sm_100 tile)")
-    return _plan_sm100(a, b, acc, c, tuple(tile), am, bm, cm, cta_group, stages, epi_stages)
+    return _plan_sm100(a, b, acc, c, tuple(tile), am, bm, cm, cta_group, stages, epi_stages, acc_stages)
