@@ -150,7 +150,7 @@ class OperandPlan:
         return f"Layout_{self.atom_kind}_Atom"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TilePlan:
     """A GEMM tile's data path as CuTe's helpers plan it (see :func:`plan_gemm`); ``str()`` is a short table."""
 
@@ -233,6 +233,14 @@ class TilePlan:
         out.append(("registers", str(self.register_layout)))
         out += [("note", n) for n in self.notes]
         return out
+
+    def __repr__(self) -> str:
+        M, N, K = self.tile
+        return (f"TilePlan({self.arch} {self.a_dtype}*{self.b_dtype}->{self.acc_dtype} {M}x{N}x{K} "
+                f"cta_group={self.cta_group}: {self.mma_atom.name}, A {self.a.atom_kind}, B {self.b.atom_kind}, "
+                f"epi {self.epi_tile[0]}x{self.epi_tile[1]} {self.epi_atom_kind}"
+                + (f", {self.tmem_cols} TMEM columns, {self.tmem_load}" if self.tmem_load else f", {self.smem_store}")
+                + ")")
 
     def __str__(self) -> str:
         rows = self.rows()
