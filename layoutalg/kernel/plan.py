@@ -22,9 +22,12 @@ majors, one or two CTAs per MMA, the pipeline's stages, C's type and major) and 
   (sm_100: the ``tcgen05.ld`` tiled copy) or of the tile (sm_90: the tiled MMA's accumulator).
 
 tests/test_kernel_plan.py checks every field against the DSL's own answers, recorded over a grid of
-archs, types, tiles, majors, CTA groups and C types (tests/data/cute-dsl/plans.json). Where the DSL's
+archs, types, tiles, majors, CTA groups and C types and 300 random cases (tests/data/cute-dsl/plans.json),
+and the descriptors and idesc against CuTe C++ (tests/data/cute/plan_descriptors.json). Where the DSL's
 helpers refuse a combination, :func:`plan_gemm` raises :class:`PlanError` (a :class:`LayoutError`)
-naming the rule; layoutalg is stricter in one place, said in :data:`RULES`.
+naming the rule; layoutalg is stricter in two places, said in :data:`RULES` (``wgmma-transpose``,
+``mma-shape``). :meth:`TilePlan.pipeline` / :meth:`TilePlan.prove` hand the plan to
+:mod:`layoutalg.kernel.pipeline`'s data-path model and its proof.
 
 >>> p = plan_gemm("sm_100", "bf16", tile=(128, 256, 64), c_dtype="bf16")
 >>> p.mma_atom.name, p.a.atom_kind, p.tmem_cols, p.tmem_load
@@ -38,8 +41,8 @@ Sw<3,4,3> o _0 o ((128,16),1,4,4):((64,1),0,16,8192)
 from __future__ import annotations
 
 import json
-from functools import cached_property, lru_cache, partial
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache, partial
 from typing import Any
 
 from ..algebra import coalesce, composition, right_inverse, tile_to_shape
