@@ -35,9 +35,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 DATA = HERE / "data"
 
 #: the modules that own recordings (conftest imports them to re-record on demand)
-MODULES = ("cute_blockscale_cases", "cute_idesc_cases", "cute_tiled_cases", "cute_tmem_accum_cases",
-           "cute_tmem_cases", "cute_tmem_e_cases", "cute_tmem_frags_cases", "gluon_idesc_oracle", "gluon_tmem_oracle",
-           "print_cases",
+MODULES = ("cute_blockscale_cases", "cute_dsl_plan_cases", "cute_idesc_cases", "cute_tiled_cases", "cute_tmem_accum_cases",
+           "cute_tmem_cases", "cute_tmem_e_cases", "cute_tmem_frags_cases", "gluon_idesc_oracle", "gluon_tmem_oracle", "print_cases",
            "sm120_oracle", "umma_oracle", "test_cute_conformance", "test_cute_names", "test_cute_nvidia",
            "test_gluon_interop", "test_parse_cpp")
 

@@ -32,7 +32,7 @@ def fake(tmp_path, monkeypatch):
 def test_every_recording_is_registered_and_present():
     recs = O.requested("all")
     assert len(recs) >= 15 and all(r.exists for r in recs), [r.relpath for r in recs if not r.exists]
-    assert {r.tool for r in recs} == {"cute", "gluon"}
+    assert {r.tool for r in recs} == {"cute", "cute-dsl", "gluon"}
     assert [r.key for r in O.requested("cute/idesc")] == ["cute/idesc"]
     assert {r.key for r in O.requested("idesc")} == {"cute/idesc", "gluon/idesc"}
     assert all(r.tool == "gluon" for r in O.requested("gluon"))

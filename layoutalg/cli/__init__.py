@@ -20,6 +20,7 @@ Subcommands (``layoutalg <cmd> --help`` for each)::
     layoutalg report -o report/               # everything above, pictures in a folder
     layoutalg idesc encode --kind f16 --a bf16 --b bf16 --c f32 -m 128 -n 256   # tcgen05 idesc
     layoutalg idesc decode 0x08200490 --kind f16
+    layoutalg plan sm_100 bf16 --tile 256x256x64 --cta-group 2 --c bf16   # a GEMM tile, planned
 
 Exit codes: 0 success; 1 a verification failed (or a value of the PTX ISA's examples disagrees); 2 bad input
 (a :class:`~layoutalg.errors.LayoutError`, printed on stderr) or a part of the library

@@ -15,6 +15,7 @@ from .fragments import add_fragment_options, cmd_atoms, cmd_frag
 from .harness import cmd_harness
 from .idesc import add_idesc_parser
 from .inspect import add_inspect_parser
+from .plan import add_plan_parser
 from .layouts import cmd_eval, cmd_show
 from .report import cmd_report
 from .tmem import add_tmem_parser
@@ -262,4 +263,5 @@ def build_parser() -> argparse.ArgumentParser:
     add_idesc_parser(sub)
     add_tmem_parser(sub)
     add_inspect_parser(sub)
+    add_plan_parser(sub)
     return p

@@ -18,12 +18,15 @@
   CPU and inspected (importing the file runs it);
 * :mod:`~layoutalg.kernel.cute_prints`: :func:`inspect_cute_prints`, a CuTe setup's prints reported alike;
 * :mod:`~layoutalg.kernel.pictures`: :func:`report_html` / :func:`write_svgs`, the report's pictures.
+* :mod:`~layoutalg.kernel.plan`: :func:`plan_gemm` -> :class:`TilePlan`, a GEMM tile's data path planned as
+  CuTe's and the CuTe DSL's helpers plan it (``layoutalg plan``).
 
 ``layoutalg inspect FILE [--ptx PTX] [--svg DIR] [--html FILE]`` prints the report (and the descriptor checks).
 """
 
 from .layouts import LAYOUT_ATTRIBUTES, KernelLayout, read_layout
 from .mlir import parse_attribute, parse_type
+from .plan import OperandPlan, PlanError, TilePlan, plan_gemm
 from .ptx import DescriptorCheck, check_ptx, ptx_tcgen05_idescs, ptx_wgmma_words
 from .report import KernelReport, OpReport, ValueInfo, element_bits, inspect_module, inspect_ttgir
 from .ttgir import DATA_OPS, Op, TtgirModule, read_ttgir
@@ -41,4 +44,5 @@ __all__ = ["inspect_ttgir", "inspect_module", "KernelReport", "OpReport", "Value
            "element_bits", "check_ptx", "DescriptorCheck", "ptx_wgmma_words", "ptx_tcgen05_idescs",
            "Pipeline", "Stage", "hopper_pipeline", "hopper_rs_pipeline", "ampere_pipeline", "blackwell_pipeline", "Proof", "prove",
            "inspect_cute_prints", "CuteReport", "inspect_python", "PythonInspection", "report_html", "report_pictures",
-           "write_svgs"]
+           "write_svgs",
+           "plan_gemm", "TilePlan", "OperandPlan", "PlanError"]
