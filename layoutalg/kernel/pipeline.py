@@ -259,15 +259,22 @@ HOPPER_KNOBS: dict = {
     "base_a": 0, "base_b": 0, "desc_base_offset_a": None, "desc_base_offset_b": None,
     "lbo_a": None, "sbo_a": None, "lbo_b": None, "sbo_b": None,
     "warpgroups": 1, "wg_rows": None, "epilogue_trans": False, "epilogue_cols": None,
+    "order_a": None, "order_b": None,
 }
 _SW_CODE = {0: 0, 128: 1, 64: 2, 32: 3}
 
 
-def operand_tile(op: str, which: str, major: str, swizzle: int, dtype: str, shape: tuple[int, int]) -> Any:
+def operand_tile(op: str, which: str, major: str, swizzle: int, dtype: str, shape: tuple[int, int],
+                 order: Any = None) -> Any:
+    """The operand's shared tile: the swizzle atom repeated over (MN, K) in CuTe's ``tile_to_shape`` ``order``
+    (None / 'left': MN first; 'right': K first, as the CuTe DSL's helpers tile an MN-major operand)."""
     from ..nvidia.hopper.wgmma import tile
 
+    if order not in (None, "left", "right"):
+        raise LayoutError(f"{op}: order_{which.lower()}={order!r} is not None, 'left' (MN first) or 'right' "
+                          "(K first)")
     try:
-        return tile(major, swizzle, dtype, shape)
+        return tile(major, swizzle, dtype, shape, order=order)
     except LayoutError as e:
         raise LayoutError(f"{op}: operand {which} ({major}-major, {swizzle} B swizzle, {shape[0]}x{shape[1]}): {e}") from e
 
@@ -301,7 +308,9 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     ``lbo_a, sbo_a, lbo_b, sbo_b`` (bytes as written before the ``>> 4`` encoding; None = derived),
     ``warpgroups`` (1 or 2), ``wg_rows`` (the row block each warpgroup computes; the epilogue writes warpgroup
     ``w``'s accumulator to row block ``w``), ``epilogue_trans`` (``stmatrix.trans``), ``epilogue_cols`` (the
-    accumulator columns the epilogue copies, a multiple of 8; None = N).
+    accumulator columns the epilogue copies, a multiple of 8; None = N), ``order_a`` / ``order_b`` (how a tile
+    of several swizzle atoms repeats them: None / 'left' MN first, the contract's; 'right' K first, as the
+    CuTe DSL's helpers tile an MN-major operand; the TMA, the descriptors and their decoding follow it).
 
     >>> p = hopper_pipeline(M=128, N=64, warpgroups=2, swizzle_b=64)
     >>> print(p.stage("tma_load_b"))
@@ -363,7 +372,7 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     for x, mn in (("a", M), ("b", N)):
         X = x.upper()
         sw, maj = kn[f"swizzle_{x}"], majors[x]
-        lay = operand_tile(op, X, maj, sw, dtype, (mn, K))
+        lay = operand_tile(op, X, maj, sw, dtype, (mn, K), kn[f"order_{x}"])
         tma = tma_copy(op, X, maj, lay, dtype, (mn, K))
         origin = cursor
         base = origin + kn[f"base_{x}"]
@@ -377,7 +386,7 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
                             {"tma": tma, "base": base, "swizzle": sw, "layout": lay}))
         # the descriptors: derived for the tile the author believes is there (the descriptor's swizzle)
         dsw = sw if kn[f"desc_swizzle_{x}"] is None else kn[f"desc_swizzle_{x}"]
-        dlay = lay if dsw == sw else operand_tile(op, X, maj, dsw, dtype, (mn, K))
+        dlay = lay if dsw == sw else operand_tile(op, X, maj, dsw, dtype, (mn, K), kn[f"order_{x}"])
         instr = f"m64n{N}k16"
         try:
             kbs = k_block_descriptors(dlay, dtype, instr, operand=X, major=maj)

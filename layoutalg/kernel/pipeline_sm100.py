@@ -58,7 +58,12 @@ BLACKWELL_KNOBS: dict = {
     "idesc_n": None, "idesc_a_major": None, "idesc_b_major": None,
     "tmem_column": 0, "epilogue_column": None, "epilogue_rows": None, "epilogue_cols": None, "peer_shift": 0,
     "a_source": "smem", "tmem_a_column": None, "mma_a_column": None, "a_store_unpacked": False,
+    "order_a": None, "order_b": None, "b_dtype": None, "acc_dtype": None,
 }
+#: operand type -> (tcgen05.mma kind, bytes per element); the accumulator types each kind allows (the first: default)
+_KIND = {"f16": ("f16", 2), "bf16": ("f16", 2), "tf32": ("tf32", 4), "e4m3": ("f8f6f4", 1), "e5m2": ("f8f6f4", 1),
+         "s8": ("i8", 1), "u8": ("i8", 1)}
+_ACC = {"f16": ("f32",), "tf32": ("f32",), "f8f6f4": ("f32",), "i8": ("s32",)}
 _SM100_CODE = {0: 0, 128: 2, 64: 4, 32: 6}
 _LD_COLS = 32  # tcgen05.ld.32x32b.x32: 32 columns per load
 
@@ -96,15 +101,25 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     from ..nvidia.blackwell.idesc import make_instr_desc
     from ..nvidia.blackwell.tmem_accum import accumulator_layout
     from ..nvidia.common.dtypes import operand_major
-    from ..nvidia.hopper.wgmma import k_block_descriptors
+    from ..nvidia.blackwell.umma_smem import k_block_descriptors
 
     dtype = kn["dtype"]
-    if dtype not in ("f16", "bf16"):
-        raise LayoutError(f"{op}: dtype={dtype!r} is not 'f16' or 'bf16'")
+    b_dtype = dtype if kn["b_dtype"] is None else kn["b_dtype"]
+    for name, t in (("dtype", dtype), ("b_dtype", b_dtype)):
+        if t not in _KIND:
+            raise LayoutError(f"{op}: {name}={t!r} is not one of {sorted(_KIND)}")
+    kind, nb = _KIND[dtype]
+    if _KIND[b_dtype][0] != kind or (kind != "f8f6f4" and b_dtype != dtype):
+        raise LayoutError(f"{op}: A {dtype} and B {b_dtype} are not one tcgen05.mma kind's operands")
+    acc_dtype = _ACC[kind][0] if kn["acc_dtype"] is None else kn["acc_dtype"]
+    if acc_dtype not in _ACC[kind]:
+        raise LayoutError(f"{op}: acc_dtype={acc_dtype!r}: kind::{kind} is modelled accumulating in "
+                          f"{' or '.join(_ACC[kind])}")
+    T = 32 // nb  # elements per k-block (one instruction's K: 32 bytes)
     G = check_int(op, "cta_group", kn["cta_group"], (1, 2))
     M = check_int(op, "M", kn["M"], (64, 128) if G == 1 else (128, 256))
     N = check_int(op, "N", kn["N"], lo=16 * G, hi=256, multiple=16)
-    K = check_int(op, "K", kn["K"], lo=16, multiple=16)
+    K = check_int(op, "K", kn["K"], lo=T, multiple=T)
     majors = {}
     for x in ("a", "b"):
         v = kn[f"{x}_major"]
@@ -144,8 +159,8 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     if ts not in ("smem", "tmem"):
         raise LayoutError(f"{op}: a_source={ts!r} is not 'smem' or 'tmem'")
     if ts == "tmem":
-        if G != 1 or M != 128 or majors["a"] != "K":
-            raise LayoutError(f"{op}: a_source='tmem' is modelled for cta_group 1, M = 128, K-major A")
+        if G != 1 or M != 128 or majors["a"] != "K" or nb != 2:
+            raise LayoutError(f"{op}: a_source='tmem' is modelled for cta_group 1, M = 128, K-major 16-bit A")
         acol = tcol + cols_used if kn["tmem_a_column"] is None else kn["tmem_a_column"]
         acol = check_int(op, "tmem_a_column", acol, lo=0, hi=512 - K // 2)
         mcol = acol if kn["mma_a_column"] is None else check_int(op, "mma_a_column", kn["mma_a_column"], lo=0,
@@ -155,14 +170,15 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
         kn.update(tmem_a_column=acol, mma_a_column=mcol)
     idn = N if kn["idesc_n"] is None else check_int(op, "idesc_n", kn["idesc_n"], lo=16, hi=256, multiple=16)
     try:
-        idesc = make_instr_desc("f16", dtype, dtype, "f32", M, idn, kn["idesc_a_major"] or majors["a"],
+        idesc = make_instr_desc(kind, dtype, b_dtype, acc_dtype, M, idn, kn["idesc_a_major"] or majors["a"],
                                 kn["idesc_b_major"] or majors["b"], cta_group=G)
     except LayoutError as e:
         raise LayoutError(f"{op}: the instruction descriptor: {e}") from e
     kn.update(M=M, N=N, K=K, cta_group=G, a_major=majors["a"], b_major=majors["b"], tmem_column=tcol,
-              epilogue_column=ecol, epilogue_cols=ecols, epilogue_rows=tuple(erows), idesc_n=idn)
+              epilogue_column=ecol, epilogue_cols=ecols, epilogue_rows=tuple(erows), idesc_n=idn, b_dtype=b_dtype,
+              acc_dtype=acc_dtype, kind=kind, elem_bytes=nb)
 
-    stages = [Stage("global", "global", f"A {M}x{K} and B {N}x{K} {dtype}, out {M}x{N} f32 row-major",
+    stages = [Stage("global", "global", f"A {M}x{K} {dtype} and B {N}x{K} {b_dtype}, out {M}x{N} {acc_dtype} row-major",
                     {"A": (M, K), "B": (N, K)})]
     words: dict = {}
     cursor = 0
@@ -172,19 +188,19 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
             continue
         X = x.upper()
         sw, maj = kn[f"swizzle_{x}"], majors[x]
-        lay = operand_tile(op, X, maj, sw, dtype, (mn, K))
+        lay = operand_tile(op, X, maj, sw, dtype, (mn, K), kn[f"order_{x}"])
         tma = tma_copy(op, X, maj, lay, dtype, (mn, K))
         base = cursor + kn[f"base_{x}"]
-        cursor = -(-(base + mn * K * 2) // 1024) * 1024
+        cursor = -(-(base + mn * K * nb) // 1024) * 1024
         tm = tma.tensor_map
         per = f" per CTA (rows {mn} of {M if x == 'a' else N})" if G == 2 else ""
         stages.append(Stage(f"tma_load_{x}", "tma", f"{X} {mn}x{K} {dtype} {maj}-major{per}, box {tm.box_dim}, "
                             f"SWIZZLE_{tm.swizzle}, at shared {base:#x}",
                             {"tma": tma, "base": base, "rows": mn}))
         dsw = sw if kn[f"desc_swizzle_{x}"] is None else kn[f"desc_swizzle_{x}"]
-        dlay = lay if dsw == sw else operand_tile(op, X, maj, dsw, dtype, (mn, K))
+        dlay = lay if dsw == sw else operand_tile(op, X, maj, dsw, dtype, (mn, K), kn[f"order_{x}"])
         try:
-            kbs = k_block_descriptors(dlay, dtype, f"m64n{mn}k16", operand="B", major=maj)
+            kbs = k_block_descriptors(dlay, dtype, K=T, mn_block=None, major=maj)
         except LayoutError as e:
             raise LayoutError(f"{op}: the tcgen05 descriptors of {X}: {e}") from e
         row = []
@@ -195,7 +211,7 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
             w = with_fields(int(t.encode()), kn[f"lbo_{x}"], kn[f"sbo_{x}"], kn[f"desc_base_offset_{x}"], None)
             row.append(w)
         words[x] = tuple(row)
-    stages.append(Stage("umma", "mma", f"tcgen05.mma.cta_group::{G}.kind::f16, M={M} N={idn} ({Mc} rows per CTA), "
+    stages.append(Stage("umma", "mma", f"tcgen05.mma.cta_group::{G}.kind::{kind}, M={M} N={idn} ({Mc} rows per CTA), "
                         f"idesc {idesc.word:#010x}", {"idesc": idesc.word}))
     if ts == "tmem":  # A in TMEM instead of shared memory
         how = "one f16 per column (unpacked)" if kn["a_store_unpacked"] else "two f16 per 32-bit column"
@@ -208,7 +224,7 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
             continue
         stages.append(Stage(f"umma_read_{x}", "operand", f"{x.upper()} through {len(words[x])} sm_100 descriptor(s), "
                             f"first {words[x][0]:#018x}", {"words": words[x], "major": majors[x]}))
-    stages.append(Stage("accumulator", "accumulator", f"TMEM: {Mc} rows x {N} f32 per CTA as {acc}, from column "
+    stages.append(Stage("accumulator", "accumulator", f"TMEM: {Mc} rows x {N} {acc_dtype} per CTA as {acc}, from column "
                         f"{tcol} ({cols_used} columns)", {"layout": acc, "column": tcol, "columns": cols_used}))
     stages.append(Stage("epilogue_tcgen05_ld", "epilogue", f"4 warps x tcgen05.ld.32x32b.x{_LD_COLS} from column "
                         f"{ecol}, {ecols} columns; warp w -> lane quarter w, rows of quarter {list(erows)}[w]",
@@ -252,12 +268,13 @@ def _trace_blackwell(p: Pipeline) -> Trace:
         m, k = idx % mn, idx // mn
         for c in range(G):
             wr = st["tma"].writes(st["base"] + (kn["peer_shift"] if c else 0))
-            place(smems[c], wr[wr >= 0], owner(tag, ((c * mn + m) * K + k)[wr >= 0]), 2, f"tma_load_{x}", notes)
+            place(smems[c], wr[wr >= 0], owner(tag, ((c * mn + m) * K + k)[wr >= 0]), kn["elem_bytes"],
+                  f"tma_load_{x}", notes)
         checks.append(StageCheck(f"tma_load_{x}", f"{G * mn * K} elements of {x.upper()} written by the tensor map"
                                  + (" (one half per CTA)" if G == 2 else ""), G * mn * K))
     # the instruction descriptor, decoded as the MMA reads it
     word = p.stage("umma").details["idesc"]
-    d = idesc_decode(word, "f16", cta_group=G)
+    d = idesc_decode(word, kn["kind"], cta_group=G)
     want = {"M": M, "N": N, "a_major": kn["a_major"], "b_major": kn["b_major"]}
     got = {"M": d.m, "N": d.n, "a_major": d.a_major, "b_major": d.b_major}
     bad = [f for f in want if want[f] != got[f]]
@@ -269,29 +286,30 @@ def _trace_blackwell(p: Pipeline) -> Trace:
                              len(bad), first))
     Ni = d.n  # the N the MMA computes
     # operand reads: CTA c reads its A rows and its B half through the same descriptor words
-    J = K // 16
+    T = 32 // kn["elem_bytes"]  # elements per k-block
+    J = K // T
     words_a = p.stage("umma_read_a").details["words"]
     words_b = p.stage("umma_read_b").details["words"]
     Nci = Ni // G
-    got_a = np.empty((G, J, Mc, 16), np.int64)
+    got_a = np.empty((G, J, Mc, T), np.int64)
     want_a = np.empty_like(got_a)
     addr_a = np.empty_like(got_a)
-    got_b = np.empty((G, J, Nci, 16), np.int64)
+    got_b = np.empty((G, J, Nci, T), np.int64)
     want_b = np.empty_like(got_b)
     addr_b = np.empty_like(got_b)
-    kk = np.arange(16)[None, :]
+    kk = np.arange(T)[None, :]
     if ts:
         ta, checks_ts, addr_a = _ts_reads(p, got_a, want_a)
         checks.extend(checks_ts)
     for c in range(G):
         for j in range(J):
             if not ts:
-                a = descriptor_reads(sm90_view(words_a[j]), p.dtype, d.a_major, (Mc, 16))
+                a = descriptor_reads(sm90_view(words_a[j]), p.dtype, d.a_major, (Mc, T))
                 addr_a[c, j], got_a[c, j] = a, read(smems[c], a)
-                want_a[c, j] = owner(TAG_A, (c * Mc + np.arange(Mc)[:, None]) * K + 16 * j + kk)
-            b = descriptor_reads(sm90_view(words_b[j]), p.dtype, d.b_major, (Nci, 16))
+                want_a[c, j] = owner(TAG_A, (c * Mc + np.arange(Mc)[:, None]) * K + T * j + kk)
+            b = descriptor_reads(sm90_view(words_b[j]), kn["b_dtype"], d.b_major, (Nci, T))
             addr_b[c, j], got_b[c, j] = b, read(smems[c], b)
-            want_b[c, j] = owner(TAG_B, (c * Nc + np.arange(Nci)[:, None]) * K + 16 * j + kk)
+            want_b[c, j] = owner(TAG_B, (c * Nc + np.arange(Nci)[:, None]) * K + T * j + kk)
     for x, g_, w_, a_, ws in (("a", got_a, want_a, addr_a, words_a), ("b", got_b, want_b, addr_b, words_b)):
         fm = first_mismatch(g_, w_) if g_.shape == w_.shape else None
         first = None
