@@ -59,6 +59,7 @@ BLACKWELL_KNOBS: dict = {
     "tmem_column": 0, "epilogue_column": None, "epilogue_rows": None, "epilogue_cols": None, "peer_shift": 0,
     "a_source": "smem", "tmem_a_column": None, "mma_a_column": None, "a_store_unpacked": False,
     "order_a": None, "order_b": None, "b_dtype": None, "acc_dtype": None,
+    "epilogue_atom": None, "epilogue_tiler": None, "epilogue_ld": None,
 }
 #: operand type -> (tcgen05.mma kind, bytes per element); the accumulator types each kind allows (the first: default)
 _KIND = {"f16": ("f16", 2), "bf16": ("f16", 2), "tf32": ("tf32", 4), "e4m3": ("f8f6f4", 1), "e5m2": ("f8f6f4", 1),
@@ -141,7 +142,7 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
             raise LayoutError(f"{op}: idesc_{x}_major={im!r} is not 'K' or 'MN'")
     Mc, Nc = M // G, N // G  # rows of A and B per CTA
     acc = accumulator_layout(Mc, N, cta_group=G)
-    cols_used = int(max(acc(m, n) & 0xFFFF for m in range(Mc) for n in range(N))) + 1
+    cols_used = int((eval_layout(acc, *np.meshgrid(np.arange(Mc), np.arange(N), indexing="ij")) & 0xFFFF).max()) + 1
     tcol = check_int(op, "tmem_column", kn["tmem_column"], lo=0, hi=512 - cols_used)
     ecol = tcol if kn["epilogue_column"] is None else check_int(op, "epilogue_column", kn["epilogue_column"],
                                                                    lo=0, hi=512 - 1)
@@ -174,6 +175,8 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
                                 kn["idesc_b_major"] or majors["b"], cta_group=G)
     except LayoutError as e:
         raise LayoutError(f"{op}: the instruction descriptor: {e}") from e
+    if kn["epilogue_atom"] is not None:
+        _epilogue_copy(op, kn, Mc, N, acc)
     kn.update(M=M, N=N, K=K, cta_group=G, a_major=majors["a"], b_major=majors["b"], tmem_column=tcol,
               epilogue_column=ecol, epilogue_cols=ecols, epilogue_rows=tuple(erows), idesc_n=idn, b_dtype=b_dtype,
               acc_dtype=acc_dtype, kind=kind, elem_bytes=nb)
@@ -226,9 +229,15 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
                             f"first {words[x][0]:#018x}", {"words": words[x], "major": majors[x]}))
     stages.append(Stage("accumulator", "accumulator", f"TMEM: {Mc} rows x {N} {acc_dtype} per CTA as {acc}, from column "
                         f"{tcol} ({cols_used} columns)", {"layout": acc, "column": tcol, "columns": cols_used}))
-    stages.append(Stage("epilogue_tcgen05_ld", "epilogue", f"4 warps x tcgen05.ld.32x32b.x{_LD_COLS} from column "
-                        f"{ecol}, {ecols} columns; warp w -> lane quarter w, rows of quarter {list(erows)}[w]",
-                        {"column": ecol, "columns": ecols, "rows": tuple(erows)}))
+    if kn["epilogue_atom"] is not None:
+        ea, el = kn["epilogue_atom"], kn["epilogue_ld"]
+        stages.append(Stage("epilogue_tcgen05_ld", "epilogue", f"4 warps x the tiled copy of {ea} over each "
+                            f"epilogue subtile {kn['epilogue_tiler']}" + (f", issuing {el}" if el != ea else ""),
+                            {"atom": ea, "ld": el}))
+    else:
+        stages.append(Stage("epilogue_tcgen05_ld", "epilogue", f"4 warps x tcgen05.ld.32x32b.x{_LD_COLS} from column "
+                            f"{ecol}, {ecols} columns; warp w -> lane quarter w, rows of quarter {list(erows)}[w]",
+                            {"column": ecol, "columns": ecols, "rows": tuple(erows)}))
     stages.append(Stage("st_global", "store", f"st.global of each thread's registers to out ({M}x{N} f32)", {}))
     return Pipeline("sm_100a", M, N, K, dtype, kn, tuple(stages), _trace_blackwell)
 
@@ -363,6 +372,9 @@ def _trace_blackwell(p: Pipeline) -> Trace:
     out_cell = np.full((M, N), -1, np.int64)
     checked = badn = 0
     first = None
+    if kn["epilogue_atom"] is not None:
+        checked, badn, first = _generic_epilogue(kn, tmem, right, Mc, N, out_cell)
+        G = 0  # the loop below is the 32x32b epilogue's
     t = np.arange(32)[:, None]
     jj_ = np.arange(ecols)[None, :]
     for c in range(G):
@@ -387,6 +399,7 @@ def _trace_blackwell(p: Pipeline) -> Trace:
                          "lands": ("nothing (a TMEM cell the MMA did not write)" if v < 0 else
                                    f"D[{v // N}, {v % N}]"),
                          "should": f"D[{int(mo[tt, jj])}, {int(no[tt, jj])}]"}
+    G = kn["cta_group"]
     missing = np.argwhere(out_cell < 0)
     if len(missing) and first is None:
         mo, no = (int(v) for v in missing[0])
@@ -454,3 +467,105 @@ def _ts_reads(p: Pipeline, got_a: np.ndarray, want_a: np.ndarray) -> tuple[Any, 
     st = StageCheck("tcgen05_st_a", f"{128 * K} elements of A stored into TMEM by 4 warps (warp w: lanes 32w..)",
                     128 * K)
     return tm, [st], halfcol
+
+
+def _ld_lane_col(shape: str, num: int, t: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lane, 32-bit column) relative to ``taddr`` of register ``r`` of thread ``t`` of one ``tcgen05.ld.<shape>``:
+    the PTX ISA's data-movement figures (the table of ``nvidia.blackwell.tmem_copy``)."""
+    if shape == "32x32b":
+        return t, r
+    if shape == "16x64b":
+        return (t >> 2) + 8 * (t & 1), ((t >> 1) & 1) + 2 * r
+    if shape == "16x128b":
+        return (t >> 2) + 8 * (r & 1), (t & 3) + 4 * (r >> 1)
+    if shape == "16x256b":
+        return (t >> 2) + 8 * ((r >> 1) & 1), (r & 1) + 2 * (t & 3) + 8 * (r >> 2)
+    return t & 15, r + num * (t >> 4)  # 16x32bx2, immHalfSplitoff = num
+
+
+def _epilogue_copy(op: str, kn: dict, Mc: int, N: int, acc: Any) -> None:
+    """The epilogue's tiled copy (the author's view: thread, register -> accumulator element of one subtile) and
+    the issued tcgen05.ld (its PTX shape and .num): checked and kept in ``kn``."""
+    from ..layout import Layout, make_layout
+    from ..algebra import composition, complement
+    from ..nvidia.blackwell.tmem_accum import epilogue_tv, make_tmem_copy
+    from ..nvidia.blackwell.tmem_copy import tmem_copy_op
+
+    tiler = kn["epilogue_tiler"]
+    if not (isinstance(tiler, tuple) and len(tiler) == 2):
+        raise LayoutError(f"{op}: epilogue_tiler={tiler!r} is not (rows, columns) of one epilogue subtile")
+    tl = tuple(t if isinstance(t, Layout) else Layout(t) for t in tiler)
+    if kn["epilogue_ld"] is None:
+        kn["epilogue_ld"] = kn["epilogue_atom"]
+    try:
+        ops = [tmem_copy_op(kn[k]) for k in ("epilogue_atom", "epilogue_ld")]
+        sub = make_layout(composition(acc[0], tl[0]), composition(acc[1], tl[1]))
+        tc = make_tmem_copy(kn["epilogue_atom"], sub, kn["acc_dtype"])
+    except LayoutError as e:
+        raise LayoutError(f"{op}: the epilogue's tcgen05.ld: {e}") from e
+    if any(o.kind != "ld" or o.pack16 for o in ops):
+        raise LayoutError(f"{op}: the epilogue is modelled for unpacked tcgen05.ld of a 32-bit accumulator, not "
+                          f"{kn['epilogue_atom']} / {kn['epilogue_ld']}")
+    em, en = int(tl[0].size()), int(tl[1].size())
+    if Mc % em or N % en:
+        raise LayoutError(f"{op}: the epilogue subtile {em}x{en} does not tile the {Mc}x{N} accumulator")
+    etv = epilogue_tv(tc, (em, en))  # the register side: (thread, value) -> m + em * ns
+    T = int(etv[0].size())
+    if T != 128:
+        raise LayoutError(f"{op}: the epilogue's tiled copy has {T} threads, not 4 warps")
+    tv = np.asarray(Layout(etv.shape, etv.stride).table(), np.int64).reshape(-1, T).T  # [thread, value]
+    rest_n = complement(tl[1], N)
+    ns = np.asarray(tl[1].table(), np.int64)
+    offs = [int(x) for x in np.asarray(rest_n.table(), np.int64)]
+    rest_m = [em * i for i in range(Mc // em)]
+    kn["_epi"] = {"tv": tv, "ns": ns, "em": em, "offs_n": offs, "offs_m": rest_m, "regs": ops[0].registers,
+                  "shape": ops[1].shape, "num": ops[1].num, "ld_regs": ops[1].registers}
+
+
+def _generic_epilogue(kn: dict, tmem: np.ndarray, right: Any, Mc: int, N: int, out_cell: np.ndarray) -> tuple:
+    """The epilogue by the plan's tiled copy: for each subtile, thread T (warp w = T // 32, lane t) believes its
+    value v is D[m, n] (the copy's TV layout); the hardware issues the instruction once per ``regs`` values at
+    ``taddr`` = the accumulator address of thread 32w's first value of that issue, and register i of thread t
+    reads TMEM at ``taddr + (lane, column)(t, i)`` by the issued shape's PTX figure (warp w reaches lane
+    quarter w % 4 only). Returns (checked, wrong, first wrong)."""
+    e = kn["_epi"]
+    tv, ns, em, V, Vh = e["tv"], e["ns"], e["em"], e["regs"], e["ld_regs"]
+    G = kn["cta_group"]
+    col0 = kn["epilogue_column"]
+    raddr = eval_layout(right, *np.meshgrid(np.arange(Mc), np.arange(N), indexing="ij"))
+    nT, nV = tv.shape
+    T_ = np.arange(nT)[:, None] + 0 * np.arange(nV)[None, :]
+    Vi = np.arange(nV)[None, :] + 0 * T_
+    checked = bad = 0
+    first = None
+    for c in range(G):
+        for om in e["offs_m"]:
+            for on in e["offs_n"]:
+                m = om + tv % em
+                n = on + ns[tv // em]
+                believed = raddr[m, n]  # the author's TMEM address of each (thread, value)
+                w, t = T_ // 32, T_ % 32
+                j, i = Vi // V, Vi % V
+                taddr = believed[32 * w, j * V]
+                lane_r, col_r = _ld_lane_col(e["shape"], e["num"], t, i)
+                lane = (taddr >> 16) + lane_r
+                col = (taddr & 0xFFFF) + col_r + col0
+                reach = (lane >> 5) == (w % 4)
+                ok = reach & (i < Vh) & (col < 512) & (lane < 128)
+                val = np.where(ok, tmem[c, np.minimum(lane, 127), np.minimum(col, 511)], -1)
+                want = (c * Mc + m) * N + n
+                out_cell[c * Mc + m, n] = val
+                wrong = val != want
+                checked += val.size
+                bad += int(wrong.sum())
+                if first is None and wrong.any():
+                    tt, vv = (int(x) for x in np.argwhere(wrong)[0])
+                    v = int(val[tt, vv])
+                    first = {"stage": "epilogue_tcgen05_ld",
+                             "location": (f"CTA {c} thread {tt} value {vv}: {e['shape']} register {int(i[tt, vv])} "
+                                          f"reads TMEM lane {int(lane[tt, vv])} column {int(col[tt, vv])}"
+                                          + ("" if reach[tt, vv] else " (outside its warp's lane quarter)")
+                                          + f", stored to out[{c * Mc + int(m[tt, vv])}, {int(n[tt, vv])}]"),
+                             "lands": "nothing (no TMEM cell the MMA wrote)" if v < 0 else f"D[{v // N}, {v % N}]",
+                             "should": f"D[{c * Mc + int(m[tt, vv])}, {int(n[tt, vv])}]"}
+    return checked, bad, first

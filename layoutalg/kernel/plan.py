@@ -311,9 +311,8 @@ class TilePlan:
                 why.append("a row-major (N-major) C written by stmatrix")
             kn["warpgroups"] = W
         else:
-            if not (self.tmem_load or "").startswith("SM100_TMEM_LOAD_32dp32b"):
-                why.append(f"the tcgen05.ld.32x32b epilogue (the plan: {self.tmem_load})")
-            kn.update(cta_group=self.cta_group, b_dtype=self.b_dtype, acc_dtype=self.acc_dtype)
+            kn.update(cta_group=self.cta_group, b_dtype=self.b_dtype, acc_dtype=self.acc_dtype,
+                      epilogue_atom=self.tmem_load, epilogue_tiler=tuple(self.epi_tiler))
         if why:
             raise PlanError("pipeline", "the data-path model (kernel.pipeline) does not cover this plan; it needs "
                             + "; ".join(why))
