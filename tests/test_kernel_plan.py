@@ -325,7 +325,7 @@ def test_plan_pipeline_proves(kw):
 
 def test_plan_pipeline_refuses_what_it_does_not_model():
     pytest.importorskip("layoutalg.kernel.pipeline")
-    for kw in (dict(arch="sm_90", a_dtype="e4m3", tile=(64, 64, 128)),  # 8-bit operands
+    for kw in (dict(arch="sm_90", a_dtype="f16", acc_dtype="f16", tile=(64, 64, 64)),  # an f16 accumulator
                dict(arch="sm_90", a_dtype="f16", tile=(128, 128, 64)),  # one warpgroup over 128 rows
                dict(arch="sm_100", a_dtype="f16", acc_dtype="f16", tile=(128, 64, 64))):  # a 16-bit accumulator
         with pytest.raises(PlanError) as e:
@@ -387,7 +387,7 @@ def test_recorded_plans_prove_sample():
     pytest.importorskip("layoutalg.kernel.pipeline")
     legal = _legal_recorded()
     modelled = _modelled(legal)
-    assert len(modelled) >= 348, len(modelled)  # of the 539 legal recorded plans (see docs/kernels.md)
+    assert len(modelled) >= 354, len(modelled)  # of the 539 legal recorded plans (see docs/kernels.md)
     sample = representative(modelled)
     assert len(sample) >= 100
     for cls in (plan_class, ld_class):

@@ -73,7 +73,8 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     """The sm_100 SS GEMM tile pipeline (see the module doc); the defaults build a correct one.
 
     Knobs: ``M`` (cta_group 1: 64 or 128; 2: 128 or 256, over the pair), ``N`` (multiple of 16, <= 256),
-    ``K`` (multiple of 16), ``dtype`` ('f16' / 'bf16'), ``cta_group`` (1 or 2), ``a_major`` / ``b_major``,
+    ``K`` (multiple of 32 bytes), ``dtype`` / ``b_dtype`` (A's / B's type: f16, bf16, tf32, e4m3, e5m2 (mixed),
+    s8, u8; B None = A's), ``acc_dtype`` (f32; s32 for s8/u8), ``cta_group`` (1 or 2), ``a_major`` / ``b_major``,
     ``swizzle_a`` / ``swizzle_b`` (what the TMA writes), ``desc_swizzle_*`` / ``base_*`` /
     ``desc_base_offset_*`` / ``lbo_*`` / ``sbo_*`` (as :func:`~layoutalg.kernel.pipeline.hopper_pipeline`),
     ``idesc_n`` / ``idesc_a_major`` / ``idesc_b_major`` (the instruction descriptor's fields; None = the tile's),
@@ -83,6 +84,10 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     epilogue loads, a multiple of 32 or all; None = all of the accumulator's), ``peer_shift`` (cta_group 2:
     bytes by which the peer CTA's tiles sit later in its shared memory than the issuing CTA's, a multiple of
     128; the MMA reads both CTAs at the descriptors' one address, so anything but 0 is a bug).
+    ``order_a`` / ``order_b`` (as hopper_pipeline's). ``epilogue_atom`` (a tcgen05.ld atom's CuTe name, with
+    ``epilogue_tiler``, the plan's (rows, columns) tiler of one epilogue subtile): the epilogue is that atom's
+    tiled copy over each subtile (the author's view of the registers), issuing ``epilogue_ld`` (None = the
+    atom; read by the PTX ISA's figure of its shape); None = the 4-warp ``.32x32b`` epilogue of the knobs above.
     ``a_source='tmem'`` (UMMA TS; cta_group 1, M = 128, A K-major): A reaches TMEM from registers with
     ``tcgen05.st.32x32b`` (warp ``w`` stores rows ``32w ..``, two f16 per 32-bit column from ``tmem_a_column``;
     None = right after the accumulator; ``a_store_unpacked=True``: one per column) and the MMA reads it at

@@ -288,10 +288,10 @@ class TilePlan:
         M, N, K = self.tile
         why = []
         if self.arch == "sm_90":
-            if self.a_dtype != self.b_dtype or self.a_dtype not in _F16:
-                why.append(f"A and B of one 16-bit type (f16 or bf16), not {self.a_dtype} x {self.b_dtype}")
-            if self.acc_dtype != "f32":
-                why.append(f"an f32 accumulator, not {self.acc_dtype}")
+            if self.a_dtype != self.b_dtype or self.a_dtype not in _F16 | _F8 | _I8:
+                why.append(f"A and B of one 16- or 8-bit type, not {self.a_dtype} x {self.b_dtype}")
+            if self.acc_dtype not in ("f32", "s32"):
+                why.append(f"a 32-bit accumulator (f32, s32), not {self.acc_dtype}")
         elif self.acc_dtype not in ("f32", "s32"):
             why.append(f"a 32-bit accumulator (f32, s32), not {self.acc_dtype}")
         sw = {"none": 0, "32B": 32, "64B": 64, "128B": 128}
