@@ -304,6 +304,10 @@ PIPELINE_PLANS = [
     dict(arch="sm_100", a_dtype="bf16", tile=(128, 128, 64)),
     dict(arch="sm_100", a_dtype="f16", tile=(256, 128, 64), cta_group=2),
     dict(arch="sm_100", a_dtype="f16", tile=(128, 64, 32), b_major="MN"),
+    # MN-major tiles of several swizzle atoms: the DSL repeats the atom K first (the builders' order knob)
+    dict(arch="sm_100", a_dtype="f16", tile=(128, 128, 64), a_major="MN"),
+    dict(arch="sm_100", a_dtype="bf16", tile=(256, 256, 64), a_major="MN", b_major="MN", cta_group=2),
+    dict(arch="sm_90", a_dtype="bf16", tile=(64, 256, 128), a_major="MN", b_major="MN"),
 ]
 
 
@@ -321,10 +325,109 @@ def test_plan_pipeline_proves(kw):
 
 def test_plan_pipeline_refuses_what_it_does_not_model():
     pytest.importorskip("layoutalg.kernel.pipeline")
-    for kw in (dict(arch="sm_90", a_dtype="e4m3", tile=(64, 64, 128)),  # 8-bit operands
+    for kw in (dict(arch="sm_90", a_dtype="f16", acc_dtype="f16", tile=(64, 64, 64)),  # an f16 accumulator
                dict(arch="sm_90", a_dtype="f16", tile=(128, 128, 64)),  # one warpgroup over 128 rows
-               dict(arch="sm_100", a_dtype="f16", tile=(64, 64, 64)),  # a 16-lane tcgen05.ld epilogue
-               dict(arch="sm_100", a_dtype="f16", tile=(128, 128, 64), a_major="MN")):  # the model's MN-first tile
+               dict(arch="sm_100", a_dtype="f16", acc_dtype="f16", tile=(128, 64, 64))):  # a 16-bit accumulator
         with pytest.raises(PlanError) as e:
             plan_gemm(**kw).pipeline()
         assert e.value.rule == "pipeline", kw
+
+
+# ------------------------------------------------------------------------------------------------ every recorded plan proves
+def _legal_recorded() -> list[tuple[str, TilePlan]]:
+    """The recorded plans layoutalg plans (strict: the DSL's 8-bit MN-major wgmma plans are refused)."""
+    out = []
+    for key, c, ans in _replayed():
+        if "refused" in ans:
+            continue
+        try:
+            out.append((key, _plan(c)))
+        except PlanError:
+            continue
+    return out
+
+
+def _modelled(plans: list) -> list[tuple[str, TilePlan]]:
+    out = []
+    for key, p in plans:
+        try:
+            p.pipeline_knobs()
+        except PlanError:
+            continue
+        out.append((key, p))
+    return out
+
+
+def plan_class(p: TilePlan) -> tuple:
+    """arch, A's and B's types, the majors, CTA group."""
+    return (p.arch, p.a_dtype, p.b_dtype, p.a.major, p.b.major, p.cta_group)
+
+
+def ld_class(p: TilePlan) -> tuple:
+    """the epilogue: sm_100's tcgen05.ld shape (any .num) and the accumulator type, sm_90's C major."""
+    return (p.arch, re.sub(r"\d+x(_16b)?$", "", p.tmem_load or ""), p.acc_dtype, p.c_major)
+
+
+def representative(plans: list, n: int = 100) -> list:
+    """The smallest tile of every :func:`plan_class` and of every :func:`ld_class`, then the smallest of the
+    rest up to ``n``."""
+    order = sorted(plans, key=lambda kp: (kp[1].tile[0] * kp[1].tile[1] * kp[1].tile[2], kp[0]))
+    seen: set = set()
+    first, rest = [], []
+    for kp in order:
+        keys = {("p",) + plan_class(kp[1]), ("l",) + ld_class(kp[1])}
+        (rest if keys <= seen else first).append(kp)
+        seen |= keys
+    return first + rest[:max(0, n - len(first))]
+
+
+def test_recorded_plans_prove_sample():
+    """A representative sample (>= 100, every arch / type / major / CTA-group / tcgen05.ld class) of the recorded
+    plans the data-path model covers proves: every product lands in its output (the full sweep: exhaustive)."""
+    pytest.importorskip("layoutalg.kernel.pipeline")
+    legal = _legal_recorded()
+    modelled = _modelled(legal)
+    assert len(modelled) >= 354, len(modelled)  # of the 539 legal recorded plans (see docs/kernels.md)
+    sample = representative(modelled)
+    assert len(sample) >= 100
+    for cls in (plan_class, ld_class):
+        assert {cls(p) for _, p in sample} == {cls(p) for _, p in modelled}
+    bad = {k: r.first_wrong for k, p in sample if not (r := p.prove()).ok}
+    assert not bad, list(bad.items())[:3]
+
+
+@pytest.mark.exhaustive
+def test_recorded_plans_prove_all():
+    bad = {k: r.first_wrong for k, p in _modelled(_legal_recorded()) if not (r := p.prove()).ok}
+    assert not bad, list(bad.items())[:3]
+
+
+PLANTED = [dict(arch="sm_90", a_dtype="bf16", tile=(64, 128, 64), b_major="MN"),
+           dict(arch="sm_100", a_dtype="e4m3", tile=(128, 128, 128), b_major="MN", c_major="M"),
+           dict(arch="sm_100", a_dtype="tf32", tile=(256, 128, 32), cta_group=2),
+           dict(arch="sm_100", a_dtype="s8", acc_dtype="s32", tile=(64, 64, 64))]
+
+
+@pytest.mark.parametrize("kw", PLANTED, ids=lambda kw: " ".join(str(v) for v in kw.values()))
+def test_planted_plan_bugs_are_caught(kw):
+    """The plan proves; with its B descriptor's LBO and SBO swapped, or (sm_100) its epilogue issuing a
+    tcgen05.ld of another shape than the tiled copy's atom (as many registers), the proof names the first wrong
+    element at the stage that broke."""
+    pytest.importorskip("layoutalg.kernel.pipeline")
+    p = plan_gemm(**kw)
+    kn = p.pipeline_knobs()
+    assert p.prove().ok
+    d = p.b.k_blocks[0].descriptor
+    lbo, sbo = int(d.leading_byte_offset), int(d.stride_byte_offset)
+    assert lbo != sbo
+    bad = p.prove(**{**kn, "lbo_b": sbo, "sbo_b": lbo})
+    assert not bad.ok and bad.first_wrong["stage"].endswith("read_b"), bad.first_wrong
+    if p.arch == "sm_100":
+        shape = re.match(r"SM100_TMEM_LOAD_(\w+?)(\d+)x$", p.tmem_load)
+        regs = {"32dp32b": 1, "16dp64b": 1, "16dp32b": 1, "16dp128b": 2, "16dp256b": 4}
+        per = regs[shape.group(1)] * int(shape.group(2))
+        others = [(o, r) for o, r in regs.items() if o != shape.group(1) and per % r == 0]
+        assert len(others) >= 3
+        for other, r in others:
+            wrong = p.prove(**{**kn, "epilogue_ld": f"SM100_TMEM_LOAD_{other}{per // r}x"})
+            assert not wrong.ok and wrong.first_wrong["stage"] == "epilogue_tcgen05_ld", (other, wrong.first_wrong)

@@ -259,15 +259,24 @@ HOPPER_KNOBS: dict = {
     "base_a": 0, "base_b": 0, "desc_base_offset_a": None, "desc_base_offset_b": None,
     "lbo_a": None, "sbo_a": None, "lbo_b": None, "sbo_b": None,
     "warpgroups": 1, "wg_rows": None, "epilogue_trans": False, "epilogue_cols": None,
+    "order_a": None, "order_b": None,
 }
 _SW_CODE = {0: 0, 128: 1, 64: 2, 32: 3}
+#: the operand types hopper_pipeline models and their bytes (8-bit: K-major, an f32 or s32 accumulator)
+_OPERAND_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1}
 
 
-def operand_tile(op: str, which: str, major: str, swizzle: int, dtype: str, shape: tuple[int, int]) -> Any:
+def operand_tile(op: str, which: str, major: str, swizzle: int, dtype: str, shape: tuple[int, int],
+                 order: Any = None) -> Any:
+    """The operand's shared tile: the swizzle atom repeated over (MN, K) in CuTe's ``tile_to_shape`` ``order``
+    (None / 'left': MN first; 'right': K first, as the CuTe DSL's helpers tile an MN-major operand)."""
     from ..nvidia.hopper.wgmma import tile
 
+    if order not in (None, "left", "right"):
+        raise LayoutError(f"{op}: order_{which.lower()}={order!r} is not None, 'left' (MN first) or 'right' "
+                          "(K first)")
     try:
-        return tile(major, swizzle, dtype, shape)
+        return tile(major, swizzle, dtype, shape, order=order)
     except LayoutError as e:
         raise LayoutError(f"{op}: operand {which} ({major}-major, {swizzle} B swizzle, {shape[0]}x{shape[1]}): {e}") from e
 
@@ -293,7 +302,8 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     8-column block) into a row-major C tile in shared memory -> TMA store to ``out`` (M x N, row-major).
 
     Knobs (all optional; the defaults build a correct pipeline): ``M`` (64 * warpgroups), ``N`` (multiple of 8,
-    <= 256), ``K`` (multiple of 16), ``dtype`` ('f16' / 'bf16'), ``a_major`` / ``b_major`` ('K' / 'MN'),
+    <= 256), ``K`` (multiple of 32 bytes), ``dtype`` ('f16' / 'bf16'; 'e4m3', 'e5m2', 's8', 'u8' K-major: the
+    k-block is 32 elements), ``a_major`` / ``b_major`` ('K' / 'MN'),
     ``swizzle_a`` / ``swizzle_b`` (0, 32, 64, 128: what the TMA writes), ``desc_swizzle_a`` / ``_b`` (the
     descriptor's swizzle; None = the TMA's; the descriptors are derived for the tile of that swizzle, as an
     author who changed only one side would have them), ``base_a`` / ``base_b`` (multiples of 128),
@@ -301,7 +311,9 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     ``lbo_a, sbo_a, lbo_b, sbo_b`` (bytes as written before the ``>> 4`` encoding; None = derived),
     ``warpgroups`` (1 or 2), ``wg_rows`` (the row block each warpgroup computes; the epilogue writes warpgroup
     ``w``'s accumulator to row block ``w``), ``epilogue_trans`` (``stmatrix.trans``), ``epilogue_cols`` (the
-    accumulator columns the epilogue copies, a multiple of 8; None = N).
+    accumulator columns the epilogue copies, a multiple of 8; None = N), ``order_a`` / ``order_b`` (how a tile
+    of several swizzle atoms repeats them: None / 'left' MN first, the contract's; 'right' K first, as the
+    CuTe DSL's helpers tile an MN-major operand; the TMA, the descriptors and their decoding follow it).
 
     >>> p = hopper_pipeline(M=128, N=64, warpgroups=2, swizzle_b=64)
     >>> print(p.stage("tma_load_b"))
@@ -316,12 +328,14 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     from ..nvidia.common.dtypes import operand_major
 
     dtype = kn["dtype"]
-    if dtype not in ("f16", "bf16"):
-        raise LayoutError(f"{op}: dtype={dtype!r} is not 'f16' or 'bf16'")
+    if dtype not in _OPERAND_BYTES:
+        raise LayoutError(f"{op}: dtype={dtype!r} is not one of {sorted(_OPERAND_BYTES)}")
+    ob = _OPERAND_BYTES[dtype]
+    T = 32 // ob  # elements per k-block (one wgmma's K: 32 bytes)
     W = check_int(op, "warpgroups", kn["warpgroups"], (1, 2))
     M = check_int(op, "M", 64 * W if kn["M"] is None else kn["M"], (64 * W,))
     N = check_int(op, "N", kn["N"], lo=8, hi=256, multiple=8)
-    K = check_int(op, "K", kn["K"], lo=16, multiple=16)
+    K = check_int(op, "K", kn["K"], lo=T, multiple=T)
     majors = {}
     for x in ("a", "b"):
         v = kn[f"{x}_major"]
@@ -349,8 +363,10 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
         raise LayoutError(f"{op}: epilogue_trans={kn['epilogue_trans']!r} is not a bool")
     cols = N if kn["epilogue_cols"] is None else check_int(op, "epilogue_cols", kn["epilogue_cols"], lo=0, hi=N,
                                                             multiple=8)
+    if ob == 1 and "MN" in majors.values():
+        raise LayoutError(f"{op}: an 8-bit wgmma operand is K-major (the instruction cannot transpose it)")
     kn.update(M=M, N=N, K=K, warpgroups=W, wg_rows=rows, epilogue_cols=cols, a_major=majors["a"],
-              b_major=majors["b"])
+              b_major=majors["b"], elem_bytes=ob)
 
     from ..nvidia.hopper.wgmma import k_block_descriptors
 
@@ -363,11 +379,11 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     for x, mn in (("a", M), ("b", N)):
         X = x.upper()
         sw, maj = kn[f"swizzle_{x}"], majors[x]
-        lay = operand_tile(op, X, maj, sw, dtype, (mn, K))
+        lay = operand_tile(op, X, maj, sw, dtype, (mn, K), kn[f"order_{x}"])
         tma = tma_copy(op, X, maj, lay, dtype, (mn, K))
         origin = cursor
         base = origin + kn[f"base_{x}"]
-        size = mn * K * nb
+        size = mn * K * ob
         cursor = -(-(base + size) // 1024) * 1024
         placements[x] = (base, tma)
         tm = tma.tensor_map
@@ -377,13 +393,13 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
                             {"tma": tma, "base": base, "swizzle": sw, "layout": lay}))
         # the descriptors: derived for the tile the author believes is there (the descriptor's swizzle)
         dsw = sw if kn[f"desc_swizzle_{x}"] is None else kn[f"desc_swizzle_{x}"]
-        dlay = lay if dsw == sw else operand_tile(op, X, maj, dsw, dtype, (mn, K))
-        instr = f"m64n{N}k16"
+        dlay = lay if dsw == sw else operand_tile(op, X, maj, dsw, dtype, (mn, K), kn[f"order_{x}"])
+        instr = f"m64n{N}k{T}"
         try:
             kbs = k_block_descriptors(dlay, dtype, instr, operand=X, major=maj)
         except LayoutError as e:
             raise LayoutError(f"{op}: the wgmma descriptors of {X}: {e}") from e
-        per = K // 16
+        per = K // T
         grid = []
         for i in range(len(kbs) // per):
             row = []
@@ -398,7 +414,7 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     if c_base + M * N * nb > SMEM_BYTES:
         raise LayoutError(f"{op}: A, B and the C tile need {c_base + M * N * nb} B of shared memory, more than "
                           f"{SMEM_BYTES}")
-    stages.append(Stage("tiled_mma", "mma", f"{W} warpgroup(s) x wgmma.mma_async.m64n{N}k16.f32.{dtype}.{dtype}, "
+    stages.append(Stage("tiled_mma", "mma", f"{W} warpgroup(s) x wgmma.mma_async.m64n{N}k{T}.{{f32,s32}}.{dtype}.{dtype}, "
                         f"warpgroup w computes row block {list(rows)}[w]", {"wg_rows": rows}))
     for x in ("a", "b"):
         X = x.upper()
@@ -445,7 +461,9 @@ def trace_hopper(p: Pipeline, a_reads: Callable | None = None) -> Trace:
     kn = p.knobs
     M, N, K, W = p.M, p.N, p.K, kn["warpgroups"]
     rows = kn["wg_rows"]
-    nb = 2
+    nb = 2  # the C tile's bytes
+    ob = kn.get("elem_bytes", 2)  # the operands' bytes
+    T = 32 // ob  # elements per k-block
     notes: list = []
     checks: list = []
     smem = shared_memory("hopper")
@@ -457,7 +475,7 @@ def trace_hopper(p: Pipeline, a_reads: Callable | None = None) -> Trace:
         m, k = idx % mn, idx // mn  # colexicographic over (MN, K)
         if (wr < 0).any():
             notes.append(f"tma_load_{x}: {int((wr < 0).sum())} element(s) of {x.upper()} are not written by the loads")
-        place(smem, wr[wr >= 0], owner(tag, (m * K + k)[wr >= 0]), nb, f"tma_load_{x}", notes)
+        place(smem, wr[wr >= 0], owner(tag, (m * K + k)[wr >= 0]), ob, f"tma_load_{x}", notes)
         checks.append(StageCheck(f"tma_load_{x}", f"{mn * K} elements of {x.upper()} written by the tensor map "
                                  "(absolute-address swizzle)", mn * K))
     # 2. tiled MMA: warpgroup w computes row block rows[w]; the epilogue writes it to row block w
@@ -471,36 +489,36 @@ def trace_hopper(p: Pipeline, a_reads: Callable | None = None) -> Trace:
     checks.append(StageCheck("tiled_mma", "warpgroup -> row block, against the epilogue's row block",
                              W, len(bad), first))
     # 3. operand reads: decode each word as the hardware does (PTX canonical layouts, absolute swizzle)
-    J = K // 16
-    mm, kk = np.arange(64)[:, None], np.arange(16)[None, :]
+    J = K // T
+    mm, kk = np.arange(64)[:, None], np.arange(T)[None, :]
     accesses: list = []
     if a_reads is not None:  # A from registers (wgmma RS): the caller's model of how they are filled
         got_a, check, acc_a = a_reads(p, smem, rows)
         checks.append(check)
         accesses.extend(acc_a)
     else:
-        got_a = np.empty((W, J, 64, 16), np.int64)
+        got_a = np.empty((W, J, 64, T), np.int64)
         want_a = np.empty_like(got_a)
         addr_a = np.empty_like(got_a)
         words_a = p.stage("wgmma_read_a").details["words"]
         for w in range(W):
             for j in range(J):
                 word = words_a[rows[w]][j]
-                a = descriptor_reads(_decodable(word, MatrixDescriptor), p.dtype, kn["a_major"], (64, 16))
+                a = descriptor_reads(_decodable(word, MatrixDescriptor), p.dtype, kn["a_major"], (64, T))
                 addr_a[w, j] = a
                 got_a[w, j] = read(smem, a)
-                want_a[w, j] = owner(TAG_A, (64 * rows[w] + mm) * K + 16 * j + kk)
+                want_a[w, j] = owner(TAG_A, (64 * rows[w] + mm) * K + T * j + kk)
         checks.append(_operand_check("wgmma_read_a", "A", got_a, want_a, addr_a, words_a, rows, K, "warpgroup"))
-    got_b = np.empty((J, N, 16), np.int64)
+    got_b = np.empty((J, N, T), np.int64)
     want_b = np.empty_like(got_b)
     addr_b = np.empty_like(got_b)
     nn = np.arange(N)[:, None]
     words_b = p.stage("wgmma_read_b").details["words"]
     for j in range(J):
-        a = descriptor_reads(_decodable(words_b[0][j], MatrixDescriptor), p.dtype, kn["b_major"], (N, 16))
+        a = descriptor_reads(_decodable(words_b[0][j], MatrixDescriptor), p.dtype, kn["b_major"], (N, T))
         addr_b[j] = a
         got_b[j] = read(smem, a)
-        want_b[j] = owner(TAG_B, nn * K + 16 * j + kk)
+        want_b[j] = owner(TAG_B, nn * K + T * j + kk)
     checks.append(_operand_check("wgmma_read_b", "B", got_b[None], want_b[None], addr_b[None], words_b, (0,), K,
                                  None))
     # 4. accumulator cells: cell = (w * 64 + m) * N + n; products over (k-block j, k)

@@ -287,16 +287,22 @@ class TilePlan:
         """
         M, N, K = self.tile
         why = []
-        if self.a_dtype != self.b_dtype or self.a_dtype not in _F16:
-            why.append(f"A and B of one 16-bit type (f16 or bf16), not {self.a_dtype} x {self.b_dtype}")
-        if self.acc_dtype != "f32":
-            why.append(f"an f32 accumulator, not {self.acc_dtype}")
+        if self.arch == "sm_90":
+            if self.a_dtype != self.b_dtype or self.a_dtype not in _F16 | _F8 | _I8:
+                why.append(f"A and B of one 16- or 8-bit type, not {self.a_dtype} x {self.b_dtype}")
+            if self.acc_dtype not in ("f32", "s32"):
+                why.append(f"a 32-bit accumulator (f32, s32), not {self.acc_dtype}")
+        elif self.acc_dtype not in ("f32", "s32"):
+            why.append(f"a 32-bit accumulator (f32, s32), not {self.acc_dtype}")
         sw = {"none": 0, "32B": 32, "64B": 64, "128B": 128}
         for op in (self.a, self.b):
             if op.swizzle not in sw:
                 why.append(f"operand {op.name}'s {op.swizzle} swizzle")
         kn: dict[str, Any] = dict(M=M, N=N, K=K, dtype=self.a_dtype, a_major=self.a.major, b_major=self.b.major,
                                   swizzle_a=sw.get(self.a.swizzle), swizzle_b=sw.get(self.b.swizzle))
+        for op in (self.a, self.b):  # the DSL tiles an MN-major operand's atoms K first (tile_to_shape order (1, 0))
+            if op.major == "MN":
+                kn[f"order_{op.name.lower()}"] = "right"
         if self.arch == "sm_90":
             W = self.atom_layout_mnk[0]
             if M != 64 * W or tuple(self.atom_layout_mnk[1:]) != (1, 1):
@@ -305,9 +311,8 @@ class TilePlan:
                 why.append("a row-major (N-major) C written by stmatrix")
             kn["warpgroups"] = W
         else:
-            if not (self.tmem_load or "").startswith("SM100_TMEM_LOAD_32dp32b"):
-                why.append(f"the tcgen05.ld.32x32b epilogue (the plan: {self.tmem_load})")
-            kn["cta_group"] = self.cta_group
+            kn.update(cta_group=self.cta_group, b_dtype=self.b_dtype, acc_dtype=self.acc_dtype,
+                      epilogue_atom=self.tmem_load, epilogue_tiler=tuple(self.epi_tiler))
         if why:
             raise PlanError("pipeline", "the data-path model (kernel.pipeline) does not cover this plan; it needs "
                             + "; ".join(why))
