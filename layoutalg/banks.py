@@ -189,21 +189,18 @@ def phase_report(addresses: Sequence[Any], access_bytes: int, groups: Sequence[S
                 by_bank.setdefault(word % num_banks, {}).setdefault(word, []).append(lane)
         if not by_bank:
             continue
-        depth = max(len(ws) for ws in by_bank.values())
-        distinct = sum(len(ws) for ws in by_bank.values())
+        banks = sorted(by_bank)
+        # per bank, its words in order, each with the lanes that touch it (sorted once, read by both lists below)
+        words = [(bank, [(w, tuple(ls)) for w, ls in sorted(by_bank[bank].items())]) for bank in banks]
+        depth = max(len(ws) for _, ws in words)
+        distinct = sum(len(ws) for _, ws in words)
         total += depth
         ideal += -(-distinct // num_banks)
-        for bank in sorted(by_bank):
-            ws = by_bank[bank]
+        for bank, ws in words:
             if len(ws) > 1:
-                conflicts.append(BankConflict(bank, tuple((w, tuple(ls)) for w, ls in sorted(ws.items()))))
+                conflicts.append(BankConflict(bank, tuple(ws)))
         for w in range(depth):
-            row = []
-            for bank in sorted(by_bank):
-                items = sorted(by_bank[bank].items())
-                if w < len(items):
-                    row.append((bank, items[w][0], tuple(items[w][1])))
-            schedule.append(tuple(row))
+            schedule.append(tuple((bank, ws[w][0], ws[w][1]) for bank, ws in words if w < len(ws)))
     return Instruction(tuple(addresses), access_bytes, total, ideal, tuple(conflicts), tuple(schedule), label)
 
 

@@ -364,10 +364,10 @@ def _triton_linear(L: Any, shape: list[int], kind: str | None) -> LinearLayout:
     if len(table) != 1 << nbits:
         raise LayoutError(f"{op}: {L} has {len(table)} coordinates, not a power of two")
     images = [int(table[1 << j]) for j in range(nbits)]
-    idx = np.arange(len(table))
-    acc = np.zeros(len(table), dtype=np.int64)
-    for j, v in enumerate(images):
-        acc ^= np.where((idx >> j) & 1, v, 0)
+    # acc[i] = XOR of images over i's set bits, built by doubling: acc[2^j + i] = acc[i] ^ images[j]
+    acc = np.zeros(1, dtype=np.int64)
+    for v in images:
+        acc = np.concatenate([acc, acc ^ v])
     if not np.array_equal(acc, table):
         raise LayoutError(f"{op}: {L} is not F2-linear (some value is not the XOR of its bits' images)")
     names = [f"dim{i}" for i in range(len(shape))]

@@ -44,6 +44,7 @@ bank conflicts (:func:`bank_report`). Every name of both is importable from here
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -113,10 +114,13 @@ def _check_linear(table: Any, images: list[int], op: str, what: str) -> None:
     """table[i] must be the XOR of images over i's set bits (F2-linear), else LayoutError."""
     import numpy as np
 
-    idx = np.arange(len(table))
-    acc = np.zeros(len(table), dtype=np.int64)
-    for j, v in enumerate(images):
-        acc ^= np.where((idx >> j) & 1, v, 0)
+    # acc[i] = XOR of images[j] over i's set bits j < len(images), built by doubling: acc[2^j + i] = acc[i] ^ images[j]
+    acc = np.zeros(1, dtype=np.int64)
+    for v in images:
+        if len(acc) >= len(table):
+            break
+        acc = np.concatenate([acc, acc ^ v])
+    acc = np.resize(acc, len(table))
     bad = np.nonzero(acc != table)[0]
     if len(bad):
         i = int(bad[0])
@@ -163,7 +167,9 @@ def _distributed_bases(x: Any, shape: list[int], op: str) -> dict[str, list[list
             level = "lane" if j < lane_b else "warp" if j < lane_b + warp_b else "block" if j < tb else "register"
             raise LayoutError(f"{op}: {level} basis {v} moves along two dimensions at once; Gluon's distributed "
                               "layouts need each basis to move along one dimension (or none)")
-    missing = np.setdiff1d(np.arange(total), table)
+    held = np.zeros(total, dtype=bool)
+    held[table.ravel()] = True
+    missing = np.flatnonzero(~held)
     if len(missing):
         raise LayoutError(f"{op}: {x} reaches {total - len(missing)} of the {total} elements of the {shape} tensor "
                           f"(element {int(missing[0])} is held by no thread); a Gluon distributed layout must cover "
@@ -243,13 +249,25 @@ def _unpad(w: int, pairs: list[list[int]]) -> int:
     raise LayoutError(f"to_gluon: stride {w} is not a padded power of two under {pairs}")
 
 
-def _try(cands: Any, shape: list[int], target: dict, match: Any = None) -> GluonLayout | None:
+@functools.lru_cache(maxsize=8192)
+def _candidate_bases(c: GluonLayout, shape: tuple[int, ...], slice_dim: int | None) -> dict | None:
+    """linear_bases of candidate c (of SliceLayout(slice_dim, c) when slice_dim is set), None where c does not apply.
+
+    Memoised: the search of :func:`to_gluon` tries the same few hundred candidates on the same shapes again and again.
+    The answer is shared between callers: read it, never change it.
+    """
+    try:
+        if slice_dim is not None:
+            c = make_gluon("SliceLayout", {"dim": slice_dim, "parent": c})
+        return linear_bases(c, shape)
+    except LayoutError:
+        return None
+
+
+def _try(cands: Any, shape: list[int], target: dict, slice_dim: int | None = None) -> GluonLayout | None:
+    key = tuple(shape)
     for c in cands:
-        try:
-            got = match(c) if match else linear_bases(c, shape)
-        except LayoutError:
-            continue
-        if got == target:
+        if _candidate_bases(c, key, slice_dim) == target:
             return c
     return None
 
@@ -305,6 +323,18 @@ def _dot_candidates(rank: int, warps: int, bits: int | None) -> list[GluonLayout
     return out
 
 
+def _blocked_level(order: list[int], below: list[int], counts: list[int], shape: list[int]) -> list[list[int]]:
+    """One level's bases of a BlockedLayout (identityStandardND along order, scaled by the levels below, 0 past shape)."""
+    out = []
+    for d in order:
+        for i in range(counts[d].bit_length() - 1):
+            v = [0] * len(shape)
+            step = below[d] << i
+            v[d] = step if step < shape[d] else 0
+            out.append(v)
+    return out
+
+
 def _blocked_candidates(target: dict, shape: list[int]) -> Any:
     """BlockedLayouts that could give target: orders (row-major first), register runs (spt smallest first), zero splits."""
     import itertools
@@ -352,28 +382,61 @@ def _blocked_candidates(target: dict, shape: list[int]) -> Any:
                 yield from spts(pos + take, k + 1, acc2, order)
 
         for spt in spts(0, 0, [1] * rank):
-            for tpw in lanes:
+            # a cheap necessary condition before Triton's rules run: the lane and warp bases of a BlockedLayout
+            # are order's unit steps spt[d] * 2^i (lanes) and spt[d] * tpw[d] * 2^i (warps), 0 past shape[d]
+            tpws = [t for t in lanes if _blocked_level(order, spt, t, shape) == target["lane"]]
+            for tpw in tpws:
+                inner = [a * b for a, b in zip(spt, tpw)]
                 for wpc in warps:
+                    if _blocked_level(order, inner, wpc, shape) != target["warp"]:
+                        continue
                     yield make_gluon("BlockedLayout", {"size_per_thread": spt, "threads_per_warp": tpw,
                                                   "warps_per_cta": wpc, "order": order})
 
 
-def _recognize_distributed(target: dict, shape: list[int], bits: int | None, match: Any = None,
-                           want: dict | None = None) -> GluonLayout | None:
-    """The first named layout whose bases (``match(candidate)``, default its own) equal ``want`` (default target)."""
+def _lanes_may_match(cands: list[GluonLayout], shape: list[int], want: dict, slice_dim: int | None) -> list[GluonLayout]:
+    """The DotOperandLayout candidates whose lane bases can equal want's: one probe per (operand, k_width, parent MMA).
+
+    A dot operand's lane bases do not depend on the parent's warps_per_cta (lanes come before warps in
+    Triton's product, and fitting to the shape only adds register bases or zeroes components past it), so
+    the first candidate of a group that applies to the shape speaks for the whole group.
+    """
+    verdict: dict[tuple, bool] = {}
+    out = []
+    for c in cands:
+        p = c["parent"]
+        key = (c["operand_index"], c["k_width"], p["version"], p["instr_shape"])
+        if key not in verdict:
+            got = _candidate_bases(c, tuple(shape), slice_dim)
+            if got is None:  # this one does not apply: no verdict for the group yet
+                out.append(c)
+                continue
+            verdict[key] = got["lane"] == want["lane"]
+        if verdict[key]:
+            out.append(c)
+    return out
+
+
+def _recognize_distributed(target: dict, shape: list[int], bits: int | None, slice_dim: int | None = None,
+                           want: dict | None = None, wshape: list[int] | None = None) -> GluonLayout | None:
+    """The first named layout whose bases equal ``want`` (default target) on ``wshape`` (default shape).
+
+    With ``slice_dim``, the bases compared are those of ``SliceLayout(slice_dim, candidate)``.
+    """
     if target["block"]:
         return None
     want = target if want is None else want
+    wshape = shape if wshape is None else wshape
     rank = len(shape)
     warps = 1 << len(target["warp"])
     if rank >= 2:
         # an accumulator spelling only where its warps land inside the tensor (else it aliases an operand)
         fits = [c for c in _mma_candidates(rank, warps, bits) if _mma_fits(c, shape)]
-        for cands in (fits, _dot_candidates(rank, warps, bits)):
-            found = _try(cands, shape, want, match)
+        for cands in (fits, _lanes_may_match(_dot_candidates(rank, warps, bits), wshape, want, slice_dim)):
+            found = _try(cands, wshape, want, slice_dim)
             if found:
                 return found
-    return _try(_blocked_candidates(target, shape), shape, want, match)
+    return _try(_blocked_candidates(target, shape), wshape, want, slice_dim)
 
 
 def _recognize_slice(target: dict, shape: list[int], bits: int | None) -> GluonLayout | None:
@@ -381,11 +444,7 @@ def _recognize_slice(target: dict, shape: list[int], bits: int | None) -> GluonL
     for dim in range(rank + 1):
         pshape = shape[:dim] + [1] + shape[dim:]
         ptarget = {k: [v[:dim] + [0] + v[dim:] for v in vs] for k, vs in target.items()}
-
-        def match(parent: GluonLayout, dim: int = dim) -> Any:
-            return linear_bases(make_gluon("SliceLayout", {"dim": dim, "parent": parent}), shape)
-
-        found = _recognize_distributed(ptarget, pshape, bits, match, target)
+        found = _recognize_distributed(ptarget, pshape, bits, dim, target, shape)
         if found:
             return make_gluon("SliceLayout", {"dim": dim, "parent": found})
     return None

@@ -67,18 +67,22 @@ class TritonLL:
         return 1
 
     def __mul__(self, other: TritonLL) -> TritonLL:
-        names = self.out_names() + [n for n in other.out_names() if n not in self.out_names()]
-        outs = [(n, self.size(n) * other.size(n)) for n in names]
-        ia = {n: i for i, n in enumerate(self.out_names())}
-        ib = {n: i for i, n in enumerate(other.out_names())}
+        a_sizes = dict(self.outs)
+        b_sizes = dict(other.outs)
+        names = [n for n, _ in self.outs] + [n for n, _ in other.outs if n not in a_sizes]
+        outs = [(n, a_sizes.get(n, 1) * b_sizes.get(n, 1)) for n in names]
+        ia = {n: i for i, (n, _) in enumerate(self.outs)}
+        ib = {n: i for i, (n, _) in enumerate(other.outs)}
+        # each output component: (index into the factor's vector or -1, scale)
+        pick_a = [(ia.get(n, -1), 1) for n in names]
+        pick_b = [(ib.get(n, -1), a_sizes.get(n, 1)) for n in names]
 
-        def lift(v: tuple[int, ...], idx: dict[str, int], scale: bool) -> tuple[int, ...]:
-            return tuple(v[idx[n]] * (self.size(n) if scale else 1) if n in idx else 0 for n in names)
+        def lift(vs: list[tuple[int, ...]], pick: list[tuple[int, int]]) -> list[tuple[int, ...]]:
+            return [tuple(v[i] * s if i >= 0 else 0 for i, s in pick) for v in vs]
 
         bases: dict[str, list[tuple[int, ...]]] = {}
         for k in list(self.bases) + [k for k in other.bases if k not in self.bases]:
-            bases[k] = [lift(v, ia, False) for v in self.bases.get(k, [])] + \
-                       [lift(v, ib, True) for v in other.bases.get(k, [])]
+            bases[k] = lift(self.bases.get(k, []), pick_a) + lift(other.bases.get(k, []), pick_b)
         return TritonLL(bases, outs)
 
     def transpose_outs(self, names: Sequence[str]) -> TritonLL:
