@@ -204,6 +204,14 @@ def first_mismatch(got: np.ndarray, want: np.ndarray) -> tuple | None:
     return tuple(int(x) for x in np.unravel_index(int(np.argmax(bad.ravel())), bad.shape))
 
 
+def with_defaults(op: str, knobs: dict, defaults: dict) -> dict:
+    """The knobs over their defaults, or a LayoutError naming the operation and every unknown knob."""
+    unknown = sorted(set(knobs) - set(defaults))
+    if unknown:
+        raise LayoutError(f"{op}: unknown knob(s) {unknown}; the knobs are {list(defaults)}")
+    return {**defaults, **knobs}
+
+
 def check_int(op: str, name: str, v: Any, allowed: Any = None, *, lo: int | None = None, hi: int | None = None,
               multiple: int | None = None) -> int:
     """``v`` as an int, or a LayoutError naming the operation, the knob and the rule."""
@@ -320,11 +328,7 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     tma_load_b         B 64x64 f16 K-major, box (32, 64), SWIZZLE_64B, 2 load(s) at shared 0x4000
     """
     op = "hopper_pipeline"
-    unknown = sorted(set(knobs) - set(HOPPER_KNOBS))
-    if unknown:
-        raise LayoutError(f"{op}: unknown knob(s) {unknown}; the knobs are {list(HOPPER_KNOBS)}")
-    kn = dict(HOPPER_KNOBS)
-    kn.update(knobs)
+    kn = with_defaults(op, knobs, HOPPER_KNOBS)
     from ..nvidia.common.dtypes import operand_major
 
     dtype = kn["dtype"]

@@ -45,6 +45,7 @@ from .pipeline import (
     read,
     shared_memory,
     with_fields,
+    with_defaults,
 )
 
 __all__ = ["blackwell_pipeline", "BLACKWELL_KNOBS"]
@@ -98,11 +99,7 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     umma               tcgen05.mma.cta_group::2.kind::f16, M=256 N=64 (128 rows per CTA), idesc 0x10100010
     """
     op = "blackwell_pipeline"
-    unknown = sorted(set(knobs) - set(BLACKWELL_KNOBS))
-    if unknown:
-        raise LayoutError(f"{op}: unknown knob(s) {unknown}; the knobs are {list(BLACKWELL_KNOBS)}")
-    kn = dict(BLACKWELL_KNOBS)
-    kn.update(knobs)
+    kn = with_defaults(op, knobs, BLACKWELL_KNOBS)
     from ..nvidia.blackwell.descriptor import Tcgen05Descriptor
     from ..nvidia.blackwell.idesc import make_instr_desc
     from ..nvidia.blackwell.tmem_accum import accumulator_layout

@@ -38,6 +38,7 @@ from .pipeline import (
     place,
     read,
     shared_memory,
+    with_defaults,
 )
 
 __all__ = ["ampere_pipeline", "AMPERE_KNOBS"]
@@ -73,11 +74,7 @@ def ampere_pipeline(**knobs: Any) -> Pipeline:
     cp_async_a         A 64x32 f16 by 128 threads, 16 B each, 2 instruction(s) per thread, Swizzle 64 B
     """
     op = "ampere_pipeline"
-    unknown = sorted(set(knobs) - set(AMPERE_KNOBS))
-    if unknown:
-        raise LayoutError(f"{op}: unknown knob(s) {unknown}; the knobs are {list(AMPERE_KNOBS)}")
-    kn = dict(AMPERE_KNOBS)
-    kn.update(knobs)
+    kn = with_defaults(op, knobs, AMPERE_KNOBS)
     dtype = kn["dtype"]
     if dtype not in ("f16", "bf16"):
         raise LayoutError(f"{op}: dtype={dtype!r} is not 'f16' or 'bf16'")
