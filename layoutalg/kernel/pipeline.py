@@ -212,6 +212,16 @@ def with_defaults(op: str, knobs: dict, defaults: dict) -> dict:
     return {**defaults, **knobs}
 
 
+def check_major(op: str, name: str, v: Any) -> Any:
+    """``v`` read as an operand major (K or MN), or a LayoutError naming the operation and the knob."""
+    from ..nvidia.common.dtypes import operand_major
+
+    try:
+        return operand_major(v)
+    except (LayoutError, TypeError, AttributeError) as e:
+        raise LayoutError(f"{op}: {name}={v!r} is not 'K' or 'MN'") from e
+
+
 def check_int(op: str, name: str, v: Any, allowed: Any = None, *, lo: int | None = None, hi: int | None = None,
               multiple: int | None = None) -> int:
     """``v`` as an int, or a LayoutError naming the operation, the knob and the rule."""
@@ -329,8 +339,6 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     """
     op = "hopper_pipeline"
     kn = with_defaults(op, knobs, HOPPER_KNOBS)
-    from ..nvidia.common.dtypes import operand_major
-
     dtype = kn["dtype"]
     if dtype not in _OPERAND_BYTES:
         raise LayoutError(f"{op}: dtype={dtype!r} is not one of {sorted(_OPERAND_BYTES)}")
@@ -342,11 +350,7 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     K = check_int(op, "K", kn["K"], lo=T, multiple=T)
     majors = {}
     for x in ("a", "b"):
-        v = kn[f"{x}_major"]
-        try:
-            majors[x] = operand_major(v)
-        except (LayoutError, TypeError, AttributeError) as e:
-            raise LayoutError(f"{op}: {x}_major={v!r} is not 'K' or 'MN'") from e
+        majors[x] = check_major(op, f"{x}_major", kn[f"{x}_major"])
         for name in (f"swizzle_{x}",):
             check_int(op, name, kn[name], (0, 32, 64, 128))
         if kn[f"desc_swizzle_{x}"] is not None:

@@ -38,6 +38,7 @@ from .pipeline import (
     operand_tile,
     tma_copy,
     check_int,
+    check_major,
     element_name,
     first_mismatch,
     owner,
@@ -103,7 +104,6 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     from ..nvidia.blackwell.descriptor import Tcgen05Descriptor
     from ..nvidia.blackwell.idesc import make_instr_desc
     from ..nvidia.blackwell.tmem_accum import accumulator_layout
-    from ..nvidia.common.dtypes import operand_major
     from ..nvidia.blackwell.umma_smem import k_block_descriptors
 
     dtype = kn["dtype"]
@@ -125,11 +125,7 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     K = check_int(op, "K", kn["K"], lo=T, multiple=T)
     majors = {}
     for x in ("a", "b"):
-        v = kn[f"{x}_major"]
-        try:
-            majors[x] = operand_major(v)
-        except (LayoutError, TypeError, AttributeError) as e:
-            raise LayoutError(f"{op}: {x}_major={v!r} is not 'K' or 'MN'") from e
+        majors[x] = check_major(op, f"{x}_major", kn[f"{x}_major"])
         check_int(op, f"swizzle_{x}", kn[f"swizzle_{x}"], (0, 32, 64, 128))
         if kn[f"desc_swizzle_{x}"] is not None:
             check_int(op, f"desc_swizzle_{x}", kn[f"desc_swizzle_{x}"], (0, 32, 64, 128))
