@@ -86,14 +86,14 @@ def prove_catalog(progress: Progress | None = None) -> tuple[list[dict], list[st
 
     Each row: family, fragments, proven (symbolic), exhaustive (every point enumerated), failed.
     """
-    fams = {row["family"]: dict(row) for row in _catalog_rows()[0]}  # copies: the caller may change them
-    failures = list(_catalog_rows()[1])
+    fams: dict = {row["family"]: dict(row) for row in _catalog_rows()[0]}  # copies: the caller may change them
+    failures: list[str] = list(_catalog_rows()[1])
     if progress:
         progress.step("catalog proven")
     # wgmma shared-memory descriptors: the PTX ISA's five worked examples
     try:
         wg = need("layoutalg.nvidia.hopper.wgmma", "wgmma descriptors")
-        row = {
+        row: dict = {
             "family": "wgmma smem (the PTX ISA's examples)",
             "fragments": 0,
             "symbolic": 0,
