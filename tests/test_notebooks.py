@@ -13,10 +13,6 @@ import pathlib
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-jupyter_client = pytest.importorskip("jupyter_client")
-
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 HERE = NOTEBOOKS[0].parent if NOTEBOOKS else pathlib.Path(".")
 
@@ -34,6 +30,8 @@ del _sys
 def kernel():
     """One ipykernel for the module's notebooks, its working directory the notebooks' folder (as
     nbclient's ``resources={"metadata": {"path": ...}}`` gives each notebook)."""
+    jupyter_client = pytest.importorskip("jupyter_client")  # here, not at module level: each xdist worker
+    pytest.importorskip("nbclient")  # collects this module, only the one that runs it needs them (~0.6 CPU-s)
     from jupyter_core.utils import run_sync
 
     km = jupyter_client.AsyncKernelManager(kernel_name="python3")
@@ -49,6 +47,9 @@ def test_there_are_the_notebooks():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs(path, kernel):
+    import nbclient
+    import nbformat
+
     book = nbformat.read(path, as_version=4)
     assert any(c.get("outputs") for c in book.cells if c.cell_type == "code"), "stored outputs missing"
     book.cells.insert(0, nbformat.v4.new_code_cell(FRESH))
