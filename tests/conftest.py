@@ -55,13 +55,45 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
+_PREPARING: list = []
+
+
 def pytest_sessionstart(session):
+    if hasattr(session.config, "workerinput"):
+        return  # pytest-xdist's workers: what follows runs once, in the controlling process
+    _prepare_cute_headers(session.config)
     # LAYOUTALG_RECORD=<name>[,<name>...] | all: re-record those oracle recordings with the real tool before any
-    # test reads them (tests/oracle_recorder.py); once, in the controlling process (not in pytest-xdist's workers)
-    if not os.environ.get("LAYOUTALG_RECORD") or hasattr(session.config, "workerinput"):
+    # test reads them (tests/oracle_recorder.py)
+    if not os.environ.get("LAYOUTALG_RECORD"):
         return
     import oracle_recorder
 
     for rec in oracle_recorder.requested():
         rec.record()
         session.config.get_terminal_writer().line(f"re-recorded {rec.key} -> {rec.relpath} ({rec.command})")
+
+
+def _prepare_cute_headers(config) -> None:
+    """A whole-suite run (pytest's testpaths) builds CuTe's shared precompiled header (once per toolchain, ~10 s) in
+    the background from the start, while the workers collect, rather than in the first live CuTe sample, which
+    would keep one worker waiting; a run of chosen tests builds it when a test first needs it."""
+    import pytest
+
+    if getattr(config, "args_source", None) is not pytest.Config.ArgsSource.TESTPATHS:
+        return
+    if os.environ.get("LAYOUTALG_ORACLE_LIVE", "").strip().lower() in ("0", "no", "off", "false"):
+        return
+    if os.environ.get("LAYOUTALG_CUTE_PCH", "").strip() == "0":
+        return
+    import threading
+
+    from layoutalg.interop import cutecpp
+
+    worker = threading.Thread(target=cutecpp.prepare, name="cute-pch", daemon=True)
+    worker.start()
+    _PREPARING.append(worker)
+
+
+def pytest_unconfigure(config):
+    for worker in _PREPARING:  # a g++ left running would leave its temporary file (~180 MB) in the cache
+        worker.join()

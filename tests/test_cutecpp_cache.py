@@ -22,6 +22,7 @@ SNIPPET = "print(coalesce(make_layout(make_shape(_2{}, _4{}))));"
 
 def test_answers_are_reused_from_another_header_folder(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAYOUTALG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LAYOUTALG_CUTE_PCH", "0")  # no precompiled header in this throw-away cache
     monkeypatch.delenv("LAYOUTALG_CUTE_INCLUDE", raising=False)
     assert cutecpp.run_snippets([SNIPPET]) == ["_8:_1"]
     files = sorted((tmp_path / "cache" / "cutecpp").glob("*.json"))
@@ -38,3 +39,21 @@ def test_answers_are_reused_from_another_header_folder(tmp_path: pathlib.Path, m
     assert sorted((tmp_path / "cache" / "cutecpp").glob("*.json")) == files
     # nothing but whole files in the cache: no temporary file left behind
     assert [p.name for p in (tmp_path / "cache" / "cutecpp").iterdir() if p.name.startswith(".")] == []
+
+
+def test_shared_precompiled_header_gives_the_same_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Programs whose headers are among SHARED_HEADERS take one precompiled header of all of them (the suite builds
+    it at its start); what they print is what the same program prints built from its own headers."""
+    monkeypatch.delenv("LAYOUTALG_CUTE_PCH", raising=False)
+    monkeypatch.delenv("LAYOUTALG_CUTE_INCLUDE", raising=False)
+    gch = cutecpp.prepare()
+    assert gch is not None and gch.exists() and gch.stat().st_size > 0
+    assert set(cutecpp.DEFAULT_HEADERS) <= set(cutecpp.SHARED_HEADERS)
+    # a TMEM atom (sm100 traits) beside a classic layout: both headers sets are among the shared ones
+    snippets = ["print(coalesce(make_layout(make_shape(_2{}, _4{}), make_stride(_4{}, _1{}))));",
+                "print(typename Copy_Traits<SM100_TMEM_LOAD_32dp32b1x>::ThrID{});"]
+    headers = ("cute/tensor.hpp", "cute/atom/copy_traits_sm100.hpp")
+    shared = cutecpp.run_snippets(snippets, headers=headers, cache=False)
+    monkeypatch.setenv("LAYOUTALG_CUTE_PCH", "0")
+    own = cutecpp.run_snippets(snippets, headers=headers, cache=False)
+    assert shared == own and shared[0] == "(_2,_4):(_4,_1)" and shared[1] == "_32:_1"

@@ -18,9 +18,11 @@ translation units, compiles them in parallel, runs them and hands back one strin
 
 Results are cached by the hash of the program text, the compiler's version, the CuTe version and the
 flags (``LAYOUTALG_CACHE``, default ``~/.cache/layoutalg``; written atomically), so a second run costs no
-compilation. The headers are precompiled once per header set when a call builds four programs or more
-(``LAYOUTALG_CUTE_PCH=1``: for any build, worth it where many calls share the headers), and every later
-build with those headers uses the precompiled ones.
+compilation. Programs whose headers are among :data:`SHARED_HEADERS` (and whose prelude defines no macro)
+share one precompiled header of all of them, built once per toolchain (~10 s; :func:`prepare` builds it ahead)
+and used by every later build: a program then costs its own templates, not CuTe's ~4 s of parsing. Other
+header sets are precompiled once each when a call builds four programs or more. ``LAYOUTALG_CUTE_PCH=1``
+precompiles any header set, ``=0`` none.
 """
 
 from __future__ import annotations
@@ -40,11 +42,13 @@ from dataclasses import dataclass
 
 __all__ = [
     "DEFAULT_HEADERS",
+    "SHARED_HEADERS",
     "CompileFailure",
     "available",
     "compiler",
     "cute_version",
     "include_dirs",
+    "prepare",
     "run_snippets",
 ]
 
@@ -57,6 +61,31 @@ DEFAULT_HEADERS: tuple[str, ...] = (
     "cute/atom/mma_traits_sm80.hpp",
     "cute/atom/mma_traits_sm90_gmma.hpp",
     "cutlass/version.h",
+)
+
+#: the headers of the one precompiled header shared by every program whose headers are among them: CuTe's
+#: algebra and the MMA and copy atoms and traits of sm_61 to sm_120 (not the generated GMMA extension and
+#: sparse tables, ~3x the parsing of all the rest), block-scaling layouts and the number types
+SHARED_HEADERS: tuple[str, ...] = DEFAULT_HEADERS + (
+    "cute/atom/mma_traits_sm61.hpp",
+    "cute/atom/mma_traits_sm70.hpp",
+    "cute/atom/mma_traits_sm75.hpp",
+    "cute/atom/mma_traits_sm89.hpp",
+    "cute/atom/mma_traits_sm90.hpp",
+    "cute/atom/copy_traits_sm75.hpp",
+    "cute/atom/copy_traits_sm80.hpp",
+    "cute/atom/copy_traits_sm90.hpp",
+    "cute/atom/mma_traits_sm100.hpp",
+    "cute/atom/copy_traits_sm100.hpp",
+    "cute/arch/mma_sm100_desc.hpp",
+    "cute/atom/mma_traits_sm120.hpp",
+    "cute/atom/mma_traits_sm120_sparse.hpp",
+    "cutlass/gemm/collective/builders/sm1xx_sparse_config.inl",
+    "cutlass/detail/sm100_blockscaled_layout.hpp",
+    "cutlass/numeric_types.h",
+    "cutlass/float8.h",
+    "cutlass/float_subbyte.h",
+    "cute/util/print_latex.hpp",
 )
 
 
@@ -133,7 +162,7 @@ def cute_version() -> str:
     return "unknown"
 
 
-_FLAGS = ("-std=c++17", "-O0", "-w", "-fno-exceptions")
+_FLAGS = ("-std=c++17", "-Og", "-w", "-fno-exceptions")
 _MARK = "@@layoutalg-snippet@@"
 
 
@@ -226,17 +255,18 @@ def _pch_dir(headers: Sequence[str], key: str) -> pathlib.Path:
 
 
 def _precompiled_header(headers: Sequence[str], key: str, *, build: bool = True) -> pathlib.Path | None:
-    """A precompiled header of ``headers`` in the cache (built once, ~9 s; then ~2 s saved per program), or None.
+    """A precompiled header of ``headers`` in the cache (built once, ~10 s), or None.
 
     ``build=False``: only one already built. Concurrent callers (pytest-xdist workers) build it once: the
-    others wait on a lock file for it rather than building it again.
+    others wait on a lock file for it rather than building it again. A build the compiler refuses is
+    remembered (a ``failed`` file beside it), so later calls include the headers rather than try again.
     """
     root = _pch_dir(headers, key)
     hdr = root / "cute_all.hpp"
     gch = root / "cute_all.hpp.gch"
     if gch.exists():
         return hdr
-    if not build:
+    if not build or (root / "failed").exists():
         return None
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -249,15 +279,42 @@ def _precompiled_header(headers: Sequence[str], key: str, *, build: bool = True)
                 pass
             if gch.exists():
                 return hdr
+            if (root / "failed").exists():
+                return None
             _write_atomic(hdr, "".join(f"#include <{h}>\n" for h in headers))
             tmp = root / f"cute_all.hpp.gch.{os.getpid()}"
             cmd = [compiler(), *_FLAGS, *(f"-I{d}" for d in include_dirs()), "-x", "c++-header", str(hdr), "-o", str(tmp)]
-            if subprocess.run(cmd, capture_output=True, check=False).returncode != 0:
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                _write_atomic(root / "failed", proc.stderr[-4000:])
+                tmp.unlink(missing_ok=True)
                 return None
             os.replace(tmp, gch)
     except OSError:
         return None
     return hdr
+
+
+#: a preprocessor line other than ``#include``: a prelude with one may change what the headers mean, so it
+#: cannot take the shared precompiled header (built without it)
+_DIRECTIVE = re.compile(r"^\s*#\s*(?!include\b)\w", re.M)
+
+
+def _pch_headers(headers: Sequence[str], prelude: str) -> tuple[tuple[str, ...], bool]:
+    """The headers to precompile for a program with ``headers`` and ``prelude``, and whether they are the shared ones."""
+    if set(headers) <= set(SHARED_HEADERS) and not _DIRECTIVE.search(prelude):
+        return SHARED_HEADERS, True
+    return tuple(headers), False
+
+
+def prepare() -> pathlib.Path | None:
+    """Build the precompiled :data:`SHARED_HEADERS` now (once per toolchain, ~10 s) rather than in the first
+    :func:`run_snippets` that wants it, and return it (None where CuTe programs cannot be built here, or the
+    compiler refused it). A test runner calls it at the start, in the background."""
+    if available() is not None or os.environ.get("LAYOUTALG_CUTE_PCH", "").strip() == "0":
+        return None
+    hdr = _precompiled_header(SHARED_HEADERS, _toolchain_key())
+    return None if hdr is None else hdr.with_name(hdr.name + ".gch")
 
 
 def _compile_and_run(source: str, workdir: pathlib.Path, tag: str, pch: pathlib.Path | None = None) -> tuple[bool, str]:
@@ -351,10 +408,13 @@ def run_snippets(
     key = toolchain + "|" + "|".join(headers) + "|" + prelude
     paths = [_cache_root() / f"{hashlib.sha256((key + chr(0) + chr(0).join(g)).encode()).hexdigest()[:32]}.json" for g in groups]
     todo = [g for g in range(len(groups)) if not (cache and paths[g].exists())]
-    # one precompiled header serves every program built in this call: built (~9 s) when four programs or more
-    # are to be built (it saves ~2 s a program), or always under LAYOUTALG_CUTE_PCH=1; used whenever it is there
-    build = len(todo) >= 4 or os.environ.get("LAYOUTALG_CUTE_PCH") == "1"
-    pch = _precompiled_header(headers, toolchain, build=build) if todo else None
+    # one precompiled header serves every program built in this call: the shared one (SHARED_HEADERS; built once
+    # per toolchain, it saves ~4 s of parsing in this program and every later one), or one of this header set
+    # when four programs or more are to be built; LAYOUTALG_CUTE_PCH=1: always, =0: never
+    setting = os.environ.get("LAYOUTALG_CUTE_PCH", "").strip()
+    pch_headers, shared = _pch_headers(headers, prelude)
+    build = setting == "1" or (setting != "0" and (shared or len(todo) >= 4))
+    pch = _precompiled_header(pch_headers, toolchain, build=build) if todo and setting != "0" else None
 
     def one(g: int) -> list[str | CompileFailure]:
         path = paths[g]
