@@ -303,7 +303,7 @@ class Layout(_LayoutFields):
                 )
             sh, st = self.shape, self.stride
             r = 0
-            for x, s, d in zip(c, sh, st):  # the common case: int coordinates of int modes, x * d each
+            for x, s, d in zip(c, sh, cast(tuple, st)):  # the common case: int coordinates of int modes, x * d each
                 if type(x) is not int or type(s) is not int or type(d) is not int:
                     break
                 r += x * d
