@@ -179,28 +179,46 @@ def phase_report(addresses: Sequence[Any], access_bytes: int, groups: Sequence[S
     total = ideal = 0
     conflicts: list[BankConflict] = []
     schedule: list[tuple] = []
+    n_addr = len(addresses)
+    span = access_bytes - 1
     for phase in groups:
         by_bank: dict[int, dict[int, list[int]]] = {}
         for lane in phase:
-            a = addresses[lane] if lane < len(addresses) else None
+            a = addresses[lane] if lane < n_addr else None
             if a is None:
                 continue
-            for word in range(a // bank_bytes, (a + access_bytes - 1) // bank_bytes + 1):
-                by_bank.setdefault(word % num_banks, {}).setdefault(word, []).append(lane)
+            for word in range(a // bank_bytes, (a + span) // bank_bytes + 1):
+                bank = word % num_banks
+                ws_of = by_bank.get(bank)
+                if ws_of is None:
+                    by_bank[bank] = {word: [lane]}
+                else:
+                    ls = ws_of.get(word)
+                    if ls is None:
+                        ws_of[word] = [lane]
+                    else:
+                        ls.append(lane)
         if not by_bank:
             continue
-        banks = sorted(by_bank)
         # per bank, its words in order, each with the lanes that touch it (sorted once, read by both lists below)
-        words = [(bank, [(w, tuple(ls)) for w, ls in sorted(by_bank[bank].items())]) for bank in banks]
-        depth = max(len(ws) for _, ws in words)
-        distinct = sum(len(ws) for _, ws in words)
-        total += depth
-        ideal += -(-distinct // num_banks)
-        for bank, ws in words:
+        words = []
+        depth = distinct = 0
+        for bank in sorted(by_bank):
+            d = by_bank[bank]
+            ws = [(w, tuple(d[w])) for w in sorted(d)] if len(d) > 1 else [(w, tuple(ls)) for w, ls in d.items()]
+            words.append((bank, ws))
+            distinct += len(ws)
+            if len(ws) > depth:
+                depth = len(ws)
             if len(ws) > 1:
                 conflicts.append(BankConflict(bank, tuple(ws)))
-        for w in range(depth):
-            schedule.append(tuple((bank, ws[w][0], ws[w][1]) for bank, ws in words if w < len(ws)))
+        total += depth
+        ideal += -(-distinct // num_banks)
+        if depth == 1:
+            schedule.append(tuple((bank,) + ws[0] for bank, ws in words))
+        else:
+            for w in range(depth):
+                schedule.append(tuple((bank,) + ws[w] for bank, ws in words if w < len(ws)))
     return Instruction(tuple(addresses), access_bytes, total, ideal, tuple(conflicts), tuple(schedule), label)
 
 

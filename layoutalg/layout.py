@@ -301,9 +301,17 @@ class Layout(_LayoutFields):
                 raise LayoutError(
                     f"Layout.__call__: coordinate {c} is not congruent with the modes of {self}"
                 )
+            sh, st = self.shape, self.stride
+            r = 0
+            for x, s, d in zip(c, sh, cast(tuple, st)):  # the common case: int coordinates of int modes, x * d each
+                if type(x) is not int or type(s) is not int or type(d) is not int:
+                    break
+                r += x * d
+            else:
+                return r
             if any(isinstance(x, np.ndarray) for x in c):
                 return sum(self[k]._eval_any(x) for k, x in enumerate(c))
-            return it.crd2idx(c, self.shape, self.stride)
+            return it.crd2idx(c, sh, st)
         if isinstance(c, (np.integer,)):
             return self(int(c))
         if isinstance(c, sympy.Basic):

@@ -137,9 +137,13 @@ class Swizzle:
     # -- evaluation --------------------------------------------------------------------
     def __call__(self, x: Any) -> Any:
         """Sw(x) on a Python int, a numpy integer array or a sympy integer expression."""
-        if self.B == 0:
+        B = self.B
+        if B == 0:
             return x
         S = self.S
+        if type(x) is int:  # the common case, as the int branch below
+            y = x & (((1 << B) - 1) << (self.M + (S if S > 0 else 0)))
+            return x ^ (y >> S if S >= 0 else y << -S)
         if isinstance(x, np.ndarray):
             x = x.astype(np.int64, copy=False)
             y = np.bitwise_and(x, self.yyy_mask)

@@ -107,6 +107,14 @@ def is_underscore(x: Any) -> bool:
 
 def _norm_coord(c: Any) -> Any:
     """Underscores normalised to ``_``; lists to tuples; numpy integers to ints."""
+    t = type(c)
+    if t is int:  # the common cases first: an int, a tuple of ints (kept as they are)
+        return c
+    if t is tuple:
+        for x in c:
+            if type(x) is not int:
+                return tuple(_norm_coord(x) for x in c)
+        return c
     if is_underscore(c):
         return _
     if isinstance(c, slice):

@@ -58,7 +58,7 @@ from .algebra import (
 from .composed import ComposedLayout
 from .errors import LayoutError, guarded
 from .hooks import service, svg_of
-from .layout import Layout, make_layout
+from .layout import Layout, check_table_size, make_layout
 from .parse import parse
 from .tensor import (
     Tensor,
@@ -155,6 +155,26 @@ def _zip(L: Layout) -> Layout:
     return make_layout(make_layout(m0[0], m1[0]), make_layout(m0[1], m1[1]))
 
 
+def _offset_range(L: Layout) -> tuple[int, int]:
+    """``(min, max)`` of ``L(i)`` over its domain, from the modes (each mode adds ``(s-1)*d`` to the max
+    when ``d > 0`` and to the min when ``d < 0``): the table's extremes without building the table.
+    Refuses what ``L.table()`` refuses (symbolic entries, more than MAX_TABLE entries).
+
+    >>> _offset_range(Layout((2, (4, 3)), (-8, (1, 16))))
+    (-8, 35)
+    """
+    if not L.is_static:
+        raise LayoutError(f"table: layout {L} has symbolic entries; substitute values first (subs)")
+    check_table_size(L, "table")
+    lo = hi = 0
+    for s, d in zip(*L.flat):
+        if d > 0:
+            hi += (s - 1) * d
+        else:
+            lo += (s - 1) * d
+    return lo, hi
+
+
 def _check_rank(x: Any, need: int, op: str) -> None:
     L = _layout_of(x)
     r = len(L) if type(L.shape) is tuple else 1
@@ -206,9 +226,10 @@ class MMAAtom:
                 raise LayoutError(f"{op}: layout {what} {L} is not a TV layout (thread, value)")
             if int(L[0].size()) != n:
                 raise LayoutError(f"{op}: layout {what} {L} has {int(L[0].size())} threads, ThrID {self.thr_id} has {n}")
-            t = np.asarray(L.table())
-            if t.min() < 0 or t.max() >= dom:
-                raise LayoutError(f"{op}: layout {what} {L} reaches index {int(t.max())} outside its {dom}-element tile")
+            lo, hi = _offset_range(L)
+            if lo < 0 or hi >= dom:
+                raise LayoutError(f"{op}: layout {what} {L} reaches index {hi if hi >= dom else lo} outside its "
+                                  f"{dom}-element tile")
 
     @property
     def num_threads(self) -> int:

@@ -10,6 +10,7 @@ register/global tile (layout and offset). ``python tests/cute_tmem_accum_cases.p
 
 from __future__ import annotations
 
+import functools
 import random
 
 from cute_oracle import norm, parse_fields as parse  # noqa: F401 (norm, parse: the tests read C.norm / C.parse)
@@ -24,6 +25,7 @@ FAMILIES = ["F16BF16_SS", "F16BF16_2x1SM_SS", "F16BF16_TS", "F16BF16_2x1SM_TS", 
             "MXF4_SS", "MXF4_2x1SM_SS", "F16BF16_SS_SPARSE"]
 
 
+@functools.cache
 def cases(n: int = 48, seed: int = 0) -> list[tuple[str, tuple, str, bool]]:
     """(atom, tile, load op, CuTe refuses?): random atoms of the families above, legal loads, and a few misfits."""
     from layoutalg.nvidia.blackwell.tmem_copy import SHAPES, ld_name, tmem_copy_op

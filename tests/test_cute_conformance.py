@@ -13,6 +13,7 @@ checked at the same time: CuTe reads back exactly what layoutalg holds.
 from __future__ import annotations
 
 import collections
+import functools
 
 import numpy as np
 import pytest
@@ -63,8 +64,10 @@ REFUSED_BY_CUTE = {
 }
 
 
+@functools.cache
 def _batch() -> tuple[list, list[str], dict]:
-    """Every case of this module, its snippets and run_snippets' keywords (one batch)."""
+    """Every case of this module, its snippets and run_snippets' keywords (one batch; built once per process:
+    the parametrize list and the fixture share it)."""
     cases = co.algebra_cases() + co.swizzle_cases() + co.named_cases()
     picked = list(REFUSED_BY_CUTE.values())
     # the accepted cases in big programs; the refused ones (each failure costs a rebuild) in small ones
@@ -105,7 +108,7 @@ def _same_function(ours, theirs) -> bool:
     return bool(np.array_equal(ours.table(), theirs.table()))
 
 
-OPS = sorted({c.op for c in co.algebra_cases() + co.swizzle_cases() + co.named_cases()})
+OPS = sorted({c.op for c in _batch()[0]})
 #: named differences met in this run: {name: count}
 NAMED: collections.Counter = collections.Counter()
 

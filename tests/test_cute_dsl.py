@@ -21,7 +21,14 @@ from layoutalg.composed import ComposedLayout
 from layoutalg.interop.cute import to_cute_dsl
 from layoutalg.swizzle import Swizzle
 
-pytest.importorskip("cutlass.cute", reason="the CuTe DSL (nvidia-cutlass-dsl) is not installed")
+_NO_DSL = "the CuTe DSL (nvidia-cutlass-dsl) is not installed"
+# the DSL (about 2 s to import) is imported by the worker that runs these tests, not at every collection
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("cutlass") is None, reason=_NO_DSL)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _cute_dsl() -> None:
+    pytest.importorskip("cutlass.cute", reason=_NO_DSL)
 
 
 def _layouts(n: int = 240) -> list:

@@ -13,6 +13,7 @@ Profiles: the default (CI) run is derandomized, about 500 examples per property;
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -71,7 +72,9 @@ def leaves(s: Any, d: Any) -> list[tuple[Any, Any]]:
     return [(s, d)]
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def modes(L: Layout) -> list[tuple[int, int]]:
+    """The (shape, stride) leaves of L (remembered per layout: ``ev`` reads them at every index; read only)."""
     return leaves(L.shape, L.stride)
 
 
@@ -88,10 +91,15 @@ def ev(L: Any, i: int) -> int:
         x = L.offset + ev(L.inner, i)
         return ev_outer(L.outer, x)
     assert i >= 0
-    ms = modes(L)
+    return _ev_modes(modes(L), i)
+
+
+def _ev_modes(ms: list[tuple[Any, Any]], i: int) -> int:
+    """``ev`` of the layout whose (shape, stride) leaves are ``ms``, at ``i >= 0``."""
     off = 0
+    last = len(ms) - 1
     for k, (s, d) in enumerate(ms):
-        if k == len(ms) - 1:
+        if k == last:
             off += i * d
         else:
             off += (i % s) * d
@@ -115,7 +123,12 @@ def sw(s: Swizzle, x: int) -> int:
 
 
 def table(L: Any, n: int | None = None) -> list[int]:
-    return [ev(L, i) for i in range(nelems(L) if n is None else n)]
+    """``[ev(L, i) for i in range(n)]`` (n = the size by default), the leaves read once."""
+    n = nelems(L) if n is None else n
+    if isinstance(L, ComposedLayout):
+        return [ev_outer(L.outer, L.offset + x) for x in table(L.inner, n)]
+    ms = modes(L)
+    return [_ev_modes(ms, i) for i in range(n)]
 
 
 def ev_ext(A: Any, x: int) -> int:

@@ -29,6 +29,7 @@ spells them ``int``; the DSL spells them as Python names.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from ..composed import ComposedLayout
@@ -262,7 +263,10 @@ def _gmma_spelling(x: Any, dtype: str | None) -> str | None:
         for name, (major, sw) in wgmma.ATOM_NAMES.items():
             atom_text = f"GMMA::{name}<{CUTE_TYPES[dt]}>{{}}"
             try:
-                if wgmma.atom(major, sw, dt) == x:
+                a = wgmma.atom(major, sw, dt)
+                if a.outer != x.outer:  # the atom's tiles keep its swizzle: a different one rules them out
+                    continue
+                if a == x:
                     return atom_text
                 if wgmma.tile(major, sw, dt, shape) == x:
                     return f"tile_to_shape({atom_text}, make_shape(Int<{shape[0]}>{{}}, Int<{shape[1]}>{{}}))"
@@ -292,6 +296,14 @@ def _shape_expr(t: Any) -> str:
     if isinstance(t, tuple):
         return "make_shape(" + ", ".join(_shape_expr(v) for v in t) + ")"
     return f"Int<{t}>{{}}"
+
+
+@cache
+def _umma_swizzle(mode: Any, bits: int, unit: str) -> Swizzle:
+    """``umma_smem.smem_swizzle(mode, bits, swizzle_unit=unit)``, remembered (a pure function of a few values)."""
+    from ..nvidia.blackwell import umma_smem
+
+    return umma_smem.smem_swizzle(mode, bits, swizzle_unit=unit)
 
 
 def umma_smem_match(x: Any, dtype: str | None) -> tuple[str, int, Swizzle] | None:
@@ -332,6 +344,10 @@ def umma_smem_match(x: Any, dtype: str | None) -> tuple[str, int, Swizzle] | Non
                 continue
             for unit in ("element", "byte"):
                 try:
+                    # the atom, its tiles and MMA tiles all keep the atom's swizzle (tile_to_shape and
+                    # tiled_divide act on the inner layout): a different swizzle rules all three out
+                    if _umma_swizzle(mode, bits, unit) != x.outer:
+                        continue
                     if mma_shape is not None:
                         atom = umma_smem.smem_atom(major, mode, bits, swizzle_unit=unit)
                         if umma_smem.tile_to_mma_shape(atom, mma_shape) == x:

@@ -82,7 +82,17 @@ class Proof:
 
 
 def _cell_products_ok(prod_a: np.ndarray, prod_b: np.ndarray, m: np.ndarray, n: np.ndarray, K: int) -> np.ndarray:
-    """For each row: the products are exactly A[m, k] * B[k, n], k = 0..K-1, each once."""
+    """For each row: the products are exactly A[m, k] * B[k, n], k = 0..K-1, each once.
+
+    >>> code = lambda tag, e: (tag << OWNER_SHIFT) | e
+    >>> pa = np.array([[code(TAG_A, 2 + 1), code(TAG_A, 2 + 0)], [code(TAG_A, 0), code(TAG_A, 0)]])
+    >>> pb = np.array([[code(TAG_B, 0 + 1), code(TAG_B, 0 + 0)], [code(TAG_B, 0), code(TAG_B, 0)]])
+    >>> _cell_products_ok(pa, pb, np.array([1, 0]), np.array([0, 0]), 2).tolist()  # row 1: k = 0 twice
+    [True, False]
+    """
+    ok = _cell_products_ok_fast(prod_a, prod_b, m, n, K)
+    if ok is not None:
+        return ok
     mask = (1 << OWNER_SHIFT) - 1
     ta, tb = prod_a >> OWNER_SHIFT, prod_b >> OWNER_SHIFT
     ea, eb = prod_a & mask, prod_b & mask
@@ -97,6 +107,36 @@ def _cell_products_ok(prod_a: np.ndarray, prod_b: np.ndarray, m: np.ndarray, n: 
         counts = np.bincount((np.arange(len(rows))[:, None] * K + ak[rows]).ravel(), minlength=len(rows) * K)
         ok[rows] = (counts.reshape(len(rows), K) == 1).all(axis=1)
     return ok  # type: ignore[no-any-return]
+
+
+def _cell_products_ok_fast(prod_a: np.ndarray, prod_b: np.ndarray, m: np.ndarray, n: np.ndarray,
+                           K: int) -> np.ndarray | None:
+    """``_cell_products_ok`` in a few passes over the products (None where its shortcut does not apply).
+
+    A's code of ``A[m, k]`` is ``TAG_A << OWNER_SHIFT | (m*K + k)``: the row's codes less ``TAG_A << OWNER_SHIFT
+    | m*K`` are its ks, which must lie in ``[0, K)`` and equal B's (same for B with n). That reading is exact when
+    every (m + 1) * K and (n + 1) * K fits the element bits and m, n >= 0 (then the tag and the element of a code in
+    range are the intended ones, and a code out of range is wrong either way).
+    """
+    if prod_a.ndim != 2 or prod_a.shape != prod_b.shape or prod_a.dtype != np.int64 or prod_b.dtype != np.int64:
+        return None
+    if len(m) and (min(int(m.min()), int(n.min())) < 0
+                   or (max(int(m.max()), int(n.max())) + 1) * K > (1 << OWNER_SHIFT)):
+        return None
+    ka = prod_a - ((TAG_A << OWNER_SHIFT) + np.asarray(m, np.int64) * K)[:, None]
+    kb = prod_b - ((TAG_B << OWNER_SHIFT) + np.asarray(n, np.int64) * K)[:, None]
+    good = ka == kb
+    good &= ka.view(np.uint64) < K  # 0 <= k < K in one comparison
+    ok: np.ndarray = good.all(axis=1)
+    rows = np.nonzero(ok)[0]
+    if len(rows):
+        # each k once: the row's ks, all in [0, K), are K of them (one per column) -- a permutation iff each
+        # appears once
+        kr = ka[rows]
+        kr += (np.arange(len(rows), dtype=np.int64) * K)[:, None]
+        counts = np.bincount(kr.ravel(), minlength=len(rows) * K)
+        ok[rows] = (counts.reshape(len(rows), K) == 1).all(axis=1)
+    return ok
 
 
 def prove(pipeline: Pipeline) -> Proof:

@@ -677,9 +677,10 @@ def umma_atom_names(family: str | None = None) -> tuple[str, ...]:
     >>> "SM100_MMA_F16BF16_SS<bf16,bf16,float,128,256,K,K>" in names, len(names) > 5000
     (True, True)
     """
-    fams = [family] if family is not None else list(UMMA_FAMILIES)
+    if family is None:  # every family's names, in UMMA_FAMILIES order (each family's sweep built once)
+        return tuple(n for fam in UMMA_FAMILIES for n in umma_atom_names(fam))
     out = []
-    for fam in fams:
+    for fam in (family,):
         f = UMMA_FAMILIES[fam]
         for (a, b, c, sf, vs) in _legal_types(f):
             for M in _m_rule(f):
