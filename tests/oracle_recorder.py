@@ -58,11 +58,27 @@ def unavailable(tool: str) -> str | None:
 
         return cutecpp.available()
     module = {"cute-dsl": "cutlass.cute", "gluon": "triton.experimental.gluon"}[tool]
+    return None if installed(module) else f"{TOOLS[tool]}: {module} is not installed"
+
+
+def installed(module: str) -> bool:
+    """Whether the dotted ``module`` is installed, found without importing it: ``find_spec`` of a submodule
+    imports its parents (the CuTe DSL's ``cutlass`` costs ~2 s, paid at collection by every worker)."""
+    head, _, rest = module.partition(".")
     try:
-        found = importlib.util.find_spec(module) is not None
+        spec = importlib.util.find_spec(head)
     except (ImportError, ValueError):
-        found = False
-    return None if found else f"{TOOLS[tool]}: {module} is not installed"
+        return False
+    if spec is None:
+        return False
+    parts = rest.split(".") if rest else []
+    for loc in spec.submodule_search_locations or ([] if parts else [""]):
+        if not parts:
+            return True
+        path = pathlib.Path(loc).joinpath(*parts)
+        if (path / "__init__.py").exists() or path.with_suffix(".py").exists():
+            return True
+    return False
 
 
 def tool_version(tool: str) -> str:

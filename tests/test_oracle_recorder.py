@@ -100,3 +100,20 @@ def test_snippet_recorder_replays_without_the_tool(tmp_path, monkeypatch):
         assert rec.run_snippets(["print(1);"]) == ["1"]  # replayed all the same
     finally:
         O.OracleRecorder.registry.pop(rec.key, None)
+
+
+def test_installed_finds_submodules_without_importing_their_package() -> None:
+    import importlib.util
+    import sys
+
+    for name in ("json.decoder", "json.nosuch", "nosuch_pkg.x", "numpy", "numpy.linalg", "numpy.nosuch",
+                 "xml.etree.ElementTree", "xml.etree.Nosuch"):
+        try:
+            expected = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            expected = False
+        assert O.installed(name) == expected, name
+    pristine = [n for n in ("cutlass", "triton") if n not in sys.modules]
+    for n in pristine:
+        O.installed(f"{n}.anything")
+    assert [n for n in pristine if n in sys.modules] == []
