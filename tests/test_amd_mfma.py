@@ -77,11 +77,11 @@ def test_the_whole_amd_catalog_is_proven_fast() -> None:
     assert spec and spec.loader
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: a loaded machine must not fail the budget on wall time
     frags = bench.fragments()
     for f in frags:
         f.check()
-    elapsed = time.perf_counter() - t0
+    elapsed = time.process_time() - t0
     assert len(frags) == sum(3 + 2 * r.scaled for rows in MFMA_INSTRUCTIONS.values() for r in rows.values()) + 6 * 28 + 134
     assert elapsed < 3.0, f"proving the AMD catalog took {elapsed:.2f} s"
     assert bench.main(["--budget", "3"]) == 0

@@ -152,9 +152,9 @@ def test_tutorial_layout_is_cutes_own():
 def test_128x64_three_accesses_under_10_seconds():
     acc = [row_copy((128, 64), "f16"), ldmatrix_copy((128, 64)),
            ldmatrix_copy((128, 64), trans=True, order="col-first", name="ldmatrix.x4.trans (B)")]
-    t = time.perf_counter()
+    t = time.process_time()  # CPU time: a loaded machine must not fail the budget on wall time
     s = synthesize_swizzle((128, 64), "f16", acc)
-    assert time.perf_counter() - t < 10
+    assert time.process_time() - t < 10
     assert s.best.wavefronts == s.lower_bound
 
 

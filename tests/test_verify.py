@@ -198,10 +198,10 @@ def test_speed_one_warp_fragment():
     tv, (row, col), which = F16["C_f32"]
     expr = offset(row, col, which)
     verify(tv, expr, (lane, i))  # warm caches (sympy printer, lambdify)
-    t = time.perf_counter()
+    t = time.process_time()  # CPU time: a loaded machine must not fail the budget on wall time
     for k in range(5):
         verify(tv, expr + k - k, (lane, i))
-    assert (time.perf_counter() - t) / 5 < 0.05
+    assert (time.process_time() - t) / 5 < 0.05
 
 
 # -- equivalent --------------------------------------------------------------------------
@@ -232,11 +232,11 @@ def test_equivalent_speed_1m():
     B = Layout(((4, 3), (8, 16), 8, (2, 17)), ((1, 4), (12, 96), 1536, (12288, 24576)))
     C = Layout((4, 3, 8, 16, 8, 34), (1, 4, 12, 96, 1536, 12288))
     Bq = Layout((4, 3, 8, 16, 8, (2, 17)), (1, 4, 12, 96, 1536, (12288, 24577)))
-    t = time.perf_counter()
+    t = time.process_time()
     assert equivalent(A, B)
     assert equivalent(A, C)
     v = equivalent(A, Bq)
-    dt = time.perf_counter() - t
+    dt = time.process_time() - t
     assert not v
     assert dt < 1.5
 
