@@ -44,15 +44,26 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "exhaustive: large property sweeps, deselected by default (pytest -m exhaustive)")
 
 
+#: the modules that take longest (CPU-s of a whole-suite run, rounded), run first: pytest-xdist's loadscope hands
+#: modules out in collection order, so a long module collected last would keep one worker busy while the other idles
+LONG_MODULES = {
+    "test_properties.py": 45, "test_speedups.py": 40, "test_properties_tiled.py": 30, "test_notebooks.py": 28,
+    "test_types.py": 25, "test_kernel_plan.py": 21, "test_algebra_vs_pycute.py": 20, "test_synth.py": 17,
+    "test_gluon_interop.py": 14, "test_kernel.py": 12, "test_explain.py": 12, "test_algebra_fast.py": 12,
+    "test_cute_conformance.py": 11, "test_algebra_laws.py": 11, "test_cli.py": 11, "test_amd_lds.py": 9,
+}
+
+
 def pytest_collection_modifyitems(config, items):
-    if "exhaustive" in (config.getoption("markexpr") or ""):
-        return  # -m names the marker (to run it, or to deselect it): pytest's own -m decides
-    keep, drop = [], []
-    for item in items:
-        (drop if item.get_closest_marker("exhaustive") else keep).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    if "exhaustive" not in (config.getoption("markexpr") or ""):  # -m names the marker: pytest's own -m decides
+        keep, drop = [], []
+        for item in items:
+            (drop if item.get_closest_marker("exhaustive") else keep).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+    # longest modules first (a stable sort: each module's tests keep their order, every worker the same order)
+    items.sort(key=lambda item: -LONG_MODULES.get(item.path.name, 0))
 
 
 _PREPARING: list = []
