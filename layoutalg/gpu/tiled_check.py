@@ -86,7 +86,7 @@ def ampere_plan(seed: int = 0) -> dict:
     """Host tables of the Ampere step (see the module docstring); numpy only. (Cached: do not modify.)"""
     from .. import ComposedLayout, Layout, Swizzle
     from ..nvidia.atoms import copy_atom, mma_atom
-    from ..tensor import make_tensor
+    from ..tensor import make_tensor, underscore as _
     from ..tiled import copy_plan, make_tiled_copy_A, make_tiled_copy_B, make_tiled_mma
 
     M = N = K = 64
@@ -105,14 +105,20 @@ def ampere_plan(seed: int = 0) -> dict:
                   "ldA": [], "ldB": [], "out": [], "config": {
                       "mma": str(mma), "smem_A": str(sA), "smem_B": str(sB),
                       "copy_A": repr(tcA), "copy_B": repr(tcB)}}
+    # each thread's partition_S of a tile is a slice of the copy's (Thr, Frg, Rest) view of it: derived once per
+    # tile here and sliced per thread as ThrCopy.partition_S does (thread 0's checked against partition_S itself)
+    whole = {"ldA": tcA.tidfrg_S(TA), "ldB": tcB.tidfrg_S(TB)}
     frag: tuple | None = None
     for t in range(mma.num_threads):
         th = mma.get_slice(t)
         fA, fB, fC = th.partition_fragment_A(TA), th.partition_fragment_B(TB), th.partition_fragment_C(gD)
         for key, tc, T, F in (("ldA", tcA, TA, fA), ("ldB", tcB, TB, fB)):
             thc = tc.get_slice(t)
+            part = whole[key](t, _, (_, _))
+            if t == 0 and part != thc.partition_S(T):
+                raise ValueError(f"{key}: thread 0's slice of tidfrg_S differs from its partition_S")
             rows = []
-            for s, d in copy_plan(tc, thc.partition_S(T), thc.retile_D(F)):
+            for s, d in copy_plan(tc, part, thc.retile_D(F)):
                 rows.append([2 * int(s.addresses()[0])] + _reg32(d.addresses().tolist(), f"{key} thread {t}"))
             plan[key].append(rows)
         pc = th.partition_C(gD)
