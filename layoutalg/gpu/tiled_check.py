@@ -176,15 +176,19 @@ def hopper_plan(seed: int = 0) -> dict:
         return words
 
     desc_a, desc_b, out = [], None, []
+    lead: tuple = ()  # the warpgroup's first thread's partitions of A and B
     for t in range(mma.num_threads):
         th = mma.get_slice(t)
         pa, pb = th.partition_A(TA), th.partition_B(TB)
-        wa, wb = descs(pa), descs(pb)
         if t % 128 == 0:
+            lead = (pa, pb)
+            wa, wb = descs(pa), descs(pb)
             desc_a.append(wa)
             desc_b = desc_b or wb
-        elif wa != desc_a[t // 128] or wb != desc_b:
-            raise ValueError(f"thread {t}'s shared-memory partition differs from its warpgroup's")
+        elif (pa, pb) != lead:  # (the descriptors are a function of the partition: equal partitions, equal words)
+            wa, wb = descs(pa), descs(pb)
+            if wa != desc_a[t // 128] or wb != desc_b:
+                raise ValueError(f"thread {t}'s shared-memory partition differs from its warpgroup's")
         fC, pc = th.partition_fragment_C(gD), th.partition_C(gD)
         o = np.zeros(fC.size(), dtype=np.int64)
         o[fC.addresses()] = pc.addresses()
