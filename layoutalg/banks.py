@@ -320,9 +320,10 @@ def _check_addresses(addresses: Any, access_bytes: int, op: str) -> list:
         raise LayoutError(
             f"{op}: access_bytes={access_bytes}; shared-memory accesses are {_ACCESS_BYTES} bytes"
         )
-    if type(addresses) in (list, tuple) and 1 <= len(addresses) <= 32:  # the common case: every lane an aligned int
-        if all(type(a) is int and a >= 0 and not a % access_bytes for a in addresses):
-            return list(addresses)
+    # the common case first: a list of at most 32 lanes, every one an aligned int
+    if (type(addresses) in (list, tuple) and 1 <= len(addresses) <= 32
+            and all(type(a) is int and a >= 0 and not a % access_bytes for a in addresses)):
+        return list(addresses)
     out: list[int | None] = []
     if isinstance(addresses, (str, bytes)) or not hasattr(addresses, "__iter__"):
         raise LayoutError(f"{op}: addresses {addresses!r} is not a sequence of byte addresses (ints, None for idle lanes)")
