@@ -324,7 +324,11 @@ def _gmma_tile(sm: np.ndarray, desc: int, rows: int) -> np.ndarray:
     if (desc >> 62) != 1:
         raise ValueError(f"descriptor {desc:#x} is not 128B-swizzled")
     m, k = np.meshgrid(np.arange(rows), np.arange(16), indexing="ij")
-    byte = start + (m // 8) * sbo + (m % 8) * 128 + 2 * k
+    # (each term named first: mypy checks a nested numpy operand once per overload of the operator around it)
+    core_matrix = (m // 8) * sbo
+    row_in_core = (m % 8) * 128
+    half = 2 * k
+    byte = start + core_matrix + row_in_core + half
     byte ^= ((byte >> 7) & 7) << 4
     return sm[byte // 2]
 
