@@ -967,9 +967,8 @@ def _refuse_k_split_C(op: str, mma: TiledMMA) -> None:
         return
     k = int(np.nonzero(t != want)[0][0]) if t.shape == want.shape else 0
     nthr = int(cute[0].size())
-    tk, wk = int(t[k]), int(want[k])
-    where = (f"index {tk}, outside the {M * N}-element tile: its copy would read and write past the tile"
-             if tk >= M * N else f"index {tk}, where partition_C gives that thread element {wk}")
+    where = (f"index {int(t[k])}, outside the {M * N}-element tile: its copy would read and write past the tile"
+             if t[k] >= M * N else f"index {int(t[k])}, where partition_C gives that thread element {int(want[k])}")
     raise LayoutError(
         f"{op}: {mma!r} has {mma.k_split} thread groups along K (atom layout {mma.atom_layout_mnk}); they hold "
         f"partial sums of the same {M}x{N} C tile, each group the elements partition_C gives it: {true}. "
