@@ -53,7 +53,7 @@ from .errors import LayoutError, guarded
 from .hooks import svg_of
 from .layout import check_table_size
 from .parse import as_concrete_layout
-from .tensor import Tensor, make_tensor
+from .tensor import Tensor, make_tensor, underscore
 from .tiled import TiledCopy, copy_instructions
 
 __all__ = [
@@ -338,6 +338,10 @@ def _check_addresses(addresses: Any, access_bytes: int, op: str) -> list:
         raise LayoutError(
             f"{op}: access_bytes={access_bytes}; shared-memory accesses are {_ACCESS_BYTES} bytes"
         )
+    # the common case first: a list of at most 32 lanes, every one an aligned int
+    if (type(addresses) in (list, tuple) and 1 <= len(addresses) <= 32
+            and all(type(a) is int and a >= 0 and not a % access_bytes for a in addresses)):
+        return list(addresses)
     out: list[int | None] = []
     if isinstance(addresses, (str, bytes)) or not hasattr(addresses, "__iter__"):
         raise LayoutError(f"{op}: addresses {addresses!r} is not a sequence of byte addresses (ints, None for idle lanes)")
@@ -519,10 +523,14 @@ def analyze_copy(
     # lanes of an atom whose values repeat an earlier lane's (ldmatrix .x1/.x2 address lanes >= 8*num)
     rows = np.asarray(val.table(), dtype=np.int64).reshape(-1, nthr_atom).T
     inactive = {j for j in range(nthr_atom) if any(np.array_equal(rows[j], rows[i]) for i in range(j))}
+    # every thread's partition_S / partition_D is a slice of one (Thr, Frg, Rest) view of the tile: derived once
+    # here, sliced per thread as ThrCopy.partition_S/_D slice it (the same tensors, without re-deriving the view)
+    whole = tiled_copy.tidfrg_S(T) if side == "S" else tiled_copy.tidfrg_D(T)
+    rank = len(T.layout) if type(T.layout.shape) is tuple else 1
+    rest = tuple([underscore] * rank) if rank > 1 else underscore
     per_thread = []
     for t in range(tiled_copy.num_threads):
-        th = tiled_copy.get_slice(t)
-        part = th.partition_S(T) if side == "S" else th.partition_D(T)
+        part = whole(t, underscore, rest)
         per_thread.append([int(c.addresses()[0]) * eb for c in copy_instructions(tiled_copy, part, side)])
     ncalls = len(per_thread[0])
     instrs = []

@@ -34,6 +34,7 @@ itself, so symbolic shapes flow through it unchanged and an undecidable comparis
 
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Any, Union, cast
 from collections.abc import Iterable
@@ -207,12 +208,22 @@ def equal(a: Any, b: Any) -> bool:
     """Decide ``a == b``."""
     if type(a) is _INT and type(b) is _INT:
         return a == b
-    d = sympy.simplify(_sym(a, "equal") - _sym(b, "equal"))
+    r = _difference_is_zero(_sym(a, "equal") - _sym(b, "equal"))
+    if r is None:
+        raise LayoutError(f"cannot decide {a} == {b} for symbolic values")
+    return r
+
+
+@functools.lru_cache(maxsize=4096)
+def _difference_is_zero(diff: Any) -> bool | None:
+    """Whether the sympy expression ``diff`` is 0 (True), provably not 0 (False), or undecided (None). Cached:
+    a pure function of the expression, asked again and again by the algebra on the same symbolic strides."""
+    d = sympy.simplify(diff)
     if d == 0:
         return True
     if d.is_zero is False:
         return False
-    raise LayoutError(f"cannot decide {a} == {b} for symbolic values")
+    return None
 
 
 def iszero(a: Any) -> bool:

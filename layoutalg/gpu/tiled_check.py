@@ -86,7 +86,7 @@ def ampere_plan(seed: int = 0) -> dict:
     """Host tables of the Ampere step (see the module docstring); numpy only. (Cached: do not modify.)"""
     from .. import ComposedLayout, Layout, Swizzle
     from ..nvidia.atoms import copy_atom, mma_atom
-    from ..tensor import make_tensor
+    from ..tensor import make_tensor, underscore as _
     from ..tiled import copy_plan, make_tiled_copy_A, make_tiled_copy_B, make_tiled_mma
 
     M = N = K = 64
@@ -105,14 +105,20 @@ def ampere_plan(seed: int = 0) -> dict:
                   "ldA": [], "ldB": [], "out": [], "config": {
                       "mma": str(mma), "smem_A": str(sA), "smem_B": str(sB),
                       "copy_A": repr(tcA), "copy_B": repr(tcB)}}
+    # each thread's partition_S of a tile is a slice of the copy's (Thr, Frg, Rest) view of it: derived once per
+    # tile here and sliced per thread as ThrCopy.partition_S does (thread 0's checked against partition_S itself)
+    whole = {"ldA": tcA.tidfrg_S(TA), "ldB": tcB.tidfrg_S(TB)}
     frag: tuple | None = None
     for t in range(mma.num_threads):
         th = mma.get_slice(t)
         fA, fB, fC = th.partition_fragment_A(TA), th.partition_fragment_B(TB), th.partition_fragment_C(gD)
         for key, tc, T, F in (("ldA", tcA, TA, fA), ("ldB", tcB, TB, fB)):
             thc = tc.get_slice(t)
+            part = whole[key](t, _, (_, _))
+            if t == 0 and part != thc.partition_S(T):
+                raise ValueError(f"{key}: thread 0's slice of tidfrg_S differs from its partition_S")
             rows = []
-            for s, d in copy_plan(tc, thc.partition_S(T), thc.retile_D(F)):
+            for s, d in copy_plan(tc, part, thc.retile_D(F)):
                 rows.append([2 * int(s.addresses()[0])] + _reg32(d.addresses().tolist(), f"{key} thread {t}"))
             plan[key].append(rows)
         pc = th.partition_C(gD)
@@ -170,15 +176,19 @@ def hopper_plan(seed: int = 0) -> dict:
         return words
 
     desc_a, desc_b, out = [], None, []
+    lead: tuple = ()  # the warpgroup's first thread's partitions of A and B
     for t in range(mma.num_threads):
         th = mma.get_slice(t)
         pa, pb = th.partition_A(TA), th.partition_B(TB)
-        wa, wb = descs(pa), descs(pb)
         if t % 128 == 0:
+            lead = (pa, pb)
+            wa, wb = descs(pa), descs(pb)
             desc_a.append(wa)
             desc_b = desc_b or wb
-        elif wa != desc_a[t // 128] or wb != desc_b:
-            raise ValueError(f"thread {t}'s shared-memory partition differs from its warpgroup's")
+        elif (pa, pb) != lead:  # (the descriptors are a function of the partition: equal partitions, equal words)
+            wa, wb = descs(pa), descs(pb)
+            if wa != desc_a[t // 128] or wb != desc_b:
+                raise ValueError(f"thread {t}'s shared-memory partition differs from its warpgroup's")
         fC, pc = th.partition_fragment_C(gD), th.partition_C(gD)
         o = np.zeros(fC.size(), dtype=np.int64)
         o[fC.addresses()] = pc.addresses()
@@ -314,7 +324,11 @@ def _gmma_tile(sm: np.ndarray, desc: int, rows: int) -> np.ndarray:
     if (desc >> 62) != 1:
         raise ValueError(f"descriptor {desc:#x} is not 128B-swizzled")
     m, k = np.meshgrid(np.arange(rows), np.arange(16), indexing="ij")
-    byte = start + (m // 8) * sbo + (m % 8) * 128 + 2 * k
+    # (each term named first: mypy checks a nested numpy operand once per overload of the operator around it)
+    core_matrix = (m // 8) * sbo
+    row_in_core = (m % 8) * 128
+    half = 2 * k
+    byte = start + core_matrix + row_in_core + half
     byte ^= ((byte >> 7) & 7) << 4
     return sm[byte // 2]
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import LayoutError
 from .pipeline import (
@@ -375,12 +376,18 @@ def _trace_blackwell(p: Pipeline) -> Trace:
         G = 0  # the loop below is the 32x32b epilogue's
     t = np.arange(32)[:, None]
     jj_ = np.arange(ecols)[None, :]
+    # (what the loops below do not change is computed before them, and a nested numpy expression is named first:
+    # mypy checks a loop body more than once and a nested expression once per overload of the one around it)
+    cols = ecol + jj_ + 0 * t
+    in_tmem = cols < 512
+    tmem_cols: npt.NDArray[np.int64] = np.minimum(cols, 511)
+    acc_cols: npt.NDArray[np.int64] = np.minimum(jj_ + 0 * t, 511)
     for c in range(G):
         for w in range(4):
             lanes = 32 * w + t + 0 * jj_
-            cols = ecol + jj_ + 0 * t
-            val = np.where(cols < 512, tmem[c, lanes, np.minimum(cols, 511)], -1)
-            meant = inv[32 * erows[w] + t + 0 * jj_, np.minimum(jj_ + 0 * t, 511)]  # local m * N + n, or -1 (not a D cell)
+            val = np.where(in_tmem, tmem[c, lanes, tmem_cols], -1)
+            lane_rows = 32 * erows[w] + t + 0 * jj_
+            meant = inv[lane_rows, acc_cols]  # local m * N + n, or -1 (not a D cell)
             keep = meant >= 0
             mo, no = c * Mc + meant // N, meant % N
             out_cell[mo[keep], no[keep]] = val[keep]
@@ -536,20 +543,24 @@ def _generic_epilogue(kn: dict, tmem: np.ndarray, right: Any, Mc: int, N: int, o
     Vi = np.arange(nV)[None, :] + 0 * T_
     checked = bad = 0
     first = None
+    # (what the loops do not change is computed before them: mypy checks a loop body more than once)
+    w, t = T_ // 32, T_ % 32
+    j, i = Vi // V, Vi % V
+    lane_r, col_r = _ld_lane_col(e["shape"], e["num"], t, i)
+    first_rows, first_cols = 32 * w, j * V
+    tv_m, tv_n = tv % em, ns[tv // em]
+    quarter, in_regs = w % 4, i < Vh
     for c in range(G):
         for om in e["offs_m"]:
             for on in e["offs_n"]:
-                m = om + tv % em
-                n = on + ns[tv // em]
+                m = om + tv_m
+                n = on + tv_n
                 believed = raddr[m, n]  # the author's TMEM address of each (thread, value)
-                w, t = T_ // 32, T_ % 32
-                j, i = Vi // V, Vi % V
-                taddr = believed[32 * w, j * V]
-                lane_r, col_r = _ld_lane_col(e["shape"], e["num"], t, i)
+                taddr = believed[first_rows, first_cols]
                 lane = (taddr >> 16) + lane_r
                 col = (taddr & 0xFFFF) + col_r + col0
-                reach = (lane >> 5) == (w % 4)
-                ok = reach & (i < Vh) & (col < 512) & (lane < 128)
+                reach = (lane >> 5) == quarter
+                ok = reach & in_regs & (col < 512) & (lane < 128)
                 val = np.where(ok, tmem[c, np.minimum(lane, 127), np.minimum(col, 511)], -1)
                 want = (c * Mc + m) * N + n
                 out_cell[c * Mc + m, n] = val

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import LayoutError
 from .pipeline import (
@@ -49,6 +50,10 @@ AMPERE_KNOBS: dict = {
     "ldsm_swizzle_a": None, "ldsm_swizzle_b": None, "ldsm_trans_a": False, "ldsm_trans_b": False,
     "epilogue_warp_order": None, "epilogue_cols": None,
 }
+
+#: integer index arrays (np.arange / np.meshgrid results), typed so mypy resolves numpy's operator overloads
+#: for one concrete dtype rather than for np.intp's union of bit widths
+_I64 = npt.NDArray[np.int64]
 
 
 def _swz(off: np.ndarray, sw: int) -> np.ndarray:
@@ -149,7 +154,7 @@ def _trace_ampere(p: Pipeline) -> Trace:
         st = p.stage(f"cp_async_{x}").details
         base, sw = st["base"], st["swizzle"]
         bases[x] = base
-        q = np.arange(mn * K // 8)
+        q: _I64 = np.arange(mn * K // 8)
         row, ch = q // (K // 8), q % (K // 8)
         dst = base + _swz(row * K * 2 + ch * 16, sw)
         for e in range(8):
@@ -171,14 +176,14 @@ def _trace_ampere(p: Pipeline) -> Trace:
     fa, fb = mma_fragment("m16n8k16", p.dtype, "A"), mma_fragment("m16n8k16", p.dtype, "B")
     ga_l, ga_v = fa.grid()  # (16, 16) rows x k -> lane, value
     gb_l, gb_v = fb.grid()  # (16, 8) k x n
-    L = np.arange(32)[:, None]
+    L: _I64 = np.arange(32)[:, None]
     KB = K // 16
     regs = {}
     for x, tag, num, blk, nblocks, frag in (("a", TAG_A, 4, 16, TM // 16, fa), ("b", TAG_B, 2, 8, TN // 8, fb)):
         st = p.stage(f"ldmatrix_{x}").details
         lsw, tr = st["swizzle"], st["trans"]
         lf = ldsm_fragment(num, tr)
-        V = np.arange(2 * num)[None, :]
+        V: _I64 = np.arange(2 * num)[None, :]
         idx = lf.index(L, V)
         mat, r, c = idx // 64, idx % 8, (idx // 8) % 8
         ok_idx = mat < num
@@ -197,7 +202,7 @@ def _trace_ampere(p: Pipeline) -> Trace:
             r0 = wm * TM if x == "a" else wn * TN
             for bi in range(nblocks):
                 for kb in range(KB):
-                    ln = np.arange(8 * num)
+                    ln: _I64 = np.arange(8 * num)
                     if x == "a":  # lane l: row l % 16, k 8 * (l // 16)
                         rr, kk = ln % 16, 8 * (ln // 16)
                     else:  # lane l: n l % 8, k 8 * (l // 8)
@@ -225,14 +230,26 @@ def _trace_ampere(p: Pipeline) -> Trace:
                                  got.size, int(bad_.sum()), first, operand=True))
     # mma.sync: cell (warp, mi, ni, r, c) gets sum over kb, k of A[r, k] * B[k, c] from the fragments
     MI, NI = TM // 16, TN // 8
+    w_: _I64
+    mi: _I64
+    ni: _I64
     w_, mi, ni, r, c = np.meshgrid(np.arange(nw), np.arange(MI), np.arange(NI), np.arange(16), np.arange(8),
                                    indexing="ij")
     kk = np.arange(16)
     # prod_a[..., kb, k] = regs_a[w, mi, kb, lane(r, k), value(r, k)]
-    pa = regs["a"][w_[..., None, None], mi[..., None, None], np.arange(KB)[:, None],
-                   ga_l[r[..., None, None], kk], ga_v[r[..., None, None], kk]]
-    pb = regs["b"][w_[..., None, None], ni[..., None, None], np.arange(KB)[:, None],
-                   gb_l[kk, c[..., None, None]], gb_v[kk, c[..., None, None]]]
+    # (the index arrays named first: mypy checks a nested numpy expression once per overload of the outer one)
+    w5: _I64 = w_[..., None, None]
+    r5: _I64 = r[..., None, None]
+    c5: _I64 = c[..., None, None]
+    kb5: _I64 = np.arange(KB)[:, None]
+    lane_a: _I64 = ga_l[r5, kk]
+    val_a: _I64 = ga_v[r5, kk]
+    lane_b: _I64 = gb_l[kk, c5]
+    val_b: _I64 = gb_v[kk, c5]
+    mi5: _I64 = mi[..., None, None]
+    ni5: _I64 = ni[..., None, None]
+    pa = regs["a"][w5, mi5, kb5, lane_a, val_a]
+    pb = regs["b"][w5, ni5, kb5, lane_b, val_b]
     cells = w_.size
     prod_a, prod_b = pa.reshape(cells, K), pb.reshape(cells, K)
     orow = np.array([_warp_origin(w, WM, WN, "row", TM, TN) for w in range(nw)])

@@ -87,10 +87,12 @@ def _owner_of(kl: KernelLayout, shape: tuple, op: Op, what: str) -> tuple[np.nda
     R, L, W = c.shape[:3]
     warp = np.full(shape, -1, np.int64)
     lane = np.full(shape, -1, np.int64)
+    lane_lw = np.arange(L)[:, None] + 0 * np.arange(W)[None, :]  # [L, W]: the lane, the warp of each holder
+    warp_lw = np.arange(W)[None, :] + 0 * np.arange(L)[:, None]
     for r in range(R - 1, -1, -1):  # the lowest register index wins (written last)
         cc = c[r]  # [L, W, 2]
-        lane[cc[..., 0], cc[..., 1]] = np.arange(L)[:, None] + 0 * np.arange(W)[None, :]
-        warp[cc[..., 0], cc[..., 1]] = np.arange(W)[None, :] + 0 * np.arange(L)[:, None]
+        lane[cc[..., 0], cc[..., 1]] = lane_lw
+        warp[cc[..., 0], cc[..., 1]] = warp_lw
     if (warp < 0).any():
         raise LayoutError(f"ttgir line {op.line}: the {what} layout {kl.name} does not cover the {shape} tile")
     return warp, lane
@@ -309,7 +311,8 @@ def _trace_descriptors(p: Pipeline, arch: str) -> Trace:
         tc = np.full((M, N), -1, np.int64)
         c = (rows[:, None, :] ^ cols[None, :, :]).reshape(-1, 2)
         best = np.full(M * N, len(rows) * len(cols), np.int64)  # the lowest (row, col) holding each element
-        np.minimum.at(best, c[:, 0] * N + c[:, 1], np.arange(len(c)))
+        element = c[:, 0] * N + c[:, 1]  # (named first: mypy checks a nested numpy argument once per overload)
+        np.minimum.at(best, element, np.arange(len(c)))
         held = best < len(c)
         tl.ravel()[held], tc.ravel()[held] = np.divmod(best[held], len(cols))
         hw = accumulator_layout(mb, nbk)

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import LayoutError, guarded
 from .layouts import KernelLayout
@@ -123,7 +124,12 @@ def _store_check(module: TtgirModule, t: Any, img: np.ndarray, shape: tuple, X: 
         raise LayoutError(f"ttgir line {src.line}: {nw} warps cannot reach the 4 lane quarters of tensor memory")
     # lane L is written by the same lane of a warp of its quarter: w = L // 32 + 4 j (which of them writes which
     # column is the lowering's choice; one of them must hold the factor)
-    quarter = holds[:, (L // 32)[:, None] + 4 * np.arange(nw // 4)[None, :], (L % 32)[:, None]]  # [el, cells, j]
+    # (operands named first: mypy checks a nested numpy expression once per overload of the one around it)
+    quarter_of: npt.NDArray[np.intp] = (L // 32)[:, None]
+    other_warps: npt.NDArray[np.intp] = 4 * np.arange(nw // 4)[None, :]
+    warp_of: npt.NDArray[np.intp] = quarter_of + other_warps
+    lane_of: npt.NDArray[np.intp] = (L % 32)[:, None]
+    quarter = holds[:, warp_of, lane_of]  # [el, cells, j]
     ok = quarter[img[L, S], np.arange(len(L))].any(axis=1)
     first = None
     if not ok.all():
