@@ -86,6 +86,9 @@ SHARED_HEADERS: tuple[str, ...] = DEFAULT_HEADERS + (
     "cutlass/float8.h",
     "cutlass/float_subbyte.h",
     "cute/util/print_latex.hpp",
+    "cute/layout.hpp",  # parts of cute/tensor.hpp: a program of them alone takes the shared header too
+    "cute/int_tuple.hpp",
+    "cute/swizzle.hpp",
 )
 
 
