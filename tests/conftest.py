@@ -90,7 +90,7 @@ def _prepare_cute_headers(config) -> None:
     would keep one worker waiting; a run of chosen tests builds it when a test first needs it."""
     import pytest
 
-    if getattr(config, "args_source", None) is not pytest.Config.ArgsSource.TESTPATHS:
+    if getattr(config, "args_source", None) is not pytest.Config.ArgsSource.TESTPATHS or config.option.collectonly:
         return
     if os.environ.get("LAYOUTALG_ORACLE_LIVE", "").strip().lower() in ("0", "no", "off", "false"):
         return
