@@ -239,6 +239,22 @@ def check_int(op: str, name: str, v: Any, allowed: Any = None, *, lo: int | None
     return v
 
 
+def check_operand_knobs(op: str, kn: dict, x: str) -> str:
+    """Check operand ``x``'s ('a' or 'b') shared-memory and descriptor knobs (major, swizzle, base, the descriptor
+    overrides) as the Hopper and Blackwell builders share them; return its major."""
+    major = check_major(op, f"{x}_major", kn[f"{x}_major"])
+    check_int(op, f"swizzle_{x}", kn[f"swizzle_{x}"], (0, 32, 64, 128))
+    if kn[f"desc_swizzle_{x}"] is not None:
+        check_int(op, f"desc_swizzle_{x}", kn[f"desc_swizzle_{x}"], (0, 32, 64, 128))
+    check_int(op, f"base_{x}", kn[f"base_{x}"], lo=0, hi=SMEM_BYTES, multiple=128)
+    if kn[f"desc_base_offset_{x}"] is not None:
+        check_int(op, f"desc_base_offset_{x}", kn[f"desc_base_offset_{x}"], range(8))
+    for f in ("lbo", "sbo"):
+        if kn[f"{f}_{x}"] is not None:
+            check_int(op, f"{f}_{x}", kn[f"{f}_{x}"], lo=0, hi=(1 << 18) - 1)
+    return major
+
+
 def with_fields(word: int, lbo: int | None, sbo: int | None, base_offset: int | None, swizzle_code: int | None) -> int:
     """A descriptor word with LBO / SBO (bytes as the author writes them: encoded ``(x & 0x3FFFF) >> 4``),
     the 3-bit base offset and the 2-bit sm_90 swizzle code replaced where given."""
@@ -350,17 +366,7 @@ def hopper_pipeline(**knobs: Any) -> Pipeline:
     K = check_int(op, "K", kn["K"], lo=T, multiple=T)
     majors = {}
     for x in ("a", "b"):
-        majors[x] = check_major(op, f"{x}_major", kn[f"{x}_major"])
-        for name in (f"swizzle_{x}",):
-            check_int(op, name, kn[name], (0, 32, 64, 128))
-        if kn[f"desc_swizzle_{x}"] is not None:
-            check_int(op, f"desc_swizzle_{x}", kn[f"desc_swizzle_{x}"], (0, 32, 64, 128))
-        check_int(op, f"base_{x}", kn[f"base_{x}"], lo=0, hi=SMEM_BYTES, multiple=128)
-        if kn[f"desc_base_offset_{x}"] is not None:
-            check_int(op, f"desc_base_offset_{x}", kn[f"desc_base_offset_{x}"], range(8))
-        for f in ("lbo", "sbo"):
-            if kn[f"{f}_{x}"] is not None:
-                check_int(op, f"{f}_{x}", kn[f"{f}_{x}"], lo=0, hi=(1 << 18) - 1)
+        majors[x] = check_operand_knobs(op, kn, x)
     rows = kn["wg_rows"]
     rows = tuple(range(W)) if rows is None else rows
     if not (isinstance(rows, (tuple, list)) and len(rows) == W and all(

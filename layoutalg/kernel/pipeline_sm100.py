@@ -39,7 +39,7 @@ from .pipeline import (
     operand_tile,
     tma_copy,
     check_int,
-    check_major,
+    check_operand_knobs,
     element_name,
     first_mismatch,
     owner,
@@ -126,16 +126,7 @@ def blackwell_pipeline(**knobs: Any) -> Pipeline:
     K = check_int(op, "K", kn["K"], lo=T, multiple=T)
     majors = {}
     for x in ("a", "b"):
-        majors[x] = check_major(op, f"{x}_major", kn[f"{x}_major"])
-        check_int(op, f"swizzle_{x}", kn[f"swizzle_{x}"], (0, 32, 64, 128))
-        if kn[f"desc_swizzle_{x}"] is not None:
-            check_int(op, f"desc_swizzle_{x}", kn[f"desc_swizzle_{x}"], (0, 32, 64, 128))
-        check_int(op, f"base_{x}", kn[f"base_{x}"], lo=0, hi=SMEM_BYTES, multiple=128)
-        if kn[f"desc_base_offset_{x}"] is not None:
-            check_int(op, f"desc_base_offset_{x}", kn[f"desc_base_offset_{x}"], range(8))
-        for f in ("lbo", "sbo"):
-            if kn[f"{f}_{x}"] is not None:
-                check_int(op, f"{f}_{x}", kn[f"{f}_{x}"], lo=0, hi=(1 << 18) - 1)
+        majors[x] = check_operand_knobs(op, kn, x)
         im = kn[f"idesc_{x}_major"]
         if im is not None and im not in ("K", "MN"):
             raise LayoutError(f"{op}: idesc_{x}_major={im!r} is not 'K' or 'MN'")

@@ -81,6 +81,19 @@ def _holders(kl: KernelLayout, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     return c, np.empty(0)
 
 
+def _lane_quarters(warp: np.ndarray, tl: np.ndarray, stage: str, tensor: str, line: int) -> tuple[np.ndarray, dict | None]:
+    """Whether each element's warp may touch its TMEM lane ``tl`` (a warp reaches the lane quarter ``warp % 4``),
+    and the first element that may not (None when all may)."""
+    reach = (tl // 32) == (warp % 4)
+    if reach.all():
+        return reach, None
+    i, j = (int(v) for v in np.argwhere(~reach)[0])
+    q = int(warp[i, j]) % 4
+    return reach, {"stage": stage, "location": f"{tensor}[{i}, {j}] (ttgir line {line})",
+                   "lands": f"warp {int(warp[i, j])}, which reaches TMEM lanes {32 * q}..{32 * q + 31}",
+                   "should": f"a warp of lane quarter {int(tl[i, j]) // 32} (TMEM lane {int(tl[i, j])})"}
+
+
 def _owner_of(kl: KernelLayout, shape: tuple, op: Op, what: str) -> tuple[np.ndarray, np.ndarray]:
     """(warp[m, n], lane[m, n]) of the thread holding each element (the first, where several do)."""
     c, _ = _holders(kl, shape)
@@ -332,14 +345,7 @@ def _trace_descriptors(p: Pipeline, arch: str) -> Trace:
         ld = kn.get("tmem_load")
         if ld is not None:
             warp, lane = _owner_of(ld.result_types[0].encoding, (M, N), ld, "tmem_load")
-            reach = (tl // 32) == (warp % 4)
-            first2 = None
-            if not reach.all():
-                i, j = (int(v) for v in np.argwhere(~reach)[0])
-                first2 = {"stage": "epilogue_tmem_load", "location": f"D[{i}, {j}] (ttgir line {ld.line})",
-                          "lands": f"warp {int(warp[i, j])}, which reaches TMEM lanes {32 * (int(warp[i, j]) % 4)}.."
-                                   f"{32 * (int(warp[i, j]) % 4) + 31}",
-                          "should": f"a warp of lane quarter {int(tl[i, j]) // 32} (TMEM lane {int(tl[i, j])})"}
+            reach, first2 = _lane_quarters(warp, tl, "epilogue_tmem_load", "D", ld.line)
             ok &= reach
             checks.append(StageCheck("epilogue_tmem_load", f"tcgen05.ld of line {ld.line}: every warp reads its "
                                      "lane quarter", M * N, int((~reach).sum()), first2))
@@ -456,14 +462,8 @@ def _ts_operand(module: TtgirModule, op: Op, a: Any, dtype: str, M: int, K: int,
         if not isinstance(src, KernelLayout) or src.memory != "registers":
             continue
         warp, _ = _owner_of(src, (M, K), st, "tmem_store")
-        reach = (tl // 32) == (warp % 4)
-        first2 = None
-        if not reach.all():
-            i, k = (int(v) for v in np.argwhere(~reach)[0])
-            first2 = {"stage": "tmem_store_a", "location": f"A[{i}, {k}] (ttgir line {st.line})",
-                      "lands": f"warp {int(warp[i, k])}, which reaches TMEM lanes {32 * (int(warp[i, k]) % 4)}.."
-                               f"{32 * (int(warp[i, k]) % 4) + 31}",
-                      "should": f"a warp of lane quarter {int(tl[i, k]) // 32} (TMEM lane {int(tl[i, k])})"}
+        reach, first2 = _lane_quarters(warp, tl, "tmem_store_a", "A", st.line)
+        if first2 is not None:
             got[:, :, :] = np.where(reach[r.transpose(2, 0, 1), (ki * j + c).transpose(2, 0, 1)], got, -1)
         checks.append(StageCheck("tmem_store_a", f"tcgen05.st of line {st.line}: every warp writes its lane quarter",
                                  M * K, int((~reach).sum()), first2))
