@@ -293,19 +293,19 @@ def test_tile_rejects_misfit():
 
 
 def test_whole_catalog_verifies_within_two_seconds():
-    import time
+    from budget import cpu_budget
 
     from layoutalg.nvidia.ampere import ldmatrix
     from layoutalg.nvidia.hopper import wgmma_fragments
 
     frags = [e.fragment() for e in ENTRIES] + [wgmma_fragments.fragment(*e) for e in wgmma_fragments.catalog()]
     frags += [ldmatrix.fragment(n, t, store=s) for n, t, s in ldmatrix.catalog()]
-    # the budget is CPU time of this process (a busy machine's other processes do not count), best of two runs
+    # the budget is CPU time of this process, the collector paused (tests/budget.py), best of two runs
     best = float("inf")
     for _ in range(2):
-        t0 = time.process_time()
-        assert all(verify(f, f.formula.outputs, (lane, i), symbolic=False) for f in frags)
-        best = min(best, time.process_time() - t0)
+        with cpu_budget() as t:
+            assert all(verify(f, f.formula.outputs, (lane, i), symbolic=False) for f in frags)
+        best = min(best, t.seconds)
         if best < 2.0:
             break
     assert best < 2.0
