@@ -62,6 +62,8 @@ __all__ = [
     "WAVEFRONT_BYTES",
     "phases",
     "phase_report",
+    "phase_costs",
+    "address_costs",
     "BankConflict",
     "Instruction",
     "BankReport",
@@ -158,6 +160,50 @@ class FirstConflict:
     def __str__(self) -> str:
         return (f"{self.instruction}: lanes {self.lane_a} and {self.lane_b} both hit bank {self.bank} "
                 f"(bytes {self.address_a} and {self.address_b})")
+
+
+def phase_costs(addresses: Sequence[Any], access_bytes: int, groups: Sequence[Sequence[int]], *,
+                num_banks: int = NUM_BANKS, bank_bytes: int = BANK_BYTES) -> tuple[int, int]:
+    """``(wavefronts, ideal)`` of :func:`phase_report` on the same arguments, without its conflicts and schedule
+    (the same bank model, at about a third of the cost: what a search over many layouts needs). Per phase: the
+    distinct bank words its lanes touch; it costs its busiest bank's count, ideally ``ceil(words / num_banks)``.
+
+    >>> phase_costs([0, 256, 4, 4], 4, [(0, 1), (2, 3)], num_banks=64)
+    (3, 2)
+    """
+    total = ideal = 0
+    n_addr = len(addresses)
+    span = access_bytes - 1
+    for phase in groups:
+        words: set[int] = set()
+        for lane in phase:
+            a = addresses[lane] if lane < n_addr else None
+            if a is None:
+                continue
+            w0, w1 = a // bank_bytes, (a + span) // bank_bytes
+            if w0 == w1:
+                words.add(w0)
+            else:
+                words.update(range(w0, w1 + 1))
+        if not words:
+            continue
+        per_bank: dict[int, int] = {}
+        for w in words:
+            b = w % num_banks
+            per_bank[b] = per_bank.get(b, 0) + 1
+        total += max(per_bank.values())
+        ideal += -(-len(words) // num_banks)
+    return total, ideal
+
+
+def address_costs(addresses: Sequence[Any], access_bytes: int) -> tuple[int, int]:
+    """``(wavefronts, ideal)`` of :func:`address_report` (one warp access, NVIDIA's phases), by :func:`phase_costs`.
+
+    >>> address_costs([16 * t for t in range(32)], 16), address_costs([0] * 32, 4)
+    ((4, 4), (1, 1))
+    """
+    addrs = _check_addresses(addresses, access_bytes, "address_costs")
+    return phase_costs(addrs, access_bytes, phases(access_bytes, len(addrs)))
 
 
 def _instruction(addresses: Sequence[Any], access_bytes: int, label: str = "") -> Instruction:

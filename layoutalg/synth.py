@@ -546,13 +546,13 @@ _ATOMS = [(major, swz) for major in ("K", "MN") for swz in (128, 64, 32, 0)]
 
 @guarded
 def per_access(layout: Any, accesses: Sequence[Access], element_bytes: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """``(wavefronts, ideal)`` of each access under ``layout``, from :func:`layoutalg.banks.address_report`
-    instruction by instruction (a warp's ``k``-th vector; lanes ``>= active_lanes`` not read).
+    """``(wavefronts, ideal)`` of each access under ``layout``, from :func:`layoutalg.banks.address_costs` (what
+    ``address_report`` counts) instruction by instruction (a warp's ``k``-th vector; lanes ``>= active_lanes`` not read).
 
     >>> per_access(Layout((64, 64), (64, 1)), [ldmatrix_copy((64, 64))], 2)     # 8-way unswizzled
     ((512,), (64,))
     """
-    from .banks import access_addresses, address_report
+    from .banks import access_addresses, address_costs
 
     eb = element_bytes
     wf, ideal = [], []
@@ -563,9 +563,9 @@ def per_access(layout: Any, accesses: Sequence[Access], element_bytes: int) -> t
         for w in range(T // 32):
             for k in range(K):
                 lanes = [int(x) if l < a.active_lanes else None for l, x in enumerate(starts[32 * w:32 * w + 32, k])]
-                r = address_report(lanes, a.vector_bytes)
-                tot += r.wavefronts
-                best += r.ideal
+                cost, ideal_cost = address_costs(lanes, a.vector_bytes)
+                tot += cost
+                best += ideal_cost
         wf.append(tot)
         ideal.append(best)
     return tuple(wf), tuple(ideal)

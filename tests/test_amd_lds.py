@@ -10,7 +10,7 @@ import random
 import pytest
 
 from layoutalg import Layout
-from layoutalg.amd.lds import (LDS, LdsAccess, analyze_lds, lds_addresses, lds_model, lds_report, padded_shared,
+from layoutalg.amd.lds import (LDS, LdsAccess, analyze_lds, lds_addresses, lds_costs, lds_model, lds_report, padded_shared,
                                padding_layout, swizzled_shared, synthesize_lds)
 from layoutalg.errors import LayoutError
 
@@ -195,6 +195,31 @@ def test_bank_model_errors_are_named() -> None:
         lds_report([0] * 65, 4)
     with pytest.raises(LayoutError, match="not contiguous"):
         analyze_lds(Layout((64, 64), (1, 64)), Layout((64, 8), (1, 64)), 2, 16)
+
+
+@pytest.mark.parametrize("arch", sorted(LDS))
+def test_lds_costs_are_analyze_lds_counts(arch: str) -> None:
+    """The synthesis's counter (no schedule) gives analyze_lds's numbers on random swizzled and padded tiles."""
+    rng = random.Random(arch)
+    for _ in range(12):
+        eb, vb = rng.choice([(1, 4), (2, 4), (2, 8), (2, 16), (4, 16), (1, 16)])
+        C = 64
+        n = vb // eb
+        tiles = [Layout((64, C), (C, 1)), padded_shared((64, C), [(C, rng.choice([1, 2, 4, 8]) * max(1, 4 // eb))], (1, 0)),
+                 swizzled_shared((64, C), rng.choice([1, 2, 4, 8]), rng.choice([1, 2, 4]), rng.choice([1, 4, 8]), (1, 0))]
+        per_row = C // n  # TV layouts onto the tile's coordinates row + 64 col: a row per lane, or lanes along a row
+        rows_per_pass = 64 // per_row
+        access = (Layout((64, C), (1, 64)) if rng.random() < 0.5 else
+                  Layout(((per_row, rows_per_pass), (n, 64 // rows_per_pass)), ((64 * n, 1), (64, rows_per_pass))))
+        for smem in tiles:
+            for op in ("read", "write"):
+                try:
+                    r = analyze_lds(smem, access, eb, vb, arch=arch, op=op)
+                except LayoutError:
+                    with pytest.raises(LayoutError):
+                        lds_costs(smem, access, eb, vb, arch=arch, op=op)
+                    continue
+                assert lds_costs(smem, access, eb, vb, arch=arch, op=op) == (r.wavefronts, r.ideal), (smem, access, op)
 
 
 # -------------------------------------------------------------------------------------- synthesis

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from layoutalg import Layout, LayoutError, parse
-from layoutalg.banks import address_report, analyze, phases
+from layoutalg.banks import address_costs, address_report, analyze, phase_costs, phase_report, phases
 from layoutalg.swizzle import Swizzle
 
 ROW_MAJOR = Layout((64, 64), (64, 1))  # 64x64 fp16, element (r, c) at 64r + c
@@ -134,3 +134,25 @@ def test_wavefronts_equal_busiest_bank(words):
     assert r.wavefronts >= r.ideal == -(-len(set(words)) // 32)
     served = [ln for row in r.instructions[0].schedule for _, _, lanes in row for ln in lanes]
     assert sorted(served) == list(range(32))  # every lane served exactly once
+
+
+@st.composite
+def _accesses(draw):
+    """Aligned addresses of any access width (idle lanes too) and lane groups in any order, under a bank model."""
+    ab = draw(st.sampled_from([1, 2, 4, 8, 16]))
+    n = draw(st.integers(1, 32))
+    addrs = [None if draw(st.integers(0, 7)) == 0 else ab * draw(st.integers(0, 600)) for _ in range(n)]
+    lanes = draw(st.permutations(list(range(n))))
+    cut = sorted(draw(st.lists(st.integers(1, max(1, n - 1)), max_size=4, unique=True)))
+    groups = [lanes[a:b] for a, b in zip([0, *cut], [*cut, n]) if lanes[a:b]]
+    return addrs, ab, groups, draw(st.sampled_from([32, 64])), draw(st.sampled_from([4, 8]))
+
+
+@given(_accesses())
+def test_phase_costs_are_phase_reports_counts(case):
+    addrs, ab, groups, nb, bb = case
+    r = phase_report(addrs, ab, groups, num_banks=nb, bank_bytes=bb)
+    assert phase_costs(addrs, ab, groups, num_banks=nb, bank_bytes=bb) == (r.wavefronts, r.ideal)
+    if nb == 32 and bb == 4:
+        full = address_report(addrs, ab)
+        assert address_costs(addrs, ab) == (full.wavefronts, full.ideal)

@@ -137,9 +137,13 @@ def at(L, *crd) -> int:
     if not isinstance(shp, tuple):
         shp, std = (shp,), (std,)
     off = 0
-    for c, s, d in zip(crd, shp, std):
-        off += int(table_of(Layout(s, d))[c])
-    return off
+    for c, s, d in zip(crd, shp, std):  # the mode's colexicographic coordinates of c, dotted with its strides
+        for sz, st_ in zip(flat(s), flat(d)):
+            off += (c % sz) * st_
+            c //= sz
+        if c:
+            raise IndexError(f"coordinate out of mode {s}")
+    return int(off)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -517,7 +521,8 @@ def check_tiled_copy_operand(data):
     # retile: register r of the MMA fragment holds the element the copy's register-side partition gives at r
     L = Layout((2 * R0, 2 * R1), (1, 2 * R0))
     Tn = make_tensor(L)
-    inv = {int(a): (r, c) for (r, c), a in np.ndenumerate(np.array([[at(L, r, c) for c in range(2 * R1)] for r in range(2 * R0)]))}
+    rr, cc = np.meshgrid(np.arange(2 * R0), np.arange(2 * R1), indexing="ij")  # L(r, c) = r + 2 R0 c, by hand
+    inv = {int(a): (int(r), int(c)) for r, c, a in zip(rr.ravel(), cc.ravel(), (rr + 2 * R0 * cc).ravel())}
     for t in sorted({0, T - 1, data.draw(st.integers(0, T - 1))}):
         thm, thc = mma.get_slice(t), tc.get_slice(t)
         p = getattr(thm, f"partition_{which}")(Tn)

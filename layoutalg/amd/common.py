@@ -29,6 +29,7 @@ matrix instruction calculator print ``A[i][k]``, ``B[k][j]``, ``D[i][j].B<block>
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -220,15 +221,15 @@ class MatrixFragment:
         out = fn(ln, v, *(val for _, val in self.params))
         return tuple(np.broadcast_to(np.asarray(o).astype(np.int64), ln.shape) for o in out)
 
-    @property
+    @cached_property
     def num_threads(self) -> int:
         """Lanes of the wave that hold the operand (the TV layout's thread extent)."""
-        return int(np.prod(flatten(cast(tuple, self.layout.shape)[0])))
+        return math.prod(flatten(cast(tuple, self.layout.shape)[0]))
 
-    @property
+    @cached_property
     def num_values(self) -> int:
         """Elements each lane holds."""
-        return int(np.prod(flatten(cast(tuple, self.layout.shape)[1])))
+        return math.prod(flatten(cast(tuple, self.layout.shape)[1]))
 
     @property
     def element_bits(self) -> int:

@@ -78,7 +78,7 @@ from typing import Any
 
 import numpy as np
 
-from ..banks import BankReport, phase_report
+from ..banks import BankReport, phase_costs, phase_report
 from ..composed import ComposedLayout
 from ..errors import LayoutError, guarded
 from ..layout import Layout
@@ -88,7 +88,7 @@ from .common import arch_name
 
 __all__ = [
     "swizzled_shared", "padded_shared", "padding_layout", "LdsModel", "LDS", "lds_model", "lds_report",
-    "lds_addresses", "analyze_lds", "LdsAccess", "LdsCandidate", "synthesize_lds",
+    "lds_addresses", "analyze_lds", "lds_costs", "LdsAccess", "LdsCandidate", "synthesize_lds",
 ]
 
 
@@ -434,6 +434,29 @@ def analyze_lds(smem: Any, access: Any, element_bytes: int, vector_bytes: int | 
     return BankReport(tuple(instrs), vb, description or f"{access} {op}ing {smem} on {model.arch} LDS")
 
 
+def lds_costs(smem: Any, access: Any, element_bytes: int, vector_bytes: int | None = None, *, arch: str = "cdna3",
+              op: str = "read") -> tuple[int, int]:
+    """``(wavefronts, ideal)`` of :func:`analyze_lds` on the same arguments, by :func:`layoutalg.banks.phase_costs`
+    (no per-instruction conflicts or schedule): what :func:`synthesize_lds` ranks its candidates by.
+
+    >>> lds_costs(Layout((64, 64), (64, 1)), Layout((64, 1), (1, 0)), 2)
+    (64, 2)
+    """
+    model = lds_model(arch)
+    starts = lds_addresses(smem, access, element_bytes, vector_bytes)
+    vb = element_bytes if vector_bytes is None else vector_bytes
+    groups = model.lane_groups(vb, op)
+    T, K = starts.shape
+    total = ideal = 0
+    for w in range(0, T, model.wave):
+        for k in range(K):
+            addrs = _check([int(a) for a in starts[w:w + model.wave, k]], vb, model, "lds_costs")
+            cost, best = phase_costs(addrs, vb, groups, num_banks=model.banks, bank_bytes=model.bank_bytes)
+            total += cost
+            ideal += best
+    return total, ideal
+
+
 # ------------------------------------------------------------------------------------------ synthesis
 @dataclass(frozen=True)
 class LdsAccess:
@@ -532,9 +555,9 @@ def synthesize_lds(shape: tuple[int, int], element_bytes: int, accesses: Sequenc
                 natural = 16 if a.vector_bytes == 12 else a.vector_bytes
                 if aligned and np.any(lds_addresses(lay, a.tv, element_bytes, a.vector_bytes) % natural):
                     raise LayoutError("misaligned")
-                r = analyze_lds(lay, a.tv, element_bytes, a.vector_bytes, arch=model.arch, op=a.op)
-                cyc.append(r.wavefronts)
-                ideal.append(r.ideal)
+                cost, best = lds_costs(lay, a.tv, element_bytes, a.vector_bytes, arch=model.arch, op=a.op)
+                cyc.append(cost)
+                ideal.append(best)
         except LayoutError:
             continue  # a vector split or misaligned by the layout: not a candidate for this access set
         out.append(LdsCandidate(name, lay, tuple(cyc), tuple(ideal), nbytes))

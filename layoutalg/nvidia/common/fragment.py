@@ -32,6 +32,7 @@ that checking it against :attr:`Fragment.formula` (the ISA's text) proves the la
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, cast
@@ -118,15 +119,15 @@ class Fragment:
     notes: str = field(default="", compare=False)
 
     # ----------------------------------------------------------------- basic facts
-    @property
+    @cached_property
     def num_threads(self) -> int:
         """Threads that hold the fragment: 32 (warp) or 128 (warpgroup)."""
-        return int(np.prod(flatten(cast(tuple, self.layout.shape)[0])))
+        return math.prod(flatten(cast(tuple, self.layout.shape)[0]))
 
-    @property
+    @cached_property
     def num_values(self) -> int:
         """Elements each thread holds."""
-        return int(np.prod(flatten(cast(tuple, self.layout.shape)[1])))
+        return math.prod(flatten(cast(tuple, self.layout.shape)[1]))
 
     @property
     def mnk(self) -> tuple:

@@ -423,13 +423,15 @@ def make_tma_copy(
     covered = 1
     while covered < len(inv) and inv[covered] >= 0:
         d = X[inv[covered]] - x0
-        nblk = 1
-        base = coord_at(np.arange(covered)) if covered > 1 else x0[None, :]
-        while (nblk + 1) * covered <= len(inv):
-            s = np.arange(nblk * covered, (nblk + 1) * covered)
-            if np.any(inv[s] < 0) or not np.array_equal(coord_at(s), base + nblk * d[None, :]):
-                break
-            nblk += 1
+        # block k (offsets k*covered .. (k+1)*covered - 1) continues the mode when it is block 0 moved k*d in the
+        # tile; the mode takes the blocks before the first that does not (all candidate blocks tested at once)
+        M = len(inv) // covered
+        blocks = inv[: M * covered].reshape(M, covered)
+        held = blocks >= 0
+        moved = X[np.where(held, blocks, 0)] - np.arange(M)[:, None, None] * d[None, None, :]
+        good = held.all(axis=1) & (moved == moved[0][None]).all(axis=(1, 2))
+        stops = np.nonzero(~good[1:])[0]
+        nblk = 1 + (int(stops[0]) if len(stops) else M - 1)
         if nblk == 1:
             break
         box.append((nblk, d))
@@ -457,10 +459,12 @@ def make_tma_copy(
     assigned = np.zeros(len(inv), bool)
     loads: list[tuple[int, np.ndarray]] = []
     starts = np.sort(offs)
-    for s0 in starts:
-        s0 = int(s0)
-        if assigned[s0]:
-            continue
+    # boxes are taken in offset order, each the box_elems offsets from the lowest one not yet written: the next box
+    # starts at the first tile offset past this one (every offset below it is in an earlier box)
+    pos = 0
+    while pos < N:
+        s0 = int(starts[pos])
+        pos = int(np.searchsorted(starts, s0 + box_elems))
         s = np.arange(s0, s0 + box_elems)
         if s[-1] >= len(inv) or np.any(inv[s] < 0) or np.any(assigned[s]):
             raise LayoutError(f"{op}: [smem_layout] {inner}: the {box_elems}-element box placed at shared offset {s0} "
