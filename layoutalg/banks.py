@@ -162,6 +162,7 @@ class FirstConflict:
                 f"(bytes {self.address_a} and {self.address_b})")
 
 
+@guarded
 def phase_costs(addresses: Sequence[Any], access_bytes: int, groups: Sequence[Sequence[int]], *,
                 num_banks: int = NUM_BANKS, bank_bytes: int = BANK_BYTES) -> tuple[int, int]:
     """``(wavefronts, ideal)`` of :func:`phase_report` on the same arguments, without its conflicts and schedule
@@ -196,6 +197,7 @@ def phase_costs(addresses: Sequence[Any], access_bytes: int, groups: Sequence[Se
     return total, ideal
 
 
+@guarded
 def address_costs(addresses: Sequence[Any], access_bytes: int) -> tuple[int, int]:
     """``(wavefronts, ideal)`` of :func:`address_report` (one warp access, NVIDIA's phases), by :func:`phase_costs`.
 

@@ -434,6 +434,7 @@ def analyze_lds(smem: Any, access: Any, element_bytes: int, vector_bytes: int | 
     return BankReport(tuple(instrs), vb, description or f"{access} {op}ing {smem} on {model.arch} LDS")
 
 
+@guarded
 def lds_costs(smem: Any, access: Any, element_bytes: int, vector_bytes: int | None = None, *, arch: str = "cdna3",
               op: str = "read") -> tuple[int, int]:
     """``(wavefronts, ideal)`` of :func:`analyze_lds` on the same arguments, by :func:`layoutalg.banks.phase_costs`
