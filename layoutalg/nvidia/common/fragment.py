@@ -32,6 +32,7 @@ that checking it against :attr:`Fragment.formula` (the ISA's text) proves the la
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -274,27 +275,10 @@ class Fragment:
 
         lane = lane_sym if lane is None else lane
         i = i_sym if i is None else i
-
-        def mode_expr(shape, stride, x):
-            acc, pre = 0, 1
-            for s, d in zip(flatten(shape), flatten(stride)):
-                acc += sympy.Mod(sympy.floor(x / pre), s) * d
-                pre *= s
-            return acc
-
         shape, stride = cast(tuple, self.layout.shape), cast(tuple, self.layout.stride)
-        idx = mode_expr(shape[0], stride[0], lane) + mode_expr(shape[1], stride[1], i)
-        d0, d1 = self.codomain
-        x, y, b = sympy.Mod(idx, d0), sympy.Mod(sympy.floor(idx / d0), d1), sympy.floor(idx / (d0 * d1))
-        if self.operand in ("B", "SFB"):
-            x, y = y, x
-        if self.sparse:
-            g = self.values_per_register
-            first = sympy.floor(y / g) * 2 * g
-            return (x, first, first + 2 * g - 1)
-        if self.batch_name is not None:
-            return (b, x, y)
-        return (x, y)
+        group = self.values_per_register if self.sparse else 0
+        return _symbolic_outputs(shape, stride, tuple(self.codomain), self.operand in ("B", "SFB"), group,
+                                 self.batch_name is not None, lane, i)
 
     def check(self) -> None:
         """Compare :meth:`verify_eval` with :attr:`formula` on every ``(lane, i)``; raise on the first mismatch."""
@@ -333,3 +317,29 @@ def parse_mnk(shape: str) -> tuple[int, int, int]:
         raise LayoutError(f"fragment: shape {shape!r} is not of the form 'm<M>n<N>k<K>' (e.g. 'm16n8k16')")
     M, N, K = (int(g) for g in m.groups())
     return M, N, K
+
+
+@functools.lru_cache(maxsize=1024)
+def _symbolic_outputs(shape: tuple, stride: tuple, codomain: tuple, swap: bool, sparse_group: int, batched: bool,
+                      lane: Any, i: Any) -> tuple:
+    """:meth:`Fragment.verify_symbolic`, once per distinct layout and codomain (the catalog's ~800 fragments have
+    ~100; sympy expressions are immutable, so they are shared)."""
+
+    def mode_expr(shape: Any, stride: Any, x: Any) -> Any:
+        acc, pre = 0, 1
+        for s, d in zip(flatten(shape), flatten(stride)):
+            acc += sympy.Mod(sympy.floor(x / pre), s) * d
+            pre *= s
+        return acc
+
+    idx = mode_expr(shape[0], stride[0], lane) + mode_expr(shape[1], stride[1], i)
+    d0, d1 = codomain
+    x, y, b = sympy.Mod(idx, d0), sympy.Mod(sympy.floor(idx / d0), d1), sympy.floor(idx / (d0 * d1))
+    if swap:
+        x, y = y, x
+    if sparse_group:
+        first = sympy.floor(y / sparse_group) * 2 * sparse_group
+        return (x, first, first + 2 * sparse_group - 1)
+    if batched:
+        return (b, x, y)
+    return (x, y)
