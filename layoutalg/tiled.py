@@ -761,7 +761,9 @@ class TiledCopy:
         if t.min() < 0 or t.max() >= n:
             raise LayoutError(f"{op}: TV layout {layout_tv} reaches index {int(t.max())} outside its {n}-element tile "
                               f"{_tiler_shape(self.tiler)}")
-        missing = np.setdiff1d(np.arange(n), t)
+        covered = np.zeros(n, dtype=bool)
+        covered[t] = True
+        missing = np.flatnonzero(~covered)
         if len(missing):
             shp = it.product_each(_tiler_shape(self.tiler))
             shp_t = shp if type(shp) is tuple else (shp,)
