@@ -226,7 +226,10 @@ def shared_placements(cases) -> list[np.ndarray]:
             vals = dict(chunk)
             idx_by_addr.append(vals)
         # element value at each element-aligned address
-        addrs = sorted(a for a in idx_by_addr[0] if (a - min(idx_by_addr[0])) % nb == 0)
+        lo = min(idx_by_addr[0])
+        addrs = sorted(a for a in idx_by_addr[0] if (a - lo) % nb == 0)
+        high = idx_by_addr[1] if parts == 2 else {}
+        shift = min(high) - lo if high else 0  # the high bytes' stream starts at its own address
         base = None
         where = np.full(n, -1, dtype=np.int64)
         decoded = {}
@@ -235,7 +238,7 @@ def shared_placements(cases) -> list[np.ndarray]:
             for j in range(nb):
                 v |= idx_by_addr[0][a + j] << (8 * j)
             if parts == 2:
-                v |= idx_by_addr[1][a - min(idx_by_addr[0]) + min(idx_by_addr[1])] << 8
+                v |= high[a + shift] << 8
             decoded[a] = v
         if sorted(decoded.values()) != list(range(n)):
             raise AssertionError(f"shared_placements: the stores of {layout} do not decode to a permutation of 0..{n - 1}")
