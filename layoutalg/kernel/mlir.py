@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, NamedTuple, Union
 
 from ..errors import LayoutError
 
@@ -27,10 +27,10 @@ __all__ = ["Token", "tokenize", "Attr", "AliasRef", "MlirType", "Cursor", "parse
            "parse_value"]
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     """One token: ``kind`` is one of str, num, id, hash (``#x``), bang (``!x``), pct (``%x``), at (``@x``),
-    caret (``^x``), arrow (``->``) or punct; ``line`` / ``col`` are 1-based."""
+    caret (``^x``), arrow (``->``) or punct; ``line`` / ``col`` are 1-based. A named tuple: a kernel's ttgir
+    has ~10^5 of them, and a tuple is built in a third of a frozen dataclass's time."""
 
     kind: str
     text: str
