@@ -421,17 +421,24 @@ def analyze_lds(smem: Any, access: Any, element_bytes: int, vector_bytes: int | 
         32
     """
     model = lds_model(arch)
-    starts = lds_addresses(smem, access, element_bytes, vector_bytes)
+    vectors = _wave_vectors(smem, access, element_bytes, vector_bytes, model, "analyze_lds")
     vb = element_bytes if vector_bytes is None else vector_bytes
     groups = model.lane_groups(vb, op)
-    T, K = starts.shape
-    instrs = []
-    for w in range(0, T, model.wave):
-        for k in range(K):
-            addrs = _check([int(a) for a in starts[w:w + model.wave, k]], vb, model, "analyze_lds")
-            instrs.append(phase_report(addrs, vb, groups, num_banks=model.banks, bank_bytes=model.bank_bytes,
-                                       label=(f"wave {w // model.wave} " if T > model.wave else "") + f"vector {k}"))
+    instrs = [phase_report(addrs, vb, groups, num_banks=model.banks, bank_bytes=model.bank_bytes, label=label)
+              for label, addrs in vectors]
     return BankReport(tuple(instrs), vb, description or f"{access} {op}ing {smem} on {model.arch} LDS")
+
+
+def _wave_vectors(smem: Any, access: Any, element_bytes: int, vector_bytes: int | None, model: LdsModel,
+                  op: str) -> list[tuple[str, list]]:
+    """The instructions of ``access`` onto ``smem``: (label, checked byte addresses of the wave's lanes), the
+    ``k``-th vector of each wave in order."""
+    starts = lds_addresses(smem, access, element_bytes, vector_bytes)
+    vb = element_bytes if vector_bytes is None else vector_bytes
+    T, K = starts.shape
+    return [((f"wave {w // model.wave} " if T > model.wave else "") + f"vector {k}",
+             _check([int(a) for a in starts[w:w + model.wave, k]], vb, model, op))
+            for w in range(0, T, model.wave) for k in range(K)]
 
 
 @guarded
@@ -444,17 +451,14 @@ def lds_costs(smem: Any, access: Any, element_bytes: int, vector_bytes: int | No
     (64, 2)
     """
     model = lds_model(arch)
-    starts = lds_addresses(smem, access, element_bytes, vector_bytes)
+    vectors = _wave_vectors(smem, access, element_bytes, vector_bytes, model, "lds_costs")
     vb = element_bytes if vector_bytes is None else vector_bytes
     groups = model.lane_groups(vb, op)
-    T, K = starts.shape
     total = ideal = 0
-    for w in range(0, T, model.wave):
-        for k in range(K):
-            addrs = _check([int(a) for a in starts[w:w + model.wave, k]], vb, model, "lds_costs")
-            cost, best = phase_costs(addrs, vb, groups, num_banks=model.banks, bank_bytes=model.bank_bytes)
-            total += cost
-            ideal += best
+    for _, addrs in vectors:
+        cost, best = phase_costs(addrs, vb, groups, num_banks=model.banks, bank_bytes=model.bank_bytes)
+        total += cost
+        ideal += best
     return total, ideal
 
 
