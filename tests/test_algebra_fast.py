@@ -2,8 +2,9 @@
 
 Every algebra operation on concrete layouts first runs a kernel on plain int tuples and falls back
 to its reference construction (the code CuTe conformance was established with) wherever the kernel
-is not sure. Here both run on the same random inputs (``speedups.reference_only()`` switches the
-kernels off) and must agree exactly: the same shape and stride tuples (so the same text and the same
+is not sure. Here the C kernels, their Python twins (``speedups.python_kernels()``, the kernels of the
+pure-Python build) and the reference (``speedups.reference_only()`` switches the kernels off) run on the
+same random inputs and must agree exactly: the same shape and stride tuples (so the same text and the same
 nesting), or the same exception type and message. The inputs reach every branch a kernel takes or
 declines: size-1 and stride-0 modes, trailing size-1 modes, negative strides, non-injective and
 non-dividing layouts, nested tilers, and the tile layouts of ``benchmarks/bench_algebra.py``.
@@ -59,9 +60,12 @@ def _outcome(f: Callable[..., Any], *args: Any) -> tuple:
 
 def _same(f: Callable[..., Any], *args: Any) -> None:
     fast = _outcome(f, *args)
+    with speedups.python_kernels():  # the Python twins of the C kernels (the pure-Python build's kernels)
+        twins = _outcome(f, *args)
     with speedups.reference_only():
         ref = _outcome(f, *args)
     assert fast == ref
+    assert twins == ref
 
 
 def test_reference_only_switches_the_kernels_off() -> None:
@@ -69,6 +73,10 @@ def test_reference_only_switches_the_kernels_off() -> None:
     with speedups.reference_only():
         assert not speedups.enabled()
     assert speedups.enabled()
+    assert speedups.c_enabled()
+    with speedups.python_kernels():
+        assert not speedups.c_enabled() and speedups.enabled()
+    assert speedups.c_enabled()
 
 
 @settings(max_examples=500)

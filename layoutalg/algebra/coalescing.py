@@ -6,7 +6,7 @@ from typing import Any, overload
 
 from ..errors import LayoutError
 from ..layout import Layout, make_layout
-from ..speedups import enabled
+from ..speedups import c_enabled, enabled
 from .core import EMPTY, coalesce_flat, coalesce_flat_int, dispatch, from_flat, is_zero, iter_leaves, modes_of, no_modes
 from .kernels import c_coalesce, c_filter, coalesce_fast
 
@@ -38,7 +38,7 @@ def coalesce(layout: Any, profile: Any = None) -> Any:
     >>> str(coalesce(Layout(((4, 2), (2, 3)), ((1, 4), (16, 32))), (1, 1)))
     '(8,6):(1,16)'
     """
-    if profile is None and c_coalesce is not None and enabled():
+    if profile is None and c_coalesce is not None and enabled() and c_enabled():
         R = c_coalesce(layout)  # the kernel below, in C, for modes that fit in 64 bits
         if R is not None:
             return R
@@ -134,7 +134,7 @@ def filter(layout: Any, profile: Any = None) -> Any:  # noqa: A001 - CuTe's name
     if not isinstance(profile, tuple) and type(layout) is Layout and no_modes(layout):
         return EMPTY
     if profile is None and type(layout) is Layout and layout._static and enabled():
-        if c_filter is not None:
+        if c_filter is not None and c_enabled():
             R = c_filter(layout)  # the construction below, in C, for modes that fit in 64 bits
             if R is not None:
                 return R

@@ -7,7 +7,7 @@ from typing import Any, overload
 from .. import inttuple as it
 from ..errors import LayoutError
 from ..layout import Layout, fmt_tuple, make_layout
-from ..speedups import enabled
+from ..speedups import c_enabled, enabled
 from .core import UNIT, check_functional, coalesce_flat, coalesce_flat_int, dispatch, is_one, is_zero, modes_of, no_modes
 from .kernels import c_compose, coalesce_x_fast, compose_fast
 
@@ -242,7 +242,7 @@ def composition(A: Any, B: Any) -> Any:
         if no_modes(B):
             return B  # B's domain is {0}: R(0) = A(0) = 0, shaped as B
         if enabled() and (A._static or A.is_static) and (B._static or B.is_static):
-            if c_compose is not None:
+            if c_compose is not None and c_enabled():
                 R = c_compose(A, B)  # the kernel below in C, where it is exact and chained
                 if R is not None:
                     return R

@@ -10,7 +10,7 @@ from .. import inttuple as it
 from ..errors import LayoutError
 from ..inttuple import flatten
 from ..layout import Layout
-from ..speedups import enabled
+from ..speedups import c_enabled, enabled
 from .coalescing import coalesce, filter
 from .core import cmp_first, coalesce_flat, coalesce_flat_int, dispatch, from_flat, is_zero, iter_leaves, provably_equal
 from .kernels import c_complement, c_right_inverse, complement_fast, left_inverse_fast, rest_of_shape, static_flat_of
@@ -183,7 +183,7 @@ def complement(layout: Any, cotarget: Any = None) -> Any:
         cotarget = layout.cosize()
     if type(layout) is Layout and type(cotarget) is int and layout._static and cotarget >= 1:
         if enabled():
-            if c_complement is not None:
+            if c_complement is not None and c_enabled():
                 r = c_complement(layout, cotarget)  # the kernel below, in C, for modes that fit in 64 bits
                 if r is not None:
                     return r
@@ -225,7 +225,7 @@ def right_inverse(layout: Any) -> Any:
     >>> str(right_inverse(Layout((4, 2), (2, 1))))
     '(2,4):(4,1)'
     """
-    if c_right_inverse is not None and enabled():
+    if c_right_inverse is not None and enabled() and c_enabled():
         R = c_right_inverse(layout)  # the kernel below, in C, for modes that fit in 64 bits
         if R is not None:
             return R

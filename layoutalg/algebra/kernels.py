@@ -14,7 +14,7 @@ from typing import Any, cast
 from .. import inttuple as it
 from ..inttuple import flatten
 from ..layout import Layout
-from ..speedups import ext
+from ..speedups import c_enabled, ext
 from .core import FUNCTIONAL_CHECK, check_functional, no_carry
 
 __all__: list[str] = []
@@ -334,7 +334,7 @@ def logical_divide_fast(A: Layout, fa: tuple[tuple, tuple], B: Layout, fb: tuple
         return None
     bs = (B._shape, C._shape)
     bd = (B._stride, C._stride)
-    if c_compose is not None:
+    if c_compose is not None and c_enabled():
         R = c_compose(A, Layout._make(bs, bd, True))  # compose_fast in C, where it is exact and chained
         if R is not None:
             return R

@@ -10,7 +10,8 @@ take the C part from here, never from the extension itself:
 - :func:`register_layout` hands the extension the Layout class and its Python checks;
 - :func:`enabled` says whether the algebra's fast kernels run (the C ones where built, else their
   Python twins); :func:`reference_only` switches them off for a block, so that every operation runs
-  its reference construction. That is the test hook: tests compare both on the same inputs.
+  its reference construction; :func:`python_kernels` runs the Python twins instead of the C kernels for a
+  block. Those are the test hooks: tests compare all three on the same inputs.
 
 >>> from layoutalg import Layout, coalesce
 >>> enabled()
@@ -31,7 +32,7 @@ from typing import Any
 
 from ..errors import LayoutError
 
-__all__ = ["ext", "built", "enabled", "reference_only", "register_layout"]
+__all__ = ["ext", "built", "enabled", "reference_only", "c_enabled", "python_kernels", "register_layout"]
 
 #: the C extension module ``layoutalg.speedups._ext``, or None (not built, or ``LAYOUTALG_PURE_PYTHON`` set)
 ext: Any
@@ -45,6 +46,8 @@ else:
 
 #: False inside :func:`reference_only`
 _kernels_on = True
+#: False inside :func:`python_kernels`
+_c_kernels_on = True
 
 
 def built() -> bool:
@@ -68,6 +71,31 @@ def reference_only() -> Iterator[None]:
         yield
     finally:
         _kernels_on = old
+
+
+def c_enabled() -> bool:
+    """True unless inside :func:`python_kernels`: the algebra's fast path runs its C kernels where they are built."""
+    return _c_kernels_on
+
+
+@contextlib.contextmanager
+def python_kernels() -> Iterator[None]:
+    """Within this block the algebra's fast path runs the Python twins of the C kernels (the pure-Python build's
+    kernels), Layout construction staying as it is. A test hook: C, Python twins and reference give the same
+    results and errors.
+
+    >>> from layoutalg import Layout, coalesce
+    >>> with python_kernels():
+    ...     print(c_enabled(), coalesce(Layout((4, 2), (1, 4))))
+    False 8:1
+    """
+    global _c_kernels_on
+    old = _c_kernels_on
+    _c_kernels_on = False
+    try:
+        yield
+    finally:
+        _c_kernels_on = old
 
 
 def register_layout(cls: type, checked: Callable[..., Any], checked_compact: Callable[..., Any]) -> None:
