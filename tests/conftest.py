@@ -1,4 +1,6 @@
-"""Shared test configuration: the tests folder on sys.path (for ``strategies``) and hypothesis profiles."""
+"""Shared test configuration: the tests folder on sys.path (for ``strategies`` and ``budget``), hypothesis profiles
+(numpy's global generator left out of hypothesis's per-example seeding), the cyclic collector's settings after
+collection, the longest modules first, and CuTe's shared precompiled header built in the background."""
 
 from __future__ import annotations
 
