@@ -177,24 +177,24 @@ def _cache_root() -> pathlib.Path:
 
 
 _TOOLCHAIN: dict[tuple[str, str], str] = {}
-_CXX_FLAGS: dict[str, tuple[str, ...]] = {}
+_VERSIONS: dict[str, str] = {}
 
 
 def _version_line(cxx: str) -> str:
-    try:
-        return subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False).stdout
-    except OSError:
-        return ""
+    """``cxx --version``'s output (asked once per compiler and process; '' when it cannot run)."""
+    if cxx not in _VERSIONS:
+        try:
+            _VERSIONS[cxx] = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False).stdout
+        except OSError:
+            _VERSIONS[cxx] = ""
+    return _VERSIONS[cxx]
 
 
 def _flags() -> tuple[str, ...]:
     """The compiler flags of every build: :data:`_FLAGS`, and :data:`_GCC_FLAGS` when the compiler is GCC."""
-    cxx = compiler()
-    if cxx not in _CXX_FLAGS:
-        ver = _version_line(cxx)
-        gcc = "Free Software Foundation" in ver and "clang" not in ver.lower()
-        _CXX_FLAGS[cxx] = _FLAGS + (_GCC_FLAGS if gcc else ())
-    return _CXX_FLAGS[cxx]
+    ver = _version_line(compiler())
+    gcc = "Free Software Foundation" in ver and "clang" not in ver.lower()
+    return _FLAGS + (_GCC_FLAGS if gcc else ())
 
 
 def _toolchain_key() -> str:
