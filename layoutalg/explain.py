@@ -60,7 +60,7 @@ from .errors import LayoutError, guarded
 from .layout import Layout
 from .swizzle import Swizzle
 from .tensor import Tensor
-from .symbolic import bitand, bitxor, shl, shr
+from .symbolic import bitand, bitxor, mode_expr, shl, shr
 from .verify import Verdict, verify
 from .formula import as_formula
 
@@ -590,26 +590,16 @@ def _tables(mapping: Any, extents: Sequence[int]) -> list[np.ndarray]:
     return [np.ascontiguousarray(o) for o in out]
 
 
-def _mode_expr(shape: Any, stride: Any, x: Any) -> Any:
-    from .inttuple import flatten
-
-    acc, pre = sympy.Integer(0), 1
-    for s, d in zip(flatten(shape), flatten(stride)):
-        acc += sympy.Mod(sympy.floor(x / pre), s) * d
-        pre *= s
-    return acc
-
-
 def _layout_structural(L: Any, syms: Sequence[sympy.Symbol]) -> Any:
     outer: Any = getattr(L, "outer", None)
     if outer is None:  # a Layout
         if len(syms) == 1:
-            return _mode_expr(L.shape, L.stride, syms[0])
-        return sympy.Add(*[_mode_expr(L[k].shape, L[k].stride, s) for k, s in enumerate(syms)])
+            return mode_expr(L.shape, L.stride, syms[0])
+        return sympy.Add(*[mode_expr(L[k].shape, L[k].stride, s) for k, s in enumerate(syms)])
     inner = _layout_structural(L.inner, syms) + L.offset
     if type(outer) is Layout:
         o: Any = outer
-        return _mode_expr(o.shape, o.stride, inner)
+        return mode_expr(o.shape, o.stride, inner)
     if isinstance(outer, ComposedLayout):
         raise LayoutError(f"explain: {L} nests a composed layout as its outer function; not supported")
     return outer(inner)

@@ -433,3 +433,27 @@ def exact_evaluator(inputs: Sequence[Any], exprs: Sequence[Any]) -> Callable[...
 
 
 __all__ += ["exact_evaluator", "ExactValues", "SUPPORTED"]
+
+
+def mode_expr(shape: Any, stride: Any, x: Any) -> Any:
+    """A layout mode ``shape:stride`` at index ``x`` as a sympy expression: the sum over its leaves of
+    ``Mod(floor(x / prefix), s) * d`` (colexicographic, ``prefix`` the product of the leaves before).
+
+    >>> from sympy import Symbol
+    >>> mode_expr((4, 2), (2, 1), Symbol("x", integer=True, nonnegative=True))
+    2*(Mod(x, 4)) + Mod(floor(x/4), 2)
+    """
+    acc, pre = sympy.Integer(0), 1
+    for s, d in zip(_leaves(shape), _leaves(stride)):
+        acc += sympy.Mod(sympy.floor(x / pre), s) * d
+        pre *= s
+    return acc
+
+
+
+def _leaves(t: Any) -> list:
+    """The leaves of a nested tuple, in order (this layer sits beside :mod:`layoutalg.inttuple`, not above it)."""
+    return [x for y in t for x in _leaves(y)] if isinstance(t, tuple) else [t]
+
+
+__all__ += ["mode_expr"]

@@ -42,7 +42,7 @@ from ..errors import LayoutError
 from ..inttuple import flatten
 from ..layout import Layout
 from ..registry import AtomFamily
-from ..symbolic import lambdify_numpy
+from ..symbolic import lambdify_numpy, mode_expr
 
 if TYPE_CHECKING:
     pass
@@ -332,16 +332,8 @@ class MatrixFragment:
         """The layout's ``(row, col, block)`` as sympy expressions (floor and mod of ``lane`` and ``i``)."""
         ln = lane if ln is None else ln
         v = i if v is None else v
-
-        def mode(shape: Any, stride: Any, x: Any) -> Any:
-            acc, pre = sympy.Integer(0), 1
-            for s, d in zip(flatten(shape), flatten(stride)):
-                acc += sympy.Mod(sympy.floor(x / pre), s) * d
-                pre *= s
-            return acc
-
         shape, stride = cast(tuple, self.layout.shape), cast(tuple, self.layout.stride)
-        idx = mode(shape[0], stride[0], ln) + mode(shape[1], stride[1], v)
+        idx = mode_expr(shape[0], stride[0], ln) + mode_expr(shape[1], stride[1], v)
         d0, d1 = self.codomain
         x, y, b = sympy.Mod(idx, d0), sympy.Mod(sympy.floor(idx / d0), d1), sympy.floor(idx / (d0 * d1))
         if self.operand in ("B", "SB"):

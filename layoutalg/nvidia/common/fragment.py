@@ -45,6 +45,7 @@ from ...errors import LayoutError, guarded
 from ...hooks import svg_of
 from ...inttuple import flatten
 from ...layout import Layout
+from ...symbolic import mode_expr
 from .ptx_formulas import FORMULAS, PtxFormula
 
 __all__ = ["Fragment", "element_bits", "parse_mnk"]
@@ -324,14 +325,6 @@ def _symbolic_outputs(shape: tuple, stride: tuple, codomain: tuple, swap: bool, 
                       lane: Any, i: Any) -> tuple:
     """:meth:`Fragment.verify_symbolic`, once per distinct layout and codomain (the catalog's ~800 fragments have
     ~100; sympy expressions are immutable, so they are shared)."""
-
-    def mode_expr(shape: Any, stride: Any, x: Any) -> Any:
-        acc, pre = 0, 1
-        for s, d in zip(flatten(shape), flatten(stride)):
-            acc += sympy.Mod(sympy.floor(x / pre), s) * d
-            pre *= s
-        return acc
-
     idx = mode_expr(shape[0], stride[0], lane) + mode_expr(shape[1], stride[1], i)
     d0, d1 = codomain
     x, y, b = sympy.Mod(idx, d0), sympy.Mod(sympy.floor(idx / d0), d1), sympy.floor(idx / (d0 * d1))
