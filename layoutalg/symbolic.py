@@ -435,6 +435,7 @@ def exact_evaluator(inputs: Sequence[Any], exprs: Sequence[Any]) -> Callable[...
 __all__ += ["exact_evaluator", "ExactValues", "SUPPORTED"]
 
 
+@guarded
 def mode_expr(shape: Any, stride: Any, x: Any) -> Any:
     """A layout mode ``shape:stride`` at index ``x`` as a sympy expression: the sum over its leaves of
     ``Mod(floor(x / prefix), s) * d`` (colexicographic, ``prefix`` the product of the leaves before).
