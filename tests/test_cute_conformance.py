@@ -207,10 +207,10 @@ def test_composed_layouts_evaluate_as_cute(results):
 def test_named_differences(results):
     """Issue 23's cases through CuTe: each identical to CuTe or a named difference with CuTe shown wrong."""
     by_op, _ = results
-    named = {id(c) for c in co.named_cases()}  # fresh objects: match on text instead
-    picked = [(c, o) for pairs in by_op.values() for c, o in pairs
-              if any(c.op == n.op and tuple(map(str, c.inputs)) == tuple(map(str, n.inputs)) for n in co.named_cases())]
-    assert len(picked) >= len(co.named_cases())
+    named_cases = co.named_cases()
+    named = {(n.op, tuple(map(str, n.inputs))) for n in named_cases}  # fresh objects: match on text
+    picked = [(c, o) for pairs in by_op.values() for c, o in pairs if (c.op, tuple(map(str, c.inputs))) in named]
+    assert len(picked) >= len(named_cases)
     seen = collections.Counter()
     for c, o in picked:
         if isinstance(o, cutecpp.CompileFailure):
@@ -230,7 +230,6 @@ def test_named_differences(results):
         name = co.named_difference(c, _cute_value(o))
         assert name is not None, f"{c.op}{tuple(map(str, c.inputs))}: CuTe {o}, layoutalg {c.ours}"
         seen[name.split(" (CuTe:")[0]] += 1
-    del named
     print("\nissue 23 cases:", dict(seen), "\nnamed differences in the random cases:", dict(NAMED))
     for want in ("complement: a shape cotarget folded short", "complement: an inexact gap, CuTe's rest short of the cotarget",
                  "left_inverse: overlapping modes have no quasi-inverse", "upcast: sub-vector modes that are not a layout of vectors",
