@@ -576,10 +576,8 @@ def analyze_copy(
     whole = tiled_copy.tidfrg_S(T) if side == "S" else tiled_copy.tidfrg_D(T)
     rank = len(T.layout) if type(T.layout.shape) is tuple else 1
     rest = tuple([underscore] * rank) if rank > 1 else underscore
-    per_thread = []
-    for t in range(tiled_copy.num_threads):
-        part = whole(t, underscore, rest)
-        per_thread.append([int(c.addresses()[0]) * eb for c in copy_instructions(tiled_copy, part, side)])
+    per_thread = [[int(c.addresses()[0]) * eb for c in copy_instructions(tiled_copy, part, side)]
+                  for part in whole.slices([(t, underscore, rest) for t in range(tiled_copy.num_threads)])]
     ncalls = len(per_thread[0])
     instrs = []
     for w in range(0, tiled_copy.num_threads, 32):

@@ -42,6 +42,7 @@ must already be rank 2 and splits it into (tile, rest) -- which is how ``TiledMM
 from __future__ import annotations
 
 from functools import lru_cache
+from collections.abc import Iterable
 from typing import Any, cast
 
 import numpy as np
@@ -132,6 +133,15 @@ def _has_underscore(c: Any) -> bool:
     if c is _:
         return True
     return type(c) is tuple and any(_has_underscore(x) for x in c)
+
+
+def _pattern(c: Any) -> Any:
+    """Where ``c`` has ``_`` (its integers all 0): what a plain layout's slice by ``c`` depends on."""
+    if c is _:
+        return c
+    if type(c) is tuple:
+        return tuple(_pattern(x) for x in c)
+    return 0
 
 
 def _zero_underscores(c: Any) -> Any:
@@ -612,6 +622,39 @@ class Tensor:
         if self.data is None:
             return a
         return self.data[a]
+
+    def slices(self, coords: Iterable[Any]) -> list[Any]:
+        """``[T(c) for c in coords]``, faster when the coordinates share where their ``_`` are (CuTe's
+        ``copy`` walking ``T(_, i)`` over a partition's instruction repeats): a plain layout's slice depends
+        only on those places, so it is built once per pattern and each coordinate costs one evaluation of
+        its offset. Composed (swizzled) layouts slice coordinate by coordinate, as ``T(c)`` does.
+
+        >>> T = Tensor(Layout((4, 2, 3), (1, 4, 8)), offset=100)
+        >>> [str(t) for t in T.slices([(_, 1, 0), (_, 0, 2)])]
+        ['104 o (4):(1)', '116 o (4):(1)']
+        """
+        L = self.layout
+        if isinstance(L, ComposedLayout):
+            return [self(c) for c in coords]
+        out: list[Any] = []
+        sliced: dict[Any, Any] = {}  # underscore pattern -> the sliced layout
+        for coord in coords:
+            c = _norm_coord(coord)
+            if not _has_underscore(c):
+                out.append(self(c))
+                continue
+            key = _pattern(c)
+            sub = sliced.get(key)
+            if sub is None:  # the first coordinate of a pattern takes T(c)'s whole path, checks included
+                t = self(c)
+                sliced[key] = t.layout
+                out.append(t)
+                continue
+            t = object.__new__(Tensor)
+            t.layout, t.data, t.swizzle = sub, self.data, self.swizzle
+            t.offset = self.offset + int(_eval(L, _zero_underscores(c)))
+            out.append(t)
+        return out
 
     def __getitem__(self, coord: Any) -> Any:
         return self(*coord) if type(coord) is tuple else self(coord)

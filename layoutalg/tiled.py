@@ -1049,39 +1049,47 @@ def make_tiled_copy_D(atom: CopyAtom, tiled_copy: TiledCopy) -> TiledCopy:
 # ---------------------------------------------------------------------------------------------
 # copy: CuTe's recursion over a thread's partitions, with the vectorisation checks of copy_unpack
 # ---------------------------------------------------------------------------------------------
-def _atom_calls(S: Tensor, D: Tensor, nvs: int, nvd: int, op: str) -> list:
-    """Per atom call, (source tensor, destination tensor) of rank 1 with NumValSrc / NumValDst values."""
+def _atom_calls(S: Tensor, D: Tensor | None, nvs: int, nvd: int, op: str) -> list:
+    """Per atom call, (source tensor, destination tensor) of rank 1 with NumValSrc / NumValDst values
+    (``D`` None: one tensor split for itself, each call ``(s, None)``)."""
     out: list = []
 
-    def call(s: Tensor, d: Tensor) -> None:
-        if s.size() == nvs or d.size() == nvd:
+    def call(s: Tensor, d: Tensor | None) -> None:
+        e = s if d is None else d
+        if s.size() == nvs or e.size() == nvd:
             out.append((s, d))
             return
-        if type(s.layout.shape) is tuple and type(d.layout.shape) is tuple and len(s.layout) == 1 and len(d.layout) == 1:
-            group(s.mode(0), d.mode(0))
+        if type(s.layout.shape) is tuple and type(e.layout.shape) is tuple and len(s.layout) == 1 and len(e.layout) == 1:
+            group(s.mode(0), None if d is None else d.mode(0))
             return
         raise LayoutError(
-            f"{op}: a partition of {s.size()} source / {d.size()} destination values does not split into instructions "
+            f"{op}: a partition of {s.size()} source / {e.size()} destination values does not split into instructions "
             f"of {nvs} / {nvd} values (CuTe: \"CopyAtom: Src/Dst partitioning does not match the instruction requirement\")"
         )
 
-    def group(s: Tensor, d: Tensor) -> None:
+    def rest(t: Tensor, r: int) -> Layout:
+        return make_layout(*[t.layout[i] if not isinstance(t.layout, ComposedLayout) else t.layout.inner[i]
+                             for i in range(1, r)])
+
+    def group(s: Tensor, d: Tensor | None) -> None:
+        e = s if d is None else d
         rs = len(s.layout) if type(s.layout.shape) is tuple else 1
-        rd = len(d.layout) if type(d.layout.shape) is tuple else 1
+        rd = len(e.layout) if type(e.layout.shape) is tuple else 1
         if rs == 1 and rd == 1:
             call(s, d)
             return
         if rs != rd:
-            raise LayoutError(f"{op}: source {s} and destination {d} have different ranks {rs} and {rd}")
-        rest_s = make_layout(*[s.layout[i] if not isinstance(s.layout, ComposedLayout) else s.layout.inner[i]
-                               for i in range(1, rs)])
-        rest_d = make_layout(*[d.layout[i] if not isinstance(d.layout, ComposedLayout) else d.layout.inner[i]
-                               for i in range(1, rd)])
+            raise LayoutError(f"{op}: source {s} and destination {e} have different ranks {rs} and {rd}")
+        rest_s = rest(s, rs)
+        rest_d = rest_s if d is None else rest(d, rd)
         if int(rest_s.size()) != int(rest_d.size()):
             raise LayoutError(f"{op}: source {s} and destination {d} have {int(rest_s.size())} and "
                               f"{int(rest_d.size())} instruction repeats")
-        for i in range(int(rest_s.size())):
-            call(s(_, *_crd(i, rest_s.shape)), d(_, *_crd(i, rest_d.shape)))
+        n = int(rest_s.size())
+        srcs = s.slices([(_, *_crd(i, rest_s.shape)) for i in range(n)])
+        dsts = [None] * n if d is None else d.slices([(_, *_crd(i, rest_d.shape)) for i in range(n)])
+        for a, b in zip(srcs, dsts):
+            call(a, b)
 
     group(S, D)
     return out
@@ -1123,7 +1131,7 @@ def copy_instructions(tiled_copy: Any, part: Tensor, side: str) -> list:
     nv = atom.num_val_src if side == "S" else atom.num_val_dst
     rb = atom.src_register_bits if side == "S" else atom.dst_register_bits
     T = part if isinstance(part, Tensor) else make_tensor(part)
-    calls = [s for s, _d in _atom_calls(T, T, nv, nv, "copy_instructions")]
+    calls = [s for s, _d in _atom_calls(T, None, nv, nv, "copy_instructions")]
     for k, c in enumerate(calls):
         _check_vector(c, nv, rb, atom.value_bits, "source" if side == "S" else "destination", "copy_instructions", k)
     return calls

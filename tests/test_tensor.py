@@ -4,6 +4,7 @@ hand-worked examples, and CuTe's own documented examples (cute/tensor_impl.hpp c
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from layoutalg.tensor import (
     make_layout_like,
     make_tensor,
     slice_,
+    Tensor,
     slice_and_offset,
     zipped_divide,
 )
@@ -250,3 +252,48 @@ def test_numpy_round_trip():
     assert make_tensor(np.arange(5))(_).values().tolist() == [0, 1, 2, 3, 4]
     with pytest.raises(LayoutError, match="buffer"):
         make_tensor(Layout(8, 2), np.arange(4)).values()
+
+
+def _same_tensor(a, b) -> bool:
+    return (type(a.layout) is type(b.layout) and str(a.layout) == str(b.layout) and a.offset == b.offset
+            and a.swizzle == b.swizzle and a.data is b.data
+            and getattr(a.layout, "dynamic", None) == getattr(b.layout, "dynamic", None))
+
+
+@settings(max_examples=150)
+@given(layouts(max_leaves=4, max_size=256), st.data())
+def test_slices_are_the_tensors_each_coordinate_gives(L, data):
+    """``T.slices(cs)`` is ``[T(c) for c in cs]``: plain, swizzled-pointer, composed and decayed layouts, mixed
+    underscore patterns, and coordinates with no underscore (elements)."""
+    kind = data.draw(st.sampled_from(["plain", "ptr", "composed", "decayed"]))
+    buf = np.arange(int(L.cosize()) + 64) if data.draw(st.booleans()) and int(L.cosize()) >= 0 else None
+    if kind == "plain":
+        T = Tensor(L, buf, offset=data.draw(st.integers(0, 40)))
+    elif kind == "ptr":
+        T = Tensor(L, None, offset=data.draw(st.integers(0, 40)), swizzle=Swizzle(2, 1, 2))
+    else:
+        T = Tensor(ComposedLayout(Swizzle(1, 1, 2), data.draw(st.integers(0, 8)), L), buf)
+        if kind == "decayed" and type(L.shape) is tuple and len(L) > 1:
+            try:
+                T = T(*([_] * (len(L) - 1) + [0]))
+            except LayoutError:  # some swizzled slices are refused (what is tested here is slicing the result)
+                return
+    shape = T.layout.inner.shape if isinstance(T.layout, ComposedLayout) else T.layout.shape
+    modes = list(shape) if type(shape) is tuple else [shape]
+    patterns = [[data.draw(st.booleans()) for _m in modes] for _p in range(2)]
+
+    def coord(p):
+        c = tuple(_ if keep else data.draw(st.integers(0, max(0, it.product(m) - 1))) for keep, m in zip(p, modes))
+        return c if type(shape) is tuple else c[0]
+
+    cs = [coord(patterns[data.draw(st.integers(0, 1))]) for _k in range(data.draw(st.integers(0, 6)))]
+    try:
+        want = [T(c) for c in cs]
+    except LayoutError as e:
+        with pytest.raises(LayoutError, match=re.escape(str(e)[:40])):
+            T.slices(cs)
+        return
+    got = T.slices(cs)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert _same_tensor(g, w) if isinstance(w, Tensor) else (not isinstance(g, Tensor) and g == w), (str(T), cs)
