@@ -12,6 +12,10 @@ from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+# collection builds ~1M objects that live to the end: the young generation is collected every 50,000 allocations
+# from the start, not 700 (collection ~0.5-1 s faster a process); pytest_collection_finish then freezes them
+gc.set_threshold(50_000, 50, 100)
+
 settings.register_profile(
     "default", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -62,13 +66,15 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "exhaustive: large property sweeps, deselected by default (pytest -m exhaustive)")
 
 
-#: the modules that take longest (CPU-s of a whole-suite run, rounded), run first: pytest-xdist's loadscope hands
-#: modules out in collection order, so a long module collected last would keep one worker busy while the other idles
+#: the modules that take longest (seconds of a whole-suite run on one of 2 workers, setup and teardown included,
+#: rounded), run first: with ``--no-loadscope-reorder`` (pyproject.toml) pytest-xdist's loadscope hands modules out
+#: in collection order (by default it reorders them by their number of tests, which put mypy's one test last), so a
+#: long module started last would keep one worker busy while the other idles
 LONG_MODULES = {
-    "test_properties.py": 45, "test_speedups.py": 40, "test_properties_tiled.py": 30, "test_notebooks.py": 28,
-    "test_types.py": 25, "test_kernel_plan.py": 21, "test_algebra_vs_pycute.py": 20, "test_synth.py": 17,
-    "test_gluon_interop.py": 14, "test_kernel.py": 12, "test_explain.py": 12, "test_algebra_fast.py": 12,
-    "test_cute_conformance.py": 11, "test_algebra_laws.py": 11, "test_cli.py": 11, "test_amd_lds.py": 9,
+    "test_properties.py": 27, "test_types.py": 26, "test_properties_tiled.py": 24, "test_speedups.py": 24,
+    "test_notebooks.py": 21, "test_algebra_vs_pycute.py": 15, "test_kernel_plan.py": 11, "test_explain.py": 10,
+    "test_gluon_interop.py": 10, "test_algebra_laws.py": 9, "test_cli.py": 9, "test_kernel_pipeline.py": 8,
+    "test_algebra_fast.py": 8, "test_kernel.py": 8, "test_synth.py": 6, "test_amd_lds.py": 7, "test_viz_tiled.py": 7,
 }
 
 
@@ -87,11 +93,18 @@ def pytest_collection_modifyitems(config, items):
 def pytest_collection_finish(session):
     # the cyclic collector's full passes cost each worker ~14 CPU-s of a suite run (37 passes over a heap growing to
     # ~1M objects): what collection built (modules, tables, items) lives to the end, so it is frozen out of those
-    # passes, and the young generations are collected less often: every 50,000 allocations, not 700 (5% less CPU on
-    # the property, kernel and explain modules than 10,000); tests/budget.py pauses the collector for budgets
+    # passes; the young generation is collected every 50,000 allocations, not 700, set above (5% less CPU on the
+    # property, kernel and explain modules than 10,000); tests/budget.py pauses the collector for budgets
     gc.collect()
     gc.freeze()
-    gc.set_threshold(50_000, 50, 100)
+
+
+def pytest_sessionfinish(session):
+    # pytest's unraisable-exception plugin runs five full collections at the end of the session (so that garbage
+    # cycles' finalizers run while it listens), each walking every object the tests left alive (~2.5 CPU-s a
+    # worker): one collection here, under the same listener, then the survivors are frozen out of those five
+    gc.collect()
+    gc.freeze()
 
 
 _PREPARING: list = []

@@ -33,3 +33,15 @@ def test_budgets_pause_the_collector() -> None:
         assert not gc.isenabled()
         sum(range(10_000))
     assert gc.isenabled() and t.seconds >= 0.0
+
+
+def test_the_longest_modules_go_out_first(request) -> None:
+    """pytest-xdist's loadscope reorders modules by their number of tests unless told not to, which would undo
+    conftest's longest-first order (mypy's one test, 26 s, went out last); every name in that order is a module."""
+    import conftest
+
+    assert "--no-loadscope-reorder" in str(request.config.getini("addopts"))
+    assert all((ROOT / "tests" / name).is_file() for name in conftest.LONG_MODULES)
+    items = request.session.items  # this process's collection, in the order the controller hands it out
+    if len(items) > 1000:  # a whole-suite run: the longest module comes first
+        assert items[0].path.name == max(conftest.LONG_MODULES, key=conftest.LONG_MODULES.get), items[0].path
