@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import compact_layouts, layouts
+from strategies import layouts
 
 from layoutalg import ComposedLayout, Layout, LayoutError, Swizzle
 from layoutalg import inttuple as it
@@ -183,21 +183,20 @@ def test_cute_doc_examples():
     assert local_partition(make_tensor(Layout((64, 64))), tl, 3, (1, 1, _)).shape == (32, 4)
 
 
-@given(compact_layouts(max_leaves=3, max_size=64), st.sampled_from([(2, 2), (4, 1), (1, 4), (2, 4), (8, 2)]),
-       st.booleans())
-def test_local_partition_splits_the_tensor_exactly(thr_data, thr_shape, row_major):
+@given(st.sampled_from([(2, 2), (4, 1), (1, 4), (2, 4), (8, 2)]), st.booleans())
+def test_local_partition_splits_the_tensor_exactly(thr_shape, row_major):
     """Every element goes to exactly one thread, and thread t's elements are those whose coordinate
     modulo the thread grid is t's coordinate."""
     M, N = 16, 8
     data = make_tensor(Layout((M, N), (N, 1)) if row_major else Layout((M, N)))
     thr = Layout(thr_shape, (thr_shape[1], 1)) if row_major else Layout(thr_shape)
+    address = {(m, n): data.address(m, n) for m in range(M) for n in range(N)}  # element (m, n)'s address
     seen = []
     for t in range(thr.size()):
         p = local_partition(data, thr, t)
         seen += p.addresses().tolist()
         ci = get_flat_coord(thr, t)
-        want = sorted(data.address(m, n) for m in range(M) for n in range(N)
-                      if (m % thr_shape[0], n % thr_shape[1]) == tuple(ci))
+        want = sorted(a for (m, n), a in address.items() if (m % thr_shape[0], n % thr_shape[1]) == tuple(ci))
         assert sorted(p.addresses().tolist()) == want
     assert sorted(seen) == list(range(M * N))
 
