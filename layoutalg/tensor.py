@@ -41,8 +41,8 @@ must already be rank 2 and splits it into (tile, rest) -- which is how ``TiledMM
 
 from __future__ import annotations
 
-from functools import lru_cache
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, cast
 
 import numpy as np

@@ -74,7 +74,7 @@ LONG_MODULES = {
     "test_properties.py": 27, "test_types.py": 26, "test_properties_tiled.py": 24, "test_speedups.py": 24,
     "test_notebooks.py": 21, "test_algebra_vs_pycute.py": 15, "test_kernel_plan.py": 11, "test_explain.py": 10,
     "test_gluon_interop.py": 10, "test_algebra_laws.py": 9, "test_cli.py": 9, "test_kernel_pipeline.py": 8,
-    "test_algebra_fast.py": 8, "test_kernel.py": 8, "test_synth.py": 6, "test_amd_lds.py": 7, "test_viz_tiled.py": 7,
+    "test_algebra_fast.py": 8, "test_kernel.py": 8, "test_amd_lds.py": 7, "test_viz_tiled.py": 7, "test_synth.py": 6,
 }
 
 
